@@ -1,0 +1,260 @@
+#include "SettingsTable.h"
+
+namespace cmcp {
+
+namespace {
+
+enum Flag { NoFlags = 0, Secret = 1, Live = 2, Required = 4 };
+
+SettingSpec makeSpec(const char *group, const char *name, SettingType type,
+                     const char *defaultValue, const char *help, int flags)
+{
+    SettingSpec spec;
+    spec.group = group;
+    spec.name = name;
+    spec.type = type;
+    spec.defaultValue = defaultValue;
+    spec.help = help;
+    spec.secret = flags & Secret;
+    spec.liveChangeable = flags & Live;
+    spec.required = flags & Required;
+    return spec;
+}
+
+SettingSpec text(const char *group, const char *name, const char *defaultValue, const char *help,
+                 int flags)
+{
+    return makeSpec(group, name, SettingType::Text, defaultValue, help, flags);
+}
+
+SettingSpec integer(const char *group, const char *name, const char *defaultValue, qint64 minimum,
+                    qint64 maximum, const char *help, int flags)
+{
+    SettingSpec spec = makeSpec(group, name, SettingType::Integer, defaultValue, help, flags);
+    spec.minimum = minimum;
+    spec.maximum = maximum;
+    return spec;
+}
+
+SettingSpec boolean(const char *group, const char *name, const char *defaultValue, const char *help,
+                    int flags)
+{
+    return makeSpec(group, name, SettingType::Boolean, defaultValue, help, flags);
+}
+
+SettingSpec list(const char *group, const char *name, const char *defaultValue, const char *help,
+                 int flags)
+{
+    return makeSpec(group, name, SettingType::List, defaultValue, help, flags);
+}
+
+SettingSpec choice(const char *group, const char *name, const char *defaultValue,
+                   const QStringList &choices, const char *help, int flags)
+{
+    SettingSpec spec = makeSpec(group, name, SettingType::Choice, defaultValue, help, flags);
+    spec.choices = choices;
+    return spec;
+}
+
+const char *const server = "Server";
+const char *const http = "HTTP transport";
+const char *const bash = "Bash";
+const char *const python = "Python";
+const char *const files = "Files";
+const char *const web = "Web";
+
+// Timeouts share one range so that any default fits under any maximum.
+constexpr qint64 minSeconds = 1;
+constexpr qint64 maxSeconds = 3600;
+
+QList<SettingSpec> buildTable()
+{
+    return {
+            // Names and defaults of the original project (volume/config/custom.env).
+            text(server, "MCP_HOST", "127.0.0.1",
+                 "Address the HTTP transport listens on (an IP address or a host name).", Required),
+            integer(server, "MCP_PORT", "8000", 0, 65535,
+                    "TCP port of the HTTP transport; 0 picks any free port.", NoFlags),
+            boolean(server, "DEBUG", "false",
+                    "Development mode: when LOG_LEVEL is not set, the log level is lowered to "
+                    "debug.",
+                    Live),
+            choice(server, "LOG_LEVEL", "INFO",
+                   {"trace", "debug", "info", "warning", "warn", "error", "critical", "off"},
+                   "Lowest severity written to the log on stderr (case-insensitive).", Live),
+            choice(server, "LOG_FORMAT", "text", {"text", "json"},
+                   "Log format on stderr: text for people, json for one JSON object per line.",
+                   NoFlags),
+            text(server, "SANDBOX_ROOT", "volume/sandbox",
+                 "Directory holding the sandboxed workspaces of the tools (relative to the working "
+                 "directory).",
+                 Required),
+
+            text(http, "MCP_AUTH_TOKEN", "",
+                 "Bearer token HTTP clients must send in the Authorization header; empty disables "
+                 "authentication.",
+                 Secret),
+            list(http, "MCP_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]",
+                 "Host header values accepted, as host names or addresses without port (the bind "
+                 "host is always added).",
+                 NoFlags),
+            list(http, "MCP_ALLOWED_ORIGINS", "",
+                 "Origin header values accepted (scheme://host[:port]); empty accepts only http(s) "
+                 "origins whose host is an allowed host.",
+                 NoFlags),
+            integer(http, "MCP_MAX_BODY_MB", "32", 1, 4096,
+                    "Largest HTTP request body accepted, in megabytes; must exceed "
+                    "FILE_MAX_SIZE_MB.",
+                    NoFlags),
+            integer(http, "MCP_SSE_KEEPALIVE_SECONDS", "15", 1, 3600,
+                    "Interval between keep-alive comments on idle SSE streams, in seconds.",
+                    NoFlags),
+            integer(http, "MCP_SSE_MAX_BUFFER_KB", "1024", 64, 1048576,
+                    "Unsent data an SSE stream may queue, in kilobytes, before its slow reader is "
+                    "disconnected.",
+                    NoFlags),
+            integer(http, "MCP_MAX_SESSIONS", "10000", 1, 1000000,
+                    "Most MCP sessions open at once; further initialize requests are refused.",
+                    NoFlags),
+            integer(http, "MCP_SESSION_IDLE_SECONDS", "3600", 1, 604800,
+                    "Time without a request after which an MCP session is closed, in seconds.",
+                    NoFlags),
+
+            list(bash, "BASH_ALLOWED_COMMANDS", "ls,cat,grep,find,echo,pwd,mkdir,touch",
+                 "Programs the bash tool may run, as command names.", Live),
+            integer(bash, "BASH_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
+                    "Time limit of a bash command whose call sets none, in seconds.", Live),
+            integer(bash, "BASH_TIMEOUT_MAX", "120", minSeconds, maxSeconds,
+                    "Largest time limit a bash call may ask for, in seconds.", Live),
+
+            integer(python, "PYTHON_MEMORY_LIMIT", "256", 16, 65536,
+                    "Memory limit of a Python job, in megabytes.", Live),
+            integer(python, "PYTHON_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
+                    "Time limit of a Python job whose call sets none, in seconds.", Live),
+            integer(python, "PYTHON_TIMEOUT_MAX", "120", minSeconds, maxSeconds,
+                    "Largest time limit a Python call may ask for, in seconds.", Live),
+
+            integer(files, "FILE_MAX_SIZE_MB", "10", 1, 1024,
+                    "Largest file the file tools read or write, in megabytes.", Live),
+            list(files, "FILE_ALLOWED_EXTENSIONS", "txt,md,csv,json,py",
+                 "File name extensions the file tools accept, without the dot.", Live),
+
+            integer(web, "WEB_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
+                    "Time limit of a web request, in seconds.", Live),
+            list(web, "WEB_ALLOWED_DOMAINS", "*",
+                 "Domains the web tools may reach; * allows any domain.", Live),
+    };
+}
+
+QString defaultText(const SettingSpec &spec)
+{
+    return *spec.defaultValue ? QString::fromUtf8(spec.defaultValue) : QStringLiteral("(empty)");
+}
+
+QString escapeMarkdownCell(QString text)
+{
+    return text.replace(u'|', QStringLiteral("\\|"));
+}
+
+// Greedy word wrap; the first line continues after `prefix`, later lines
+// start with `indent` spaces.
+QString wrap(const QString &prefix, const QString &text, qsizetype indent, qsizetype width)
+{
+    QString out = prefix;
+    qsizetype column = prefix.size();
+    bool lineEmpty = true;
+    for (const QString &word : text.split(u' ', Qt::SkipEmptyParts)) {
+        if (!lineEmpty && column + 1 + word.size() > width) {
+            out += u'\n' + QString(indent, u' ');
+            column = indent;
+            lineEmpty = true;
+        }
+        if (!lineEmpty) {
+            out += u' ';
+            ++column;
+        }
+        out += word;
+        column += word.size();
+        lineEmpty = false;
+    }
+    return out + u'\n';
+}
+
+} // namespace
+
+const QList<SettingSpec> &settingSpecs()
+{
+    static const QList<SettingSpec> table = buildTable();
+    return table;
+}
+
+const SettingSpec *findSettingSpec(QStringView name)
+{
+    for (const SettingSpec &spec : settingSpecs()) {
+        if (QLatin1StringView(spec.name) == name)
+            return &spec;
+    }
+    return nullptr;
+}
+
+QString allowedValuesText(const SettingSpec &spec)
+{
+    switch (spec.type) {
+    case SettingType::Text:
+        return spec.required ? QStringLiteral("non-empty text") : QStringLiteral("text");
+    case SettingType::Integer:
+        return QStringLiteral("%1..%2").arg(spec.minimum).arg(spec.maximum);
+    case SettingType::Boolean:
+        return QStringLiteral("true, false");
+    case SettingType::List:
+        return QStringLiteral("comma-separated list");
+    case SettingType::Choice:
+        return QStringLiteral("one of ") + spec.choices.join(QStringLiteral(", "));
+    }
+    return {};
+}
+
+QString settingsMarkdownTable()
+{
+    QString out = QStringLiteral("| Name | Default | Allowed | Description |\n|---|---|---|---|\n");
+    for (const SettingSpec &spec : settingSpecs()) {
+        const QString defaultCell = *spec.defaultValue
+                ? QStringLiteral("`%1`").arg(escapeMarkdownCell(spec.defaultValue))
+                : QStringLiteral("*(empty)*");
+        out += QStringLiteral("| `%1` | %2 | %3 | %4 |\n")
+                       .arg(QString::fromUtf8(spec.name), defaultCell,
+                            escapeMarkdownCell(allowedValuesText(spec)),
+                            escapeMarkdownCell(QString::fromUtf8(spec.help)));
+    }
+    return out;
+}
+
+QString settingsHelpText()
+{
+    constexpr qsizetype width = 80;
+    qsizetype nameWidth = 0;
+    for (const SettingSpec &spec : settingSpecs())
+        nameWidth = std::max(nameWidth, qsizetype(qstrlen(spec.name)));
+    const qsizetype indent = 2 + nameWidth + 2;
+
+    QString out;
+    QString currentGroup;
+    for (const SettingSpec &spec : settingSpecs()) {
+        if (currentGroup != QLatin1StringView(spec.group)) {
+            currentGroup = QString::fromUtf8(spec.group);
+            if (!out.isEmpty())
+                out += u'\n';
+            out += currentGroup + QStringLiteral(":\n");
+        }
+        const QString name =
+                QStringLiteral("  ") + QString::fromUtf8(spec.name).leftJustified(nameWidth + 2);
+        out += wrap(name, QString::fromUtf8(spec.help), indent, width);
+        out += wrap(QString(indent, u' '),
+                    QStringLiteral("Default: %1; allowed: %2.")
+                            .arg(defaultText(spec), allowedValuesText(spec)),
+                    indent, width);
+    }
+    return out;
+}
+
+} // namespace cmcp

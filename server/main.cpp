@@ -1,0 +1,162 @@
+// cmcpd: the Container-MCP daemon. Loads the layered settings, then serves MCP over HTTP
+// (Streamable HTTP at /mcp, legacy SSE at /sse) or over stdio.
+
+#include "ConformanceFixtures.h"
+#include "HttpOptions.h"
+#include "HttpServer.h"
+#include "Logging.h"
+#include "McpServer.h"
+#include "Settings.h"
+#include "SettingsTable.h"
+#include "StdioTransport.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QSocketNotifier>
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdio>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+using namespace cmcp;
+
+namespace {
+
+// SIGINT and SIGTERM end the event loop cleanly. They are blocked before any thread starts and
+// read from a signalfd, so no code runs in signal context.
+void quitOnTerminationSignals(QCoreApplication &app)
+{
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    const int fd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (fd < 0)
+        return;
+    auto *notifier = new QSocketNotifier(fd, QSocketNotifier::Read, &app);
+    QObject::connect(notifier, &QSocketNotifier::activated, &app, [fd, &app] {
+        signalfd_siginfo info;
+        if (::read(fd, &info, sizeof info) == sizeof info)
+            spdlog::info("signal {} received: shutting down", info.ssi_signo);
+        app.quit();
+    });
+}
+
+QString defaultEnvFile()
+{
+    // Installed next to the binary, or read from the source tree the binary was built from.
+    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/container-mcp/default.env");
+    if (QFileInfo::exists(installed))
+        return installed;
+    return QStringLiteral(CMCP_SOURCE_DIR "/config/default.env");
+}
+
+void writeOut(const QString &text)
+{
+    std::fputs(text.toUtf8().constData(), stdout);
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("cmcpd"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(CMCP_VERSION));
+    quitOnTerminationSignals(app);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Container-MCP daemon: MCP tools for language models, in sandboxes."));
+    const QCommandLineOption helpOption({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help and every setting."));
+    const QCommandLineOption versionOption({QStringLiteral("v"), QStringLiteral("version")}, QStringLiteral("Show the version."));
+    const QCommandLineOption stdioOption(QStringLiteral("stdio"), QStringLiteral("Serve MCP on stdin/stdout instead of HTTP."));
+    const QCommandLineOption testModeOption(QStringLiteral("test-mode"), QStringLiteral("The original project's name for --stdio."));
+    const QCommandLineOption configOption(QStringLiteral("config"), QStringLiteral("Custom env file (default: volume/config/custom.env when present)."), QStringLiteral("FILE"));
+    const QCommandLineOption hostOption(QStringLiteral("host"), QStringLiteral("Same as --set MCP_HOST=HOST."), QStringLiteral("HOST"));
+    const QCommandLineOption portOption(QStringLiteral("port"), QStringLiteral("Same as --set MCP_PORT=PORT (0 picks a free port)."), QStringLiteral("PORT"));
+    const QCommandLineOption setOption(QStringLiteral("set"), QStringLiteral("Set a setting; wins over files and the environment. Repeatable."), QStringLiteral("NAME=VALUE"));
+    const QCommandLineOption printConfigOption(QStringLiteral("print-config"), QStringLiteral("Print the effective settings and where each came from, then exit."));
+    const QCommandLineOption markdownOption(QStringLiteral("settings-markdown"), QStringLiteral("Print the settings table as Markdown (for the README), then exit."));
+    const QCommandLineOption fixturesOption(QStringLiteral("conformance-fixtures"), QStringLiteral("Register the MCP conformance suite's test tools, resources and prompts."));
+    parser.addOptions({helpOption, versionOption, stdioOption, testModeOption, configOption, hostOption, portOption,
+                       setOption, printConfigOption, markdownOption, fixturesOption});
+    if (!parser.parse(app.arguments())) {
+        std::fprintf(stderr, "cmcpd: %s (see cmcpd --help)\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        std::fprintf(stderr, "cmcpd: unexpected argument '%s' (see cmcpd --help)\n", qPrintable(parser.positionalArguments().first()));
+        return 2;
+    }
+    if (parser.isSet(helpOption)) {
+        writeOut(parser.helpText() + QStringLiteral("\nSettings (environment variables, env files or --set):\n") + settingsHelpText());
+        return 0;
+    }
+    if (parser.isSet(versionOption)) {
+        writeOut(QStringLiteral("cmcpd %1\n").arg(QStringLiteral(CMCP_VERSION)));
+        return 0;
+    }
+    if (parser.isSet(markdownOption)) {
+        writeOut(settingsMarkdownTable());
+        return 0;
+    }
+
+    SettingsSources sources;
+    sources.defaultEnvFile = defaultEnvFile();
+    sources.customEnvFile = parser.isSet(configOption) ? parser.value(configOption) : QStringLiteral("volume/config/custom.env");
+    sources.customEnvFileRequired = parser.isSet(configOption);
+    sources.environment = QProcessEnvironment::systemEnvironment();
+    if (parser.isSet(hostOption))
+        sources.commandLine.append({QStringLiteral("MCP_HOST"), parser.value(hostOption)});
+    if (parser.isSet(portOption))
+        sources.commandLine.append({QStringLiteral("MCP_PORT"), parser.value(portOption)});
+    for (const QString &assignment : parser.values(setOption)) {
+        const qsizetype equals = assignment.indexOf(QLatin1Char('='));
+        if (equals <= 0) {
+            std::fprintf(stderr, "cmcpd: --set expects NAME=VALUE, got '%s'\n", qPrintable(assignment));
+            return 2;
+        }
+        sources.commandLine.append({assignment.left(equals), assignment.mid(equals + 1)});
+    }
+    QString error;
+    const std::optional<Settings> settings = Settings::load(sources, &error);
+    if (!settings) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+        return 2;
+    }
+    if (parser.isSet(printConfigOption)) {
+        writeOut(settings->printConfig());
+        return 0;
+    }
+    setupLogging(settings->text(u"LOG_LEVEL"), settings->text(u"LOG_FORMAT") == QLatin1String("json"));
+
+    McpServer mcp(ServerIdentity{});
+    mcp.setMaxSessions(int(settings->integer(u"MCP_MAX_SESSIONS")));
+    if (parser.isSet(fixturesOption)) {
+        spdlog::warn("conformance fixtures registered: test tools are exposed (never use this in production)");
+        registerConformanceFixtures(mcp);
+    }
+
+    if (parser.isSet(stdioOption) || parser.isSet(testModeOption)) {
+        StdioTransport stdio(mcp);
+        QObject::connect(&stdio, &StdioTransport::finished, &app, &QCoreApplication::quit, Qt::QueuedConnection);
+        stdio.start();
+        return app.exec();
+    }
+
+    HttpServer http(mcp, HttpOptions::fromSettings(*settings));
+    const quint16 port = http.start(&error);
+    if (port == 0) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+        return 1;
+    }
+    const QString host = settings->text(u"MCP_HOST");
+    const QString base = QStringLiteral("http://%1:%2").arg(host.contains(QLatin1Char(':')) ? QLatin1Char('[') + host + QLatin1Char(']') : host).arg(port);
+    spdlog::info("listening on {0}/mcp (Streamable HTTP) and {0}/sse (legacy SSE)", base.toStdString());
+    return app.exec();
+}

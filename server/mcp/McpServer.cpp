@@ -1,0 +1,584 @@
+#include "McpServer.h"
+
+#include "ProtocolVersion.h"
+#include "SchemaValidator.h"
+#include "ToolCall.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QScopeGuard>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+QJsonObject schema(const char *json)
+{
+    return QJsonDocument::fromJson(QByteArray(json)).object();
+}
+
+QString newSessionId()
+{
+    // 128 bits from the system's CSPRNG: session ids are bearer secrets on the HTTP transports.
+    quint32 words[4];
+    QRandomGenerator::system()->fillRange(words);
+    return QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex());
+}
+
+QString encodeCursor(qsizetype offset)
+{
+    return QString::fromLatin1(QByteArray("o:" + QByteArray::number(offset))
+                                       .toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+}
+
+std::optional<qsizetype> decodeCursor(const QString &cursor)
+{
+    const QByteArray raw = QByteArray::fromBase64(cursor.toLatin1(), QByteArray::Base64UrlEncoding);
+    if (!raw.startsWith("o:"))
+        return std::nullopt;
+    bool ok = false;
+    const qsizetype offset = raw.mid(2).toLongLong(&ok);
+    if (!ok || offset < 0)
+        return std::nullopt;
+    return offset;
+}
+
+// Content types a protocol revision knows; newer kinds are left out for older clients.
+bool contentAllowed(const QJsonObject &block, const QString &version)
+{
+    const QString type = block.value(QLatin1String("type")).toString();
+    if (type == QLatin1String("audio"))
+        return protocol::atLeast(version, protocol::V2025_03_26);
+    if (type == QLatin1String("resource_link"))
+        return protocol::atLeast(version, protocol::V2025_06_18);
+    return true;
+}
+
+QJsonObject describeTool(const ToolDefinition &tool, const QString &version)
+{
+    QJsonObject object{{QLatin1String("name"), tool.name},
+                       {QLatin1String("description"), tool.description},
+                       {QLatin1String("inputSchema"), tool.inputSchema}};
+    if (protocol::hasStructuredOutput(version)) {
+        if (!tool.title.isEmpty())
+            object.insert(QLatin1String("title"), tool.title);
+        if (tool.outputSchema)
+            object.insert(QLatin1String("outputSchema"), *tool.outputSchema);
+    }
+    if (protocol::hasToolAnnotations(version)) {
+        QJsonObject annotations{{QLatin1String("readOnlyHint"), tool.annotations.readOnly},
+                                {QLatin1String("destructiveHint"), tool.annotations.destructive},
+                                {QLatin1String("idempotentHint"), tool.annotations.idempotent},
+                                {QLatin1String("openWorldHint"), tool.annotations.openWorld}};
+        if (!tool.title.isEmpty())
+            annotations.insert(QLatin1String("title"), tool.title);
+        object.insert(QLatin1String("annotations"), annotations);
+    }
+    return object;
+}
+
+void insertIfSet(QJsonObject &object, const char *key, const QString &value)
+{
+    if (!value.isEmpty())
+        object.insert(QLatin1String(key), value);
+}
+
+} // namespace
+
+void McpServer::Request::reply(const QJsonValue &result) const
+{
+    session->settleRequest(key, jsonrpc::makeResult(id, result));
+}
+
+void McpServer::Request::fail(int code, const QString &message, const QJsonValue &data) const
+{
+    session->settleRequest(key, jsonrpc::makeError(id, code, message, data));
+}
+
+McpServer::McpServer(ServerIdentity identity, QObject *parent)
+    : QObject(parent), m_identity(std::move(identity))
+{
+    const char *cursorOnly = R"({"type":"object","properties":{"cursor":{"type":"string"}}})";
+    const char *uriOnly = R"({"type":"object","required":["uri"],"properties":{"uri":{"type":"string"}}})";
+    m_methods = {
+        {QStringLiteral("initialize"),
+         {&McpServer::initialize, schema(R"({"type":"object","required":["protocolVersion","capabilities","clientInfo"],
+            "properties":{"protocolVersion":{"type":"string"},"capabilities":{"type":"object"},
+            "clientInfo":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"version":{"type":"string"}}}}})")}},
+        {QStringLiteral("ping"), {&McpServer::ping, {}}},
+        {QStringLiteral("logging/setLevel"),
+         {&McpServer::setLogLevel, schema(R"({"type":"object","required":["level"],"properties":{"level":
+            {"enum":["debug","info","notice","warning","error","critical","alert","emergency"]}}})")}},
+        {QStringLiteral("tools/list"), {&McpServer::listTools, schema(cursorOnly)}},
+        {QStringLiteral("tools/call"),
+         {&McpServer::callTool, schema(R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},
+            "arguments":{"type":"object"},"_meta":{"type":"object","properties":{"progressToken":{"type":["string","integer"]}}}}})")}},
+        {QStringLiteral("resources/list"), {&McpServer::listResources, schema(cursorOnly)}},
+        {QStringLiteral("resources/templates/list"), {&McpServer::listResourceTemplates, schema(cursorOnly)}},
+        {QStringLiteral("resources/read"), {&McpServer::readResource, schema(uriOnly)}},
+        {QStringLiteral("resources/subscribe"), {&McpServer::subscribe, schema(uriOnly)}},
+        {QStringLiteral("resources/unsubscribe"), {&McpServer::unsubscribe, schema(uriOnly)}},
+        {QStringLiteral("prompts/list"), {&McpServer::listPrompts, schema(cursorOnly)}},
+        {QStringLiteral("prompts/get"),
+         {&McpServer::getPrompt, schema(R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},
+            "arguments":{"type":"object","additionalProperties":{"type":"string"}}}})")}},
+        {QStringLiteral("completion/complete"),
+         {&McpServer::complete, schema(R"({"type":"object","required":["ref","argument"],"properties":{
+            "ref":{"type":"object","required":["type"],"properties":{"type":{"enum":["ref/prompt","ref/resource"]},
+                   "name":{"type":"string"},"uri":{"type":"string"}}},
+            "argument":{"type":"object","required":["name","value"],"properties":{"name":{"type":"string"},"value":{"type":"string"}}},
+            "context":{"type":"object"}}})")}},
+    };
+
+    connect(&m_tools, &ToolRegistry::changed, this,
+            [this] { broadcast(QStringLiteral("notifications/tools/list_changed")); });
+    connect(&m_resources, &ResourceRegistry::listChanged, this,
+            [this] { broadcast(QStringLiteral("notifications/resources/list_changed")); });
+    connect(&m_prompts, &PromptRegistry::listChanged, this,
+            [this] { broadcast(QStringLiteral("notifications/prompts/list_changed")); });
+    connect(&m_resources, &ResourceRegistry::updated, this, [this](const QString &uri) {
+        for (const auto &session : std::as_const(m_sessions)) {
+            if (session->subscriptions().contains(uri))
+                session->sendUnrelated(jsonrpc::makeNotification(QStringLiteral("notifications/resources/updated"),
+                                                                 {{QLatin1String("uri"), uri}}));
+        }
+    });
+}
+
+McpServer::~McpServer()
+{
+    for (const auto &session : std::as_const(m_sessions))
+        session->close(QStringLiteral("the server is shutting down"));
+}
+
+std::shared_ptr<Session> McpServer::openSession(const QString &transportName, SessionChannel *channel)
+{
+    if (m_sessions.size() >= m_maxSessions) {
+        spdlog::warn("refusing a new {} session: the limit of {} sessions is reached",
+                     transportName.toStdString(), m_maxSessions);
+        return nullptr;
+    }
+    auto session = std::make_shared<Session>(newSessionId(), transportName, channel);
+    m_sessions.insert(session->id(), session);
+    spdlog::debug("session {} opened on {}", session->id().toStdString(), transportName.toStdString());
+    Q_EMIT sessionOpened(session->id(), transportName);
+    return session;
+}
+
+void McpServer::closeSession(const QString &id, const QString &reason)
+{
+    const std::shared_ptr<Session> session = m_sessions.take(id);
+    if (!session)
+        return;
+    session->close(reason);
+    spdlog::debug("session {} closed: {}", id.toStdString(), reason.toStdString());
+    Q_EMIT sessionClosed(id, reason);
+}
+
+bool McpServer::handlePayload(const std::shared_ptr<Session> &session, const jsonrpc::Payload &payload,
+                              std::shared_ptr<Exchange> exchange)
+{
+    session->touch();
+    auto singleError = [&](int code, const QString &message) {
+        auto tracker = std::make_shared<PayloadTracker>(exchange, false);
+        tracker->addResponse(jsonrpc::makeError(QJsonValue::Null, code, message));
+        tracker->seal();
+        return true;
+    };
+    if (payload.parseError)
+        return singleError(jsonrpc::ParseError, QStringLiteral("parse error: %1").arg(payload.parseErrorText));
+    if (payload.batch) {
+        if (payload.messages.isEmpty())
+            return singleError(jsonrpc::InvalidRequest, QStringLiteral("an empty batch is not a valid request"));
+        if (!session->isInitialized() || !protocol::allowsBatches(session->protocolVersion()))
+            return singleError(jsonrpc::InvalidRequest,
+                               QStringLiteral("JSON-RPC batches are not part of protocol revision %1 (only %2 has them)")
+                                       .arg(session->isInitialized() ? session->protocolVersion()
+                                                                     : QStringLiteral("(not negotiated yet)"),
+                                            protocol::V2025_03_26));
+        for (const jsonrpc::Message &message : payload.messages) {
+            if (message.method == QLatin1String("initialize"))
+                return singleError(jsonrpc::InvalidRequest, QStringLiteral("initialize must not be part of a batch"));
+        }
+    }
+
+    auto tracker = std::make_shared<PayloadTracker>(std::move(exchange), payload.batch);
+    for (const jsonrpc::Message &message : payload.messages) {
+        switch (message.kind) {
+        case jsonrpc::MessageKind::Invalid:
+            tracker->addResponse(jsonrpc::makeError(message.id, jsonrpc::InvalidRequest,
+                                                    QStringLiteral("invalid request: %1").arg(message.invalidReason)));
+            break;
+        case jsonrpc::MessageKind::Request:
+            dispatchRequest(session, message, tracker);
+            break;
+        case jsonrpc::MessageKind::Notification:
+            handleNotification(session, message);
+            break;
+        case jsonrpc::MessageKind::Response:
+            if (!session->deliverClientResponse(message.object))
+                spdlog::warn("session {}: a response to no request of ours (id {})", session->id().toStdString(),
+                             jsonrpc::idKey(message.id).toStdString());
+            break;
+        }
+    }
+    tracker->seal();
+    return tracker->expectsReply();
+}
+
+void McpServer::dispatchRequest(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
+                                const std::shared_ptr<PayloadTracker> &tracker)
+{
+    const QString key = jsonrpc::idKey(message.id);
+    if (session->isRequestInFlight(key)) {
+        tracker->addResponse(jsonrpc::makeError(
+                message.id, jsonrpc::InvalidRequest,
+                QStringLiteral("request id %1 is already in use by a request in flight").arg(key.mid(2))));
+        return;
+    }
+    session->beginRequest(key, tracker);
+    Request request{session, key, message.id, message.params.toObject()};
+
+    const auto method = m_methods.constFind(message.method);
+    if (method == m_methods.cend()) {
+        request.fail(jsonrpc::MethodNotFound, QStringLiteral("method not found: %1").arg(message.method));
+        return;
+    }
+    if (!session->isInitialized() && message.method != QLatin1String("initialize")
+        && message.method != QLatin1String("ping")) {
+        request.fail(jsonrpc::InvalidRequest,
+                     QStringLiteral("the session is not initialized: send initialize before %1").arg(message.method));
+        return;
+    }
+    if (!message.params.isUndefined() && !message.params.isObject()) {
+        request.fail(jsonrpc::InvalidParams, QStringLiteral("params must be an object for %1").arg(message.method));
+        return;
+    }
+    if (!method->paramsSchema.isEmpty()) {
+        const QString violation = SchemaValidator::validate(method->paramsSchema, request.params, QStringLiteral("params"));
+        if (!violation.isEmpty()) {
+            request.fail(jsonrpc::InvalidParams, violation);
+            return;
+        }
+    }
+    try {
+        (this->*(method->handler))(request);
+    } catch (const std::exception &error) {
+        spdlog::error("{} failed: {}", message.method.toStdString(), error.what());
+        request.fail(jsonrpc::InternalError, QStringLiteral("internal error in %1").arg(message.method));
+    }
+}
+
+void McpServer::handleNotification(const std::shared_ptr<Session> &session, const jsonrpc::Message &message)
+{
+    const QJsonObject params = message.params.toObject();
+    if (message.method == QLatin1String("notifications/cancelled")) {
+        const QJsonValue requestId = params.value(QLatin1String("requestId"));
+        const QString reason = params.value(QLatin1String("reason")).toString(QStringLiteral("cancelled by the client"));
+        session->cancelRequest(jsonrpc::idKey(requestId), reason);
+    } else if (message.method == QLatin1String("notifications/initialized")) {
+        spdlog::debug("session {} initialized", session->id().toStdString());
+    }
+    // Other notifications (progress from the client, roots changes) need nothing from us;
+    // notifications are never answered, not even unknown ones.
+}
+
+void McpServer::initialize(const Request &request)
+{
+    if (request.session->isInitialized()) {
+        request.fail(jsonrpc::InvalidRequest, QStringLiteral("the session is already initialized"));
+        return;
+    }
+    const QString requested = request.params.value(QLatin1String("protocolVersion")).toString();
+    const QString version = protocol::isSupported(requested) ? requested : protocol::supportedVersions().first();
+    const QJsonObject clientInfo = request.params.value(QLatin1String("clientInfo")).toObject();
+    request.session->setNegotiated(version, clientInfo, request.params.value(QLatin1String("capabilities")).toObject());
+    spdlog::info("session {} ({}): client {} {} speaks {}", request.session->id().toStdString(),
+                 request.session->transportName().toStdString(),
+                 clientInfo.value(QLatin1String("name")).toString().toStdString(),
+                 clientInfo.value(QLatin1String("version")).toString().toStdString(), version.toStdString());
+
+    QJsonObject serverInfo{{QLatin1String("name"), m_identity.name}, {QLatin1String("version"), m_identity.version}};
+    if (protocol::hasStructuredOutput(version))
+        serverInfo.insert(QLatin1String("title"), m_identity.title);
+    QJsonObject result{{QLatin1String("protocolVersion"), version},
+                       {QLatin1String("capabilities"), capabilities()},
+                       {QLatin1String("serverInfo"), serverInfo}};
+    insertIfSet(result, "instructions", m_identity.instructions);
+    request.reply(result);
+}
+
+QJsonObject McpServer::capabilities() const
+{
+    return QJsonObject{
+        {QLatin1String("tools"), QJsonObject{{QLatin1String("listChanged"), true}}},
+        {QLatin1String("resources"),
+         QJsonObject{{QLatin1String("subscribe"), true}, {QLatin1String("listChanged"), true}}},
+        {QLatin1String("prompts"), QJsonObject{{QLatin1String("listChanged"), true}}},
+        {QLatin1String("logging"), QJsonObject{}},
+        {QLatin1String("completions"), QJsonObject{}},
+    };
+}
+
+void McpServer::ping(const Request &request)
+{
+    request.reply(QJsonObject{});
+}
+
+void McpServer::setLogLevel(const Request &request)
+{
+    request.session->setLogLevel(*parseLogLevel(request.params.value(QLatin1String("level")).toString()));
+    request.reply(QJsonObject{});
+}
+
+bool McpServer::paginate(const Request &request, const QJsonArray &items, const QString &key)
+{
+    qsizetype offset = 0;
+    if (request.params.contains(QLatin1String("cursor"))) {
+        const auto decoded = decodeCursor(request.params.value(QLatin1String("cursor")).toString());
+        if (!decoded || *decoded > items.size()) {
+            request.fail(jsonrpc::InvalidParams, QStringLiteral("params.cursor: not a cursor this server issued"));
+            return false;
+        }
+        offset = *decoded;
+    }
+    QJsonObject result{{key, QJsonArray()}};
+    QJsonArray page;
+    for (qsizetype i = offset; i < items.size() && i < offset + m_pageSize; ++i)
+        page.append(items[i]);
+    result.insert(key, page);
+    if (offset + m_pageSize < items.size())
+        result.insert(QLatin1String("nextCursor"), encodeCursor(offset + m_pageSize));
+    request.reply(result);
+    return true;
+}
+
+void McpServer::listTools(const Request &request)
+{
+    QJsonArray items;
+    for (const ToolDefinition &tool : m_tools.tools())
+        items.append(describeTool(tool, request.session->protocolVersion()));
+    paginate(request, items, QStringLiteral("tools"));
+}
+
+void McpServer::callTool(const Request &request)
+{
+    const QString name = request.params.value(QLatin1String("name")).toString();
+    const ToolDefinition *tool = m_tools.find(name);
+    if (!tool) {
+        request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown tool: %1").arg(name),
+                     QJsonObject{{QLatin1String("tool"), name}});
+        return;
+    }
+    const QString version = request.session->protocolVersion();
+    const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
+    const QString violation = SchemaValidator::validate(tool->inputSchema, arguments, QStringLiteral("arguments"));
+    if (!violation.isEmpty()) {
+        // Since 2025-11-25 the specification wants invalid arguments reported as a tool error,
+        // so that the model can correct itself; earlier revisions use -32602.
+        if (protocol::atLeast(version, protocol::V2025_11_25)) {
+            QJsonObject result{{QLatin1String("content"), ToolResult::error(QStringLiteral("invalid arguments for %1: %2")
+                                                                                     .arg(name, violation)).content},
+                               {QLatin1String("isError"), true}};
+            request.reply(result);
+        } else {
+            request.fail(jsonrpc::InvalidParams, violation);
+        }
+        return;
+    }
+
+    const std::optional<QJsonObject> outputSchema = tool->outputSchema;
+    std::weak_ptr<Session> weakSession = request.session;
+    const QString key = request.key;
+    const QJsonValue id = request.id;
+    auto finisher = [weakSession, key, id, name, version, outputSchema](const ToolResult &toolResult) {
+        auto session = weakSession.lock();
+        if (!session)
+            return;
+        if (outputSchema && !toolResult.isError) {
+            const QString problem = toolResult.structuredContent
+                    ? SchemaValidator::validate(*outputSchema, *toolResult.structuredContent,
+                                                QStringLiteral("structuredContent"))
+                    : QStringLiteral("structuredContent is missing");
+            if (!problem.isEmpty()) {
+                spdlog::error("tool {} broke its outputSchema: {}", name.toStdString(), problem.toStdString());
+                session->settleRequest(key, jsonrpc::makeError(id, jsonrpc::InternalError,
+                                                               QStringLiteral("tool %1 produced output that does not match its outputSchema: %2")
+                                                                       .arg(name, problem)));
+                return;
+            }
+        }
+        QJsonArray content;
+        for (const QJsonValue &block : toolResult.content) {
+            if (contentAllowed(block.toObject(), version))
+                content.append(block);
+        }
+        QJsonObject result{{QLatin1String("content"), content}};
+        if (toolResult.structuredContent && protocol::hasStructuredOutput(version))
+            result.insert(QLatin1String("structuredContent"), *toolResult.structuredContent);
+        if (toolResult.isError)
+            result.insert(QLatin1String("isError"), true);
+        session->settleRequest(key, jsonrpc::makeResult(id, result));
+    };
+
+    const QJsonValue progressToken =
+            request.params.value(QLatin1String("_meta")).toObject().value(QLatin1String("progressToken"));
+    auto call = std::make_shared<ToolCall>(request.session, key, name, arguments, progressToken, std::move(finisher));
+    request.session->setCancelHandler(key, [call](const QString &reason) { call->cancel(reason); });
+    tool->handler(call);
+}
+
+void McpServer::listResources(const Request &request)
+{
+    QJsonArray items;
+    for (const ResourceDefinition &resource : m_resources.resources()) {
+        QJsonObject object{{QLatin1String("uri"), resource.uri}, {QLatin1String("name"), resource.name}};
+        insertIfSet(object, "title", resource.title);
+        insertIfSet(object, "description", resource.description);
+        insertIfSet(object, "mimeType", resource.mimeType);
+        if (resource.size)
+            object.insert(QLatin1String("size"), double(*resource.size));
+        items.append(object);
+    }
+    paginate(request, items, QStringLiteral("resources"));
+}
+
+void McpServer::listResourceTemplates(const Request &request)
+{
+    QJsonArray items;
+    for (const ResourceTemplateDefinition &resourceTemplate : m_resources.templates()) {
+        QJsonObject object{{QLatin1String("uriTemplate"), resourceTemplate.uriTemplate},
+                           {QLatin1String("name"), resourceTemplate.name}};
+        insertIfSet(object, "title", resourceTemplate.title);
+        insertIfSet(object, "description", resourceTemplate.description);
+        insertIfSet(object, "mimeType", resourceTemplate.mimeType);
+        items.append(object);
+    }
+    paginate(request, items, QStringLiteral("resourceTemplates"));
+}
+
+void McpServer::readResource(const Request &request)
+{
+    const QString uri = request.params.value(QLatin1String("uri")).toString();
+    const auto match = m_resources.match(uri);
+    if (!match) {
+        request.fail(jsonrpc::ResourceNotFound, QStringLiteral("resource not found: %1").arg(uri),
+                     QJsonObject{{QLatin1String("uri"), uri}});
+        return;
+    }
+    match->read(uri, match->variables, [request](const ResourceReadResult &result) {
+        if (result.errorCode != 0)
+            request.fail(result.errorCode, result.error, QJsonObject{{QLatin1String("uri"), request.params.value(QLatin1String("uri"))}});
+        else
+            request.reply(QJsonObject{{QLatin1String("contents"), result.contents}});
+    });
+}
+
+void McpServer::subscribe(const Request &request)
+{
+    const QString uri = request.params.value(QLatin1String("uri")).toString();
+    if (!m_resources.match(uri)) {
+        request.fail(jsonrpc::ResourceNotFound, QStringLiteral("resource not found: %1").arg(uri),
+                     QJsonObject{{QLatin1String("uri"), uri}});
+        return;
+    }
+    request.session->subscriptions().insert(uri);
+    request.reply(QJsonObject{});
+}
+
+void McpServer::unsubscribe(const Request &request)
+{
+    request.session->subscriptions().remove(request.params.value(QLatin1String("uri")).toString());
+    request.reply(QJsonObject{});
+}
+
+void McpServer::listPrompts(const Request &request)
+{
+    QJsonArray items;
+    for (const PromptDefinition &prompt : m_prompts.prompts()) {
+        QJsonObject object{{QLatin1String("name"), prompt.name}};
+        insertIfSet(object, "title", prompt.title);
+        insertIfSet(object, "description", prompt.description);
+        QJsonArray arguments;
+        for (const PromptArgument &argument : prompt.arguments) {
+            QJsonObject a{{QLatin1String("name"), argument.name}, {QLatin1String("required"), argument.required}};
+            insertIfSet(a, "description", argument.description);
+            arguments.append(a);
+        }
+        if (!arguments.isEmpty())
+            object.insert(QLatin1String("arguments"), arguments);
+        items.append(object);
+    }
+    paginate(request, items, QStringLiteral("prompts"));
+}
+
+void McpServer::getPrompt(const Request &request)
+{
+    const QString name = request.params.value(QLatin1String("name")).toString();
+    const PromptDefinition *prompt = m_prompts.find(name);
+    if (!prompt) {
+        request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown prompt: %1").arg(name));
+        return;
+    }
+    QHash<QString, QString> arguments;
+    const QJsonObject given = request.params.value(QLatin1String("arguments")).toObject();
+    for (auto it = given.begin(); it != given.end(); ++it)
+        arguments.insert(it.key(), it.value().toString());
+    for (const PromptArgument &argument : prompt->arguments) {
+        if (argument.required && !arguments.contains(argument.name)) {
+            request.fail(jsonrpc::InvalidParams,
+                         QStringLiteral("params.arguments: missing required argument '%1' of prompt %2").arg(argument.name, name));
+            return;
+        }
+    }
+    QJsonObject result{{QLatin1String("messages"), prompt->render(arguments)}};
+    insertIfSet(result, "description", prompt->description);
+    request.reply(result);
+}
+
+void McpServer::complete(const Request &request)
+{
+    const QJsonObject ref = request.params.value(QLatin1String("ref")).toObject();
+    const QJsonObject argument = request.params.value(QLatin1String("argument")).toObject();
+    Completer completer;
+    if (ref.value(QLatin1String("type")) == QLatin1String("ref/prompt")) {
+        const PromptDefinition *prompt = m_prompts.find(ref.value(QLatin1String("name")).toString());
+        if (!prompt) {
+            request.fail(jsonrpc::InvalidParams, QStringLiteral("params.ref.name: unknown prompt '%1'")
+                                                         .arg(ref.value(QLatin1String("name")).toString()));
+            return;
+        }
+        completer = prompt->complete;
+    } else {
+        const ResourceTemplateDefinition *resourceTemplate = m_resources.findTemplate(ref.value(QLatin1String("uri")).toString());
+        if (!resourceTemplate) {
+            request.fail(jsonrpc::InvalidParams, QStringLiteral("params.ref.uri: unknown resource template '%1'")
+                                                         .arg(ref.value(QLatin1String("uri")).toString()));
+            return;
+        }
+        completer = resourceTemplate->complete;
+    }
+    QStringList values;
+    if (completer)
+        values = completer(argument.value(QLatin1String("name")).toString(), argument.value(QLatin1String("value")).toString());
+    // The specification caps one answer at 100 values.
+    constexpr int maxValues = 100;
+    const qsizetype total = values.size();
+    QJsonObject completion{{QLatin1String("values"), QJsonArray::fromStringList(values.mid(0, maxValues))},
+                           {QLatin1String("total"), double(total)},
+                           {QLatin1String("hasMore"), total > maxValues}};
+    request.reply(QJsonObject{{QLatin1String("completion"), completion}});
+}
+
+void McpServer::broadcast(const QString &method, const QJsonObject &params)
+{
+    for (const auto &session : std::as_const(m_sessions)) {
+        if (session->isInitialized())
+            session->sendUnrelated(jsonrpc::makeNotification(method, params));
+    }
+}
+
+} // namespace cmcp

@@ -1,0 +1,108 @@
+#pragma once
+
+#include "JsonRpc.h"
+#include "PromptRegistry.h"
+#include "ResourceRegistry.h"
+#include "Session.h"
+#include "ToolRegistry.h"
+
+#include <QHash>
+#include <QObject>
+
+#include <memory>
+
+namespace cmcp {
+
+struct ServerIdentity
+{
+    QString name = QStringLiteral("container-mcp");
+    QString title = QStringLiteral("Container-MCP");
+    QString version = QStringLiteral(CMCP_VERSION);
+    QString instructions;
+};
+
+// The MCP core: lifecycle and version negotiation, sessions, and the dispatch of every MCP
+// method to the registries. It knows no transport (only Exchange and SessionChannel) and no
+// tool (only the ToolRegistry).
+class McpServer : public QObject
+{
+    Q_OBJECT
+public:
+    explicit McpServer(ServerIdentity identity, QObject *parent = nullptr);
+    ~McpServer() override;
+
+    ToolRegistry &tools() { return m_tools; }
+    ResourceRegistry &resources() { return m_resources; }
+    PromptRegistry &prompts() { return m_prompts; }
+
+    void setPageSize(int size) { m_pageSize = qMax(1, size); }
+    void setMaxSessions(int count) { m_maxSessions = count; }
+
+    // Returns null when the session limit is reached.
+    std::shared_ptr<Session> openSession(const QString &transportName, SessionChannel *channel);
+    std::shared_ptr<Session> findSession(const QString &id) const { return m_sessions.value(id); }
+    void closeSession(const QString &id, const QString &reason);
+    int sessionCount() const { return int(m_sessions.size()); }
+    QList<std::shared_ptr<Session>> sessions() const { return m_sessions.values(); }
+
+    // Handles one inbound payload. Returns true when the client is owed a reply, which then
+    // arrives through exchange->complete() (at once or later); false for notifications and
+    // responses alone.
+    bool handlePayload(const std::shared_ptr<Session> &session, const jsonrpc::Payload &payload,
+                       std::shared_ptr<Exchange> exchange);
+
+Q_SIGNALS:
+    void sessionOpened(const QString &sessionId, const QString &transport);
+    void sessionClosed(const QString &sessionId, const QString &reason);
+
+private:
+    struct Request
+    {
+        std::shared_ptr<Session> session;
+        QString key;
+        QJsonValue id;
+        QJsonObject params;
+        void reply(const QJsonValue &result) const;
+        void fail(int code, const QString &message, const QJsonValue &data = QJsonValue::Undefined) const;
+    };
+    using Handler = void (McpServer::*)(const Request &);
+    struct Method
+    {
+        Handler handler;
+        QJsonObject paramsSchema;
+    };
+
+    void dispatchRequest(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
+                         const std::shared_ptr<PayloadTracker> &tracker);
+    void handleNotification(const std::shared_ptr<Session> &session, const jsonrpc::Message &message);
+
+    void initialize(const Request &request);
+    void ping(const Request &request);
+    void setLogLevel(const Request &request);
+    void listTools(const Request &request);
+    void callTool(const Request &request);
+    void listResources(const Request &request);
+    void listResourceTemplates(const Request &request);
+    void readResource(const Request &request);
+    void subscribe(const Request &request);
+    void unsubscribe(const Request &request);
+    void listPrompts(const Request &request);
+    void getPrompt(const Request &request);
+    void complete(const Request &request);
+
+    QJsonObject capabilities() const;
+    // Slices `items` for the request's cursor; false (and the request failed) on a bad cursor.
+    bool paginate(const Request &request, const QJsonArray &items, const QString &key);
+    void broadcast(const QString &method, const QJsonObject &params = {});
+
+    ServerIdentity m_identity;
+    ToolRegistry m_tools;
+    ResourceRegistry m_resources;
+    PromptRegistry m_prompts;
+    QHash<QString, Method> m_methods;
+    QHash<QString, std::shared_ptr<Session>> m_sessions;
+    int m_pageSize = 100;
+    int m_maxSessions = 10000;
+};
+
+} // namespace cmcp

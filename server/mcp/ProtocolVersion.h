@@ -1,0 +1,36 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+// The MCP revisions this server speaks, and what each one allows on the wire.
+namespace cmcp::protocol {
+
+inline const QString V2024_11_05 = QStringLiteral("2024-11-05");
+inline const QString V2025_03_26 = QStringLiteral("2025-03-26");
+inline const QString V2025_06_18 = QStringLiteral("2025-06-18");
+inline const QString V2025_11_25 = QStringLiteral("2025-11-25");
+
+// Newest first: the first entry is offered when a client asks for one we do not know.
+inline const QStringList &supportedVersions()
+{
+    static const QStringList versions{V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05};
+    return versions;
+}
+
+inline bool isSupported(const QString &version) { return supportedVersions().contains(version); }
+
+// The revision a Streamable HTTP request without MCP-Protocol-Version is assumed to use.
+inline const QString &assumedHttpVersion() { return V2025_03_26; }
+
+// The date strings order lexically as they order in time.
+inline bool atLeast(const QString &negotiated, const QString &revision) { return negotiated >= revision; }
+
+// JSON-RPC batches arrived in 2025-03-26 and left again in 2025-06-18.
+inline bool allowsBatches(const QString &v) { return v == V2025_03_26; }
+// Tool annotations and audio content arrived in 2025-03-26.
+inline bool hasToolAnnotations(const QString &v) { return atLeast(v, V2025_03_26); }
+// Structured tool output, output schemas, titles and elicitation arrived in 2025-06-18.
+inline bool hasStructuredOutput(const QString &v) { return atLeast(v, V2025_06_18); }
+
+} // namespace cmcp::protocol

@@ -1,0 +1,95 @@
+#pragma once
+
+#include <QHash>
+#include <QJsonArray>
+#include <QList>
+#include <QObject>
+#include <QRegularExpression>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+namespace cmcp {
+
+struct ResourceReadResult
+{
+    QJsonArray contents; // {uri, mimeType, text} or {uri, mimeType, blob}
+    int errorCode = 0; // a JSON-RPC error code when the read failed
+    QString error;
+
+    static ResourceReadResult success(const QJsonArray &contents) { return {contents, 0, {}}; }
+    static ResourceReadResult failure(int code, const QString &message) { return {{}, code, message}; }
+};
+
+using ResourceReadDone = std::function<void(const ResourceReadResult &)>;
+// `variables` holds the values a template matched; empty for a direct resource. Must not block.
+using ResourceReader = std::function<void(const QString &uri, const QHash<QString, QString> &variables,
+                                          ResourceReadDone done)>;
+using Completer = std::function<QStringList(const QString &argument, const QString &prefix)>;
+
+struct ResourceDefinition
+{
+    QString uri;
+    QString name;
+    QString title;
+    QString description;
+    QString mimeType;
+    std::optional<qint64> size;
+    ResourceReader read;
+};
+
+// A family of resources named by an RFC 6570 template: `{name}` matches one path segment,
+// `{+name}` matches the rest of the URI, slashes included.
+struct ResourceTemplateDefinition
+{
+    QString uriTemplate;
+    QString name;
+    QString title;
+    QString description;
+    QString mimeType;
+    ResourceReader read;
+    Completer complete;
+};
+
+class ResourceRegistry : public QObject
+{
+    Q_OBJECT
+public:
+    using QObject::QObject;
+
+    void addResource(ResourceDefinition resource);
+    void addTemplate(ResourceTemplateDefinition resourceTemplate);
+    const QList<ResourceDefinition> &resources() const { return m_resources; }
+    const QList<ResourceTemplateDefinition> &templates() const { return m_templates; }
+    const ResourceTemplateDefinition *findTemplate(const QString &uriTemplate) const;
+
+    struct Match
+    {
+        ResourceReader read;
+        QHash<QString, QString> variables;
+    };
+    // Direct resources first, then templates in the order they were added.
+    std::optional<Match> match(const QString &uri) const;
+
+    // Tells subscribed sessions that the resource's content changed.
+    void notifyUpdated(const QString &uri) { Q_EMIT updated(uri); }
+
+Q_SIGNALS:
+    void listChanged();
+    void updated(const QString &uri);
+
+private:
+    struct CompiledTemplate
+    {
+        QRegularExpression pattern;
+        QStringList variables;
+    };
+    static CompiledTemplate compile(const QString &uriTemplate);
+
+    QList<ResourceDefinition> m_resources;
+    QList<ResourceTemplateDefinition> m_templates;
+    QList<CompiledTemplate> m_compiled;
+};
+
+} // namespace cmcp

@@ -1,0 +1,195 @@
+#include "Session.h"
+
+#include "JsonRpc.h"
+
+#include <QJsonArray>
+#include <QTimer>
+
+namespace cmcp {
+
+Session::Session(const QString &id, const QString &transportName, SessionChannel *channel)
+    : m_id(id), m_transportName(transportName), m_channel(channel)
+{
+    m_idle.start();
+}
+
+Session::~Session() = default;
+
+void Session::setNegotiated(const QString &version, const QJsonObject &clientInfo,
+                            const QJsonObject &clientCapabilities)
+{
+    m_protocolVersion = version;
+    m_clientInfo = clientInfo;
+    m_clientCapabilities = clientCapabilities;
+}
+
+bool Session::clientHasCapability(const QString &name) const
+{
+    return m_clientCapabilities.value(name).isObject();
+}
+
+void Session::beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker)
+{
+    tracker->expect(idKey);
+    m_inFlight.insert(idKey, InFlight{std::move(tracker), {}});
+}
+
+void Session::setCancelHandler(const QString &idKey, std::function<void(const QString &)> handler)
+{
+    auto it = m_inFlight.find(idKey);
+    if (it != m_inFlight.end())
+        it->cancel = std::move(handler);
+}
+
+void Session::cancelRequest(const QString &idKey, const QString &reason)
+{
+    auto it = m_inFlight.find(idKey);
+    if (it == m_inFlight.end())
+        return;
+    // The client asked for no response: settle first so a late result is ignored, then stop the work.
+    auto cancel = std::move(it->cancel);
+    settleRequest(idKey, std::nullopt);
+    if (cancel)
+        cancel(reason);
+}
+
+void Session::settleRequest(const QString &idKey, const std::optional<QJsonObject> &response)
+{
+    auto it = m_inFlight.find(idKey);
+    if (it == m_inFlight.end())
+        return;
+    std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
+    m_inFlight.erase(it);
+    tracker->settle(idKey, response);
+}
+
+void Session::sendRelated(const QString &idKey, const QJsonObject &message)
+{
+    auto it = m_inFlight.find(idKey);
+    if (it != m_inFlight.end())
+        it->tracker->sendRelated(message);
+}
+
+void Session::requestFromClient(const QString &relatedIdKey, const QString &method,
+                                const QJsonObject &params, ClientReply reply, int timeoutMs)
+{
+    if (m_closed) {
+        reply({}, QStringLiteral("the session has ended"));
+        return;
+    }
+    // Ids of our own requests are never reused within a session.
+    const QJsonValue id = QStringLiteral("cmcp-%1").arg(m_nextOutgoingId++);
+    const QString key = jsonrpc::idKey(id);
+    auto timer = std::make_unique<QTimer>();
+    timer->setSingleShot(true);
+    QObject::connect(timer.get(), &QTimer::timeout, this, [this, key, method, timeoutMs] {
+        failOutgoing(key, QStringLiteral("the client did not answer %1 within %2 ms").arg(method).arg(timeoutMs));
+    });
+    timer->start(timeoutMs);
+    m_outgoing.emplace(key, Outgoing{std::move(reply), std::move(timer)});
+
+    const QJsonObject request = jsonrpc::makeRequest(id, method, params);
+    if (m_inFlight.contains(relatedIdKey))
+        sendRelated(relatedIdKey, request);
+    else
+        sendUnrelated(request);
+}
+
+bool Session::deliverClientResponse(const QJsonObject &response)
+{
+    const QString key = jsonrpc::idKey(response.value(QLatin1String("id")));
+    auto it = m_outgoing.find(key);
+    if (it == m_outgoing.end())
+        return false;
+    ClientReply reply = std::move(it->second.reply);
+    m_outgoing.erase(it);
+    if (response.contains(QLatin1String("error"))) {
+        const QJsonObject error = response.value(QLatin1String("error")).toObject();
+        reply({}, QStringLiteral("the client answered with error %1: %2")
+                          .arg(error.value(QLatin1String("code")).toInt())
+                          .arg(error.value(QLatin1String("message")).toString()));
+    } else {
+        reply(response.value(QLatin1String("result")).toObject(), {});
+    }
+    return true;
+}
+
+void Session::failOutgoing(const QString &key, const QString &error)
+{
+    auto it = m_outgoing.find(key);
+    if (it == m_outgoing.end())
+        return;
+    ClientReply reply = std::move(it->second.reply);
+    m_outgoing.erase(it);
+    reply({}, error);
+}
+
+void Session::sendUnrelated(const QJsonObject &message)
+{
+    if (!m_closed && m_channel)
+        m_channel->sendUnrelated(message);
+}
+
+void Session::close(const QString &reason)
+{
+    if (m_closed)
+        return;
+    m_closed = true;
+    m_channel = nullptr;
+    const QStringList inFlight = m_inFlight.keys();
+    for (const QString &key : inFlight)
+        cancelRequest(key, reason);
+    while (!m_outgoing.empty())
+        failOutgoing(m_outgoing.begin()->first, QStringLiteral("the session has ended"));
+}
+
+PayloadTracker::PayloadTracker(std::shared_ptr<Exchange> exchange, bool batch)
+    : m_exchange(std::move(exchange)), m_batch(batch)
+{
+}
+
+void PayloadTracker::expect(const QString &idKey)
+{
+    m_pending.insert(idKey);
+    m_expectsReply = true;
+}
+
+void PayloadTracker::addResponse(const QJsonObject &response)
+{
+    m_responses.append(response);
+    m_expectsReply = true;
+}
+
+void PayloadTracker::seal()
+{
+    m_sealed = true;
+    finishIfDone();
+}
+
+void PayloadTracker::settle(const QString &idKey, const std::optional<QJsonObject> &response)
+{
+    if (!m_pending.remove(idKey))
+        return;
+    if (response)
+        m_responses.append(*response);
+    finishIfDone();
+}
+
+void PayloadTracker::finishIfDone()
+{
+    if (!m_sealed || !m_expectsReply || m_completed || !m_pending.isEmpty())
+        return;
+    m_completed = true;
+    if (m_responses.isEmpty()) {
+        m_exchange->complete(QJsonValue::Undefined);
+    } else if (m_batch) {
+        QJsonArray array;
+        for (const QJsonObject &response : std::as_const(m_responses))
+            array.append(response);
+        m_exchange->complete(array);
+    } else {
+        m_exchange->complete(m_responses.first());
+    }
+}
+
+} // namespace cmcp

@@ -1,0 +1,135 @@
+#pragma once
+
+#include "Exchange.h"
+#include "LogLevel.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QSet>
+#include <QString>
+#include <QTimer>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace cmcp {
+
+class PayloadTracker;
+
+// Called with the client's result, or with an error text when the client answered with an
+// error, did not answer in time, or the session ended.
+using ClientReply = std::function<void(const QJsonObject &result, const QString &error)>;
+
+// The state of one MCP session: negotiated version, client capabilities, requests in flight
+// in both directions. It knows its transport only through Exchange and SessionChannel.
+class Session : public QObject
+{
+    Q_OBJECT
+public:
+    Session(const QString &id, const QString &transportName, SessionChannel *channel);
+    ~Session() override;
+
+    const QString &id() const { return m_id; }
+    const QString &transportName() const { return m_transportName; }
+
+    // Empty until initialize has been answered.
+    const QString &protocolVersion() const { return m_protocolVersion; }
+    bool isInitialized() const { return !m_protocolVersion.isEmpty(); }
+    void setNegotiated(const QString &version, const QJsonObject &clientInfo,
+                       const QJsonObject &clientCapabilities);
+    const QJsonObject &clientInfo() const { return m_clientInfo; }
+    bool clientHasCapability(const QString &name) const;
+
+    // The least severe level the client wants; unset means every message is sent.
+    std::optional<LogLevel> logLevel() const { return m_logLevel; }
+    void setLogLevel(LogLevel level) { m_logLevel = level; }
+    bool wantsLog(LogLevel level) const { return !m_logLevel || level >= *m_logLevel; }
+
+    QSet<QString> &subscriptions() { return m_subscriptions; }
+
+    void touch() { m_idle.restart(); }
+    qint64 idleMilliseconds() const { return m_idle.elapsed(); }
+
+    // --- client requests in flight ---
+    bool isRequestInFlight(const QString &idKey) const { return m_inFlight.contains(idKey); }
+    int requestsInFlight() const { return int(m_inFlight.size()); }
+    void beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker);
+    // Runs when the client cancels the request or the session ends before it is settled.
+    void setCancelHandler(const QString &idKey, std::function<void(const QString &reason)> handler);
+    void cancelRequest(const QString &idKey, const QString &reason);
+    // Records the response (or none, when cancelled) of a request in flight.
+    void settleRequest(const QString &idKey, const std::optional<QJsonObject> &response);
+    void sendRelated(const QString &idKey, const QJsonObject &message);
+
+    // --- server requests to the client ---
+    void requestFromClient(const QString &relatedIdKey, const QString &method,
+                           const QJsonObject &params, ClientReply reply, int timeoutMs);
+    // Returns false when the response answers no request of ours.
+    bool deliverClientResponse(const QJsonObject &response);
+
+    void sendUnrelated(const QJsonObject &message);
+
+    // Cancels everything in flight; the session is unusable afterwards.
+    void close(const QString &reason);
+    bool isClosed() const { return m_closed; }
+
+private:
+    struct InFlight
+    {
+        std::shared_ptr<PayloadTracker> tracker;
+        std::function<void(const QString &)> cancel;
+    };
+    struct Outgoing
+    {
+        ClientReply reply;
+        std::unique_ptr<QTimer> timer;
+    };
+    void failOutgoing(const QString &key, const QString &error);
+
+    const QString m_id;
+    const QString m_transportName;
+    SessionChannel *m_channel;
+    QString m_protocolVersion;
+    QJsonObject m_clientInfo;
+    QJsonObject m_clientCapabilities;
+    std::optional<LogLevel> m_logLevel;
+    QSet<QString> m_subscriptions;
+    QElapsedTimer m_idle;
+    QHash<QString, InFlight> m_inFlight;
+    std::map<QString, Outgoing> m_outgoing;
+    qint64 m_nextOutgoingId = 1;
+    bool m_closed = false;
+};
+
+// Collects the responses of one inbound payload and completes its Exchange once every
+// request in it is settled (as one object, or an array for a batch).
+class PayloadTracker
+{
+public:
+    PayloadTracker(std::shared_ptr<Exchange> exchange, bool batch);
+    void expect(const QString &idKey);
+    void addResponse(const QJsonObject &response);
+    void settle(const QString &idKey, const std::optional<QJsonObject> &response);
+    void sendRelated(const QJsonObject &message) { m_exchange->sendRelated(message); }
+    // Every message of the payload has been dispatched: from now on the exchange completes as
+    // soon as nothing is pending. A payload of notifications alone never completes.
+    void seal();
+    bool expectsReply() const { return m_expectsReply; }
+
+private:
+    void finishIfDone();
+
+    std::shared_ptr<Exchange> m_exchange;
+    bool m_batch;
+    bool m_sealed = false;
+    bool m_expectsReply = false;
+    bool m_completed = false;
+    QSet<QString> m_pending;
+    QList<QJsonObject> m_responses;
+};
+
+} // namespace cmcp

@@ -1,0 +1,65 @@
+#pragma once
+
+#include "LogLevel.h"
+#include "Session.h"
+#include "ToolResult.h"
+
+#include <QJsonObject>
+#include <QObject>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace cmcp {
+
+// One running tools/call: what a tool handler receives. Through it the handler reports
+// progress, logs to the client, asks the client (sampling, elicitation), learns of
+// cancellation, and finishes exactly once. Safe to use after the session has gone.
+class ToolCall : public QObject
+{
+    Q_OBJECT
+public:
+    using Finisher = std::function<void(const ToolResult &)>;
+
+    ToolCall(const std::shared_ptr<Session> &session, const QString &requestKey, const QString &toolName,
+             const QJsonObject &arguments, const QJsonValue &progressToken, Finisher finisher);
+
+    const QString &toolName() const { return m_toolName; }
+    const QJsonObject &arguments() const { return m_arguments; }
+    const QString &sessionId() const { return m_sessionId; }
+    bool isCancelled() const { return m_cancelled; }
+    bool isFinished() const { return m_finished; }
+
+    // Sent only when the client asked for progress; values that do not increase are dropped,
+    // as the specification requires progress to increase.
+    void reportProgress(double progress, std::optional<double> total = std::nullopt,
+                        const QString &message = {});
+    void log(LogLevel level, const QJsonValue &data, const QString &logger = {});
+    bool clientHasCapability(const QString &name) const;
+    void requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
+                           int timeoutMs = 60000);
+
+    // Later calls, and calls after cancellation, are ignored.
+    void finish(const ToolResult &result);
+
+    // Called by the core when the client cancels or the session ends.
+    void cancel(const QString &reason);
+
+Q_SIGNALS:
+    void cancelled(const QString &reason);
+
+private:
+    std::weak_ptr<Session> m_session;
+    const QString m_sessionId;
+    const QString m_requestKey;
+    const QString m_toolName;
+    const QJsonObject m_arguments;
+    const QJsonValue m_progressToken;
+    Finisher m_finisher;
+    std::optional<double> m_lastProgress;
+    bool m_cancelled = false;
+    bool m_finished = false;
+};
+
+} // namespace cmcp

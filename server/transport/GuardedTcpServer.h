@@ -1,0 +1,25 @@
+#pragma once
+
+#include <QTcpServer>
+
+namespace cmcp {
+
+// The listening socket handed to the HTTP server. Qt HTTP Server 6.4 buffers whole request
+// bodies with no limit, so every connection is watched from here first: it follows the byte
+// stream request by request (peeking, before the HTTP parser reads) and answers 413 for a
+// body over the limit, 411 for a chunked body it cannot bound, and 431 for huge headers,
+// then drains and closes the connection.
+class GuardedTcpServer : public QTcpServer
+{
+    Q_OBJECT
+public:
+    GuardedTcpServer(qint64 maxBodyBytes, QObject *parent = nullptr);
+
+protected:
+    void incomingConnection(qintptr descriptor) override;
+
+private:
+    qint64 m_maxBodyBytes;
+};
+
+} // namespace cmcp

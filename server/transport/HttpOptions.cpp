@@ -1,0 +1,31 @@
+#include "HttpOptions.h"
+
+#include "Settings.h"
+
+namespace cmcp {
+
+HttpOptions HttpOptions::fromSettings(const Settings &settings)
+{
+    HttpOptions options;
+    const QString host = settings.text(u"MCP_HOST");
+    options.address = QHostAddress(host);
+    if (options.address.isNull())
+        options.address = host == QLatin1String("localhost") ? QHostAddress(QHostAddress::LocalHost) : QHostAddress();
+    options.port = quint16(settings.integer(u"MCP_PORT"));
+    for (const QString &allowed : settings.list(u"MCP_ALLOWED_HOSTS"))
+        options.allowedHosts.append(allowed.toLower());
+    // The address the daemon was told to listen on is always a valid Host, except the
+    // wildcards, which name no host a browser could be tricked into.
+    if (!options.address.isNull() && options.address != QHostAddress::AnyIPv4
+        && options.address != QHostAddress::AnyIPv6 && options.address != QHostAddress::Any)
+        options.allowedHosts.append(host.toLower());
+    options.allowedOrigins = settings.list(u"MCP_ALLOWED_ORIGINS");
+    options.authToken = settings.text(u"MCP_AUTH_TOKEN");
+    options.maxBodyBytes = settings.integer(u"MCP_MAX_BODY_MB") * 1024 * 1024;
+    options.keepAliveSeconds = int(settings.integer(u"MCP_SSE_KEEPALIVE_SECONDS"));
+    options.maxStreamBufferBytes = settings.integer(u"MCP_SSE_MAX_BUFFER_KB") * 1024;
+    options.sessionIdleSeconds = int(settings.integer(u"MCP_SESSION_IDLE_SECONDS"));
+    return options;
+}
+
+} // namespace cmcp

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <QHostAddress>
+#include <QStringList>
+
+namespace cmcp {
+
+class Settings;
+
+// What the HTTP door enforces, taken from the settings once at start-up.
+struct HttpOptions
+{
+    QHostAddress address = QHostAddress::LocalHost;
+    quint16 port = 8000;
+    QStringList allowedHosts; // Host header names, lower case, without port
+    QStringList allowedOrigins; // exact origins; empty = origins whose host is allowed
+    QString authToken; // empty = no authentication
+    qint64 maxBodyBytes = 32 * 1024 * 1024;
+    int keepAliveSeconds = 15;
+    qint64 maxStreamBufferBytes = 1024 * 1024;
+    int sessionIdleSeconds = 3600;
+
+    static HttpOptions fromSettings(const Settings &settings);
+};
+
+} // namespace cmcp

@@ -1,0 +1,155 @@
+#include "HttpServer.h"
+
+#include "GuardedTcpServer.h"
+#include "HttpWire.h"
+#include "LegacySseTransport.h"
+#include "McpServer.h"
+#include "StreamableHttpTransport.h"
+
+#include <QCryptographicHash>
+#include <QDateTime>
+#include <QHttpServerRequest>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTcpSocket>
+#include <QUrl>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+// Host header without its port: "127.0.0.1:8000" → "127.0.0.1", "[::1]:8000" → "[::1]".
+QString hostName(const QByteArray &hostHeader)
+{
+    const QString host = QString::fromLatin1(hostHeader).trimmed().toLower();
+    if (host.startsWith(QLatin1Char('['))) {
+        const qsizetype close = host.indexOf(QLatin1Char(']'));
+        return close < 0 ? QString() : host.left(close + 1);
+    }
+    const qsizetype colon = host.indexOf(QLatin1Char(':'));
+    return colon < 0 ? host : host.left(colon);
+}
+
+QByteArray sha256(const QByteArray &bytes)
+{
+    return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256);
+}
+
+} // namespace
+
+HttpServer::HttpServer(McpServer &mcp, HttpOptions options, QObject *parent)
+    : QAbstractHttpServer(parent),
+      m_mcp(mcp),
+      m_options(std::move(options)),
+      m_streamable(new StreamableHttpTransport(mcp, m_options, this)),
+      m_legacySse(new LegacySseTransport(mcp, m_options, this))
+{
+}
+
+HttpServer::~HttpServer() = default;
+
+quint16 HttpServer::start(QString *error)
+{
+    auto *tcp = new GuardedTcpServer(m_options.maxBodyBytes, this);
+    if (!tcp->listen(m_options.address, m_options.port)) {
+        *error = QStringLiteral("cannot listen on %1:%2: %3")
+                         .arg(m_options.address.toString())
+                         .arg(m_options.port)
+                         .arg(tcp->errorString());
+        delete tcp;
+        return 0;
+    }
+    bind(tcp);
+    return tcp->serverPort();
+}
+
+bool HttpServer::hostAllowed(const QByteArray &hostHeader) const
+{
+    return m_options.allowedHosts.contains(hostName(hostHeader));
+}
+
+bool HttpServer::originAllowed(const QByteArray &origin) const
+{
+    if (origin.isEmpty())
+        return true; // not a browser: DNS rebinding needs a browser
+    const QString text = QString::fromLatin1(origin).trimmed();
+    if (!m_options.allowedOrigins.isEmpty())
+        return m_options.allowedOrigins.contains(text, Qt::CaseInsensitive);
+    const QUrl url(text);
+    if (!url.isValid() || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")))
+        return false;
+    QString host = url.host().toLower();
+    if (host.contains(QLatin1Char(':')))
+        host = QLatin1Char('[') + host + QLatin1Char(']');
+    return m_options.allowedHosts.contains(host);
+}
+
+bool HttpServer::tokenAccepted(const QByteArray &authorization) const
+{
+    if (m_options.authToken.isEmpty())
+        return true;
+    if (!authorization.startsWith("Bearer "))
+        return false;
+    // Comparing digests keeps the comparison time independent of where the strings differ.
+    return sha256(authorization.mid(7).trimmed()) == sha256(m_options.authToken.toUtf8());
+}
+
+bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    const QString path = request.url().path();
+    if (!hostAllowed(request.value("host"))) {
+        spdlog::warn("403 for {} {}: Host '{}' is not allowed", request.remoteAddress().toString().toStdString(),
+                     path.toStdString(), request.value("host").toStdString());
+        http::writeJsonRpcError(socket, 403, -32600,
+                                QStringLiteral("Host header '%1' is not allowed (MCP_ALLOWED_HOSTS)")
+                                        .arg(QString::fromLatin1(request.value("host"))));
+        return true;
+    }
+    if (!originAllowed(request.value("origin"))) {
+        spdlog::warn("403 for {} {}: Origin '{}' is not allowed", request.remoteAddress().toString().toStdString(),
+                     path.toStdString(), request.value("origin").toStdString());
+        http::writeJsonRpcError(socket, 403, -32600,
+                                QStringLiteral("Origin '%1' is not allowed (MCP_ALLOWED_ORIGINS)")
+                                        .arg(QString::fromLatin1(request.value("origin"))));
+        return true;
+    }
+    if (path == QLatin1String("/health")) {
+        writeHealth(socket);
+        return true;
+    }
+    if (!tokenAccepted(request.value("authorization"))) {
+        http::writeJsonRpcError(socket, 401, -32600, QStringLiteral("a valid bearer token is required"),
+                                {{"WWW-Authenticate", "Bearer realm=\"cmcp\""}});
+        return true;
+    }
+    if (path == QLatin1String("/mcp")) {
+        m_streamable->handle(request, socket);
+        return true;
+    }
+    if (path == QLatin1String("/sse") || path == QLatin1String("/messages")
+        || path == QLatin1String("/messages/")) {
+        m_legacySse->handle(request, socket);
+        return true;
+    }
+    return false;
+}
+
+void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    http::writeJsonRpcError(socket, 404, -32600,
+                            QStringLiteral("no such endpoint: %1 (MCP is served at /mcp and /sse)")
+                                    .arg(request.url().path()));
+}
+
+void HttpServer::writeHealth(QTcpSocket *socket)
+{
+    const QJsonObject health{{QLatin1String("status"), QLatin1String("ok")},
+                             {QLatin1String("version"), QStringLiteral(CMCP_VERSION)},
+                             {QLatin1String("sessions"), m_mcp.sessionCount()},
+                             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)}};
+    http::writeJson(socket, 200, QJsonDocument(health).toJson(QJsonDocument::Compact));
+}
+
+} // namespace cmcp

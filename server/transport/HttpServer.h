@@ -1,0 +1,41 @@
+#pragma once
+
+#include "HttpOptions.h"
+
+#include <QAbstractHttpServer>
+
+namespace cmcp {
+
+class McpServer;
+class StreamableHttpTransport;
+class LegacySseTransport;
+
+// The HTTP door: checks Host, Origin and the bearer token on every request, then routes
+// /mcp (Streamable HTTP), /sse and /messages (legacy HTTP+SSE) and /health.
+class HttpServer : public QAbstractHttpServer
+{
+    Q_OBJECT
+public:
+    HttpServer(McpServer &mcp, HttpOptions options, QObject *parent = nullptr);
+    ~HttpServer() override;
+
+    // Returns the port listened on (useful with port 0), or 0 on failure with `error` set.
+    quint16 start(QString *error);
+
+protected:
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
+    void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
+
+private:
+    bool hostAllowed(const QByteArray &hostHeader) const;
+    bool originAllowed(const QByteArray &origin) const;
+    bool tokenAccepted(const QByteArray &authorization) const;
+    void writeHealth(QTcpSocket *socket);
+
+    McpServer &m_mcp;
+    HttpOptions m_options;
+    StreamableHttpTransport *m_streamable;
+    LegacySseTransport *m_legacySse;
+};
+
+} // namespace cmcp

@@ -1,0 +1,63 @@
+#include "HttpWire.h"
+
+#include "JsonRpc.h"
+
+#include <QTcpSocket>
+
+namespace cmcp::http {
+
+QByteArray reasonPhrase(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Status";
+    }
+}
+
+void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body, bool close)
+{
+    if (!socket || socket->state() != QAbstractSocket::ConnectedState)
+        return;
+    QByteArray out;
+    out.reserve(body.size() + 256);
+    out += "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
+    for (const auto &[name, value] : headers)
+        out += name + ": " + value + "\r\n";
+    out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+    if (close)
+        out += "Connection: close\r\n";
+    out += "\r\n";
+    out += body;
+    socket->write(out);
+    if (close)
+        socket->disconnectFromHost();
+}
+
+void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Headers &extra)
+{
+    Headers headers{{"Content-Type", "application/json"}};
+    headers.append(extra);
+    writeResponse(socket, status, headers, body);
+}
+
+void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message, const Headers &extra)
+{
+    writeJson(socket, status, jsonrpc::serialize(jsonrpc::makeError(QJsonValue::Null, code, message)), extra);
+}
+
+} // namespace cmcp::http

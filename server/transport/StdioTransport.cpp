@@ -1,0 +1,111 @@
+#include "StdioTransport.h"
+
+#include "JsonRpc.h"
+#include "McpServer.h"
+
+#include <QSocketNotifier>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <unistd.h>
+
+namespace cmcp {
+
+class StdioTransport::LineExchange : public Exchange
+{
+public:
+    explicit LineExchange(StdioTransport &transport) : m_transport(transport) {}
+    void sendRelated(const QJsonObject &message) override { m_transport.writeLine(jsonrpc::serialize(message)); }
+    void complete(const QJsonValue &responses) override
+    {
+        if (!responses.isUndefined())
+            m_transport.writeLine(jsonrpc::serialize(responses));
+    }
+
+private:
+    StdioTransport &m_transport;
+};
+
+StdioTransport::StdioTransport(McpServer &mcp, QObject *parent)
+    : QObject(parent), m_mcp(mcp), m_exchange(std::make_shared<LineExchange>(*this))
+{
+}
+
+StdioTransport::~StdioTransport()
+{
+    if (m_session)
+        m_mcp.closeSession(m_session->id(), QStringLiteral("stdio transport stopped"));
+}
+
+void StdioTransport::start()
+{
+    m_session = m_mcp.openSession(QStringLiteral("stdio"), this);
+    m_notifier = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
+    connect(m_notifier, &QSocketNotifier::activated, this, &StdioTransport::onReadable);
+}
+
+void StdioTransport::sendUnrelated(const QJsonObject &message)
+{
+    writeLine(jsonrpc::serialize(message));
+}
+
+void StdioTransport::writeLine(const QByteArray &json)
+{
+    QByteArray line = json + '\n';
+    const char *data = line.constData();
+    qsizetype left = line.size();
+    while (left > 0) {
+        const ssize_t written = ::write(STDOUT_FILENO, data, size_t(left));
+        if (written < 0) {
+            if (errno == EINTR)
+                continue;
+            spdlog::error("stdout is gone ({}): ending the stdio session", strerror(errno));
+            Q_EMIT finished();
+            return;
+        }
+        data += written;
+        left -= written;
+    }
+}
+
+void StdioTransport::onReadable()
+{
+    char chunk[65536];
+    const ssize_t got = ::read(STDIN_FILENO, chunk, sizeof chunk);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (got <= 0) {
+        m_notifier->setEnabled(false);
+        if (!m_buffer.trimmed().isEmpty() && !m_discardingLongLine)
+            handleLine(m_buffer);
+        m_buffer.clear();
+        spdlog::info("stdin closed: ending the stdio session");
+        Q_EMIT finished();
+        return;
+    }
+    m_buffer.append(chunk, got);
+    qsizetype newline;
+    while ((newline = m_buffer.indexOf('\n')) >= 0) {
+        const QByteArray line = m_buffer.left(newline);
+        m_buffer.remove(0, newline + 1);
+        if (m_discardingLongLine)
+            m_discardingLongLine = false;
+        else if (!line.trimmed().isEmpty())
+            handleLine(line);
+    }
+    if (m_buffer.size() > maxLineBytes) {
+        spdlog::warn("stdio: a message longer than {} bytes was refused", maxLineBytes);
+        writeLine(jsonrpc::serialize(jsonrpc::makeError(QJsonValue::Null, jsonrpc::InvalidRequest,
+                                                        QStringLiteral("message too large"))));
+        m_buffer.clear();
+        m_discardingLongLine = true;
+    }
+}
+
+void StdioTransport::handleLine(const QByteArray &line)
+{
+    m_mcp.handlePayload(m_session, jsonrpc::parsePayload(line), m_exchange);
+}
+
+} // namespace cmcp

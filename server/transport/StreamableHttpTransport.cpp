@@ -1,0 +1,247 @@
+#include "StreamableHttpTransport.h"
+
+#include "HttpWire.h"
+#include "JsonRpc.h"
+#include "McpServer.h"
+#include "ProtocolVersion.h"
+#include "SseStream.h"
+
+#include <QHttpServerRequest>
+#include <QPointer>
+#include <QTcpSocket>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+const QString transportName = QStringLiteral("streamable-http");
+
+bool accepts(const QHttpServerRequest &request, QByteArrayView mediaType)
+{
+    const QByteArray accept = request.value("accept");
+    for (const QByteArray &part : accept.split(',')) {
+        const QByteArray type = part.split(';').first().trimmed().toLower();
+        if (type == mediaType || type == "*/*")
+            return true;
+    }
+    return false;
+}
+
+// The answer to one POST: plain JSON when the response is all there is, an SSE stream as
+// soon as a notification or a server request has to go out before it.
+class PostExchange : public Exchange
+{
+public:
+    PostExchange(QTcpSocket *socket, const QString &sessionId, const HttpOptions &options)
+        : m_socket(socket), m_sessionHeader(sessionId.toLatin1()), m_options(options)
+    {
+    }
+
+    void sendRelated(const QJsonObject &message) override
+    {
+        if (!m_stream) {
+            m_stream = std::make_unique<SseStream>(m_socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+            m_stream->start({{"Mcp-Session-Id", m_sessionHeader}});
+        }
+        m_stream->sendEvent(jsonrpc::serialize(message), "message");
+    }
+
+    void complete(const QJsonValue &responses) override
+    {
+        if (m_stream) {
+            if (!responses.isUndefined())
+                m_stream->sendEvent(jsonrpc::serialize(responses), "message");
+            m_stream->end();
+            return;
+        }
+        if (responses.isUndefined()) {
+            http::writeResponse(m_socket, 202, {{"Mcp-Session-Id", m_sessionHeader}}, {});
+            return;
+        }
+        const bool parseError = responses.toObject().value(QLatin1String("error")).toObject().value(QLatin1String("code"))
+                == jsonrpc::ParseError;
+        http::writeJson(m_socket, parseError ? 400 : 200, jsonrpc::serialize(responses),
+                        {{"Mcp-Session-Id", m_sessionHeader}});
+    }
+
+private:
+    QPointer<QTcpSocket> m_socket;
+    QByteArray m_sessionHeader;
+    const HttpOptions &m_options;
+    std::unique_ptr<SseStream> m_stream;
+};
+
+} // namespace
+
+// A session's own channel: its GET stream, when the client has one open.
+class StreamableHttpTransport::Channel : public SessionChannel
+{
+public:
+    void sendUnrelated(const QJsonObject &message) override
+    {
+        if (getStream && getStream->isOpen())
+            getStream->sendEvent(jsonrpc::serialize(message), "message");
+        else
+            spdlog::debug("no GET stream open: dropped {}", message.value(QLatin1String("method")).toString().toStdString());
+    }
+
+    std::shared_ptr<Session> session;
+    std::unique_ptr<SseStream> getStream;
+};
+
+StreamableHttpTransport::StreamableHttpTransport(McpServer &mcp, const HttpOptions &options, QObject *parent)
+    : QObject(parent), m_mcp(mcp), m_options(options)
+{
+    connect(&mcp, &McpServer::sessionClosed, this, [this](const QString &id) { m_channels.remove(id); });
+    m_reaper.setInterval(qBound(1, m_options.sessionIdleSeconds / 4, 60) * 1000);
+    connect(&m_reaper, &QTimer::timeout, this, &StreamableHttpTransport::reapIdleSessions);
+    m_reaper.start();
+}
+
+StreamableHttpTransport::~StreamableHttpTransport()
+{
+    const QStringList ids = m_channels.keys();
+    for (const QString &id : ids)
+        m_mcp.closeSession(id, QStringLiteral("the HTTP transport stopped"));
+}
+
+void StreamableHttpTransport::handle(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    switch (request.method()) {
+    case QHttpServerRequest::Method::Post:
+        return handlePost(request, socket);
+    case QHttpServerRequest::Method::Get:
+        return handleGet(request, socket);
+    case QHttpServerRequest::Method::Delete:
+        return handleDelete(request, socket);
+    default:
+        http::writeResponse(socket, 405, {{"Allow", "GET, POST, DELETE"}}, {});
+    }
+}
+
+bool StreamableHttpTransport::protocolVersionAccepted(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    const QByteArray version = request.value("mcp-protocol-version");
+    if (version.isEmpty() || protocol::isSupported(QString::fromLatin1(version)))
+        return true;
+    http::writeJsonRpcError(socket, 400, jsonrpc::InvalidRequest,
+                            QStringLiteral("unsupported MCP-Protocol-Version '%1' (supported: %2)")
+                                    .arg(QString::fromLatin1(version), protocol::supportedVersions().join(QLatin1String(", "))));
+    return false;
+}
+
+std::shared_ptr<Session> StreamableHttpTransport::requestedSession(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    const QString id = QString::fromLatin1(request.value("mcp-session-id"));
+    if (id.isEmpty()) {
+        http::writeJsonRpcError(socket, 400, jsonrpc::RequestFailed,
+                                QStringLiteral("the Mcp-Session-Id header is required: send initialize first"));
+        return nullptr;
+    }
+    const auto channel = m_channels.value(id);
+    if (!channel) {
+        http::writeJsonRpcError(socket, 404, jsonrpc::RequestFailed,
+                                QStringLiteral("session not found (it ended or never existed): initialize a new one"));
+        return nullptr;
+    }
+    return channel->session;
+}
+
+void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    if (!accepts(request, "application/json") || !accepts(request, "text/event-stream")) {
+        http::writeJsonRpcError(socket, 406, jsonrpc::InvalidRequest,
+                                QStringLiteral("the Accept header must list both application/json and text/event-stream"));
+        return;
+    }
+    if (!request.value("content-type").toLower().startsWith("application/json")) {
+        http::writeJsonRpcError(socket, 415, jsonrpc::InvalidRequest,
+                                QStringLiteral("the Content-Type must be application/json"));
+        return;
+    }
+    const jsonrpc::Payload payload = jsonrpc::parsePayload(request.body());
+    const bool isInitialize = !payload.parseError && !payload.batch && payload.messages.size() == 1
+            && payload.messages.first().method == QLatin1String("initialize");
+
+    std::shared_ptr<Session> session;
+    if (isInitialize) {
+        if (!request.value("mcp-session-id").isEmpty()) {
+            http::writeJsonRpcError(socket, 400, jsonrpc::InvalidRequest,
+                                    QStringLiteral("initialize opens a new session: send it without Mcp-Session-Id"));
+            return;
+        }
+        auto channel = std::make_shared<Channel>();
+        channel->session = m_mcp.openSession(transportName, channel.get());
+        if (!channel->session) {
+            http::writeJsonRpcError(socket, 503, jsonrpc::RequestFailed,
+                                    QStringLiteral("too many sessions (MCP_MAX_SESSIONS): try again later"));
+            return;
+        }
+        session = channel->session;
+        m_channels.insert(session->id(), channel);
+    } else {
+        if (!protocolVersionAccepted(request, socket))
+            return;
+        session = requestedSession(request, socket);
+        if (!session)
+            return;
+    }
+
+    auto exchange = std::make_shared<PostExchange>(socket, session->id(), m_options);
+    if (!m_mcp.handlePayload(session, payload, exchange))
+        http::writeResponse(socket, 202, {}, {});
+    // A failed initialize leaves no session behind.
+    if (isInitialize && !session->isInitialized())
+        m_mcp.closeSession(session->id(), QStringLiteral("initialize failed"));
+}
+
+void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    if (!accepts(request, "text/event-stream")) {
+        http::writeJsonRpcError(socket, 406, jsonrpc::InvalidRequest,
+                                QStringLiteral("the Accept header must list text/event-stream"));
+        return;
+    }
+    if (!protocolVersionAccepted(request, socket))
+        return;
+    const std::shared_ptr<Session> session = requestedSession(request, socket);
+    if (!session)
+        return;
+    const std::shared_ptr<Channel> channel = m_channels.value(session->id());
+    if (channel->getStream && channel->getStream->isOpen()) {
+        http::writeJsonRpcError(socket, 409, jsonrpc::InvalidRequest,
+                                QStringLiteral("this session already has a GET stream open"));
+        return;
+    }
+    channel->getStream = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+    channel->getStream->start({{"Mcp-Session-Id", session->id().toLatin1()}});
+    session->touch();
+}
+
+void StreamableHttpTransport::handleDelete(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    if (!protocolVersionAccepted(request, socket))
+        return;
+    const std::shared_ptr<Session> session = requestedSession(request, socket);
+    if (!session)
+        return;
+    m_mcp.closeSession(session->id(), QStringLiteral("the client ended the session"));
+    http::writeResponse(socket, 200, {}, {});
+}
+
+void StreamableHttpTransport::reapIdleSessions()
+{
+    const qint64 limit = qint64(m_options.sessionIdleSeconds) * 1000;
+    QStringList idle;
+    for (const auto &channel : std::as_const(m_channels)) {
+        const bool streaming = channel->getStream && channel->getStream->isOpen();
+        if (!streaming && channel->session->requestsInFlight() == 0 && channel->session->idleMilliseconds() > limit)
+            idle.append(channel->session->id());
+    }
+    for (const QString &id : std::as_const(idle))
+        m_mcp.closeSession(id, QStringLiteral("idle for more than %1 s (MCP_SESSION_IDLE_SECONDS)").arg(m_options.sessionIdleSeconds));
+}
+
+} // namespace cmcp

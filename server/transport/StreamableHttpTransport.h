@@ -1,0 +1,48 @@
+#pragma once
+
+#include "HttpOptions.h"
+
+#include <QHash>
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+
+class QHttpServerRequest;
+class QTcpSocket;
+
+namespace cmcp {
+
+class McpServer;
+class Session;
+
+// MCP's Streamable HTTP transport at /mcp: POST carries client messages and is answered with
+// JSON, or with an SSE stream when the server has something to say before the response;
+// GET opens the session's server-to-client stream; DELETE ends the session.
+class StreamableHttpTransport : public QObject
+{
+    Q_OBJECT
+public:
+    StreamableHttpTransport(McpServer &mcp, const HttpOptions &options, QObject *parent = nullptr);
+    ~StreamableHttpTransport() override;
+
+    void handle(const QHttpServerRequest &request, QTcpSocket *socket);
+
+private:
+    class Channel;
+    void handlePost(const QHttpServerRequest &request, QTcpSocket *socket);
+    void handleGet(const QHttpServerRequest &request, QTcpSocket *socket);
+    void handleDelete(const QHttpServerRequest &request, QTcpSocket *socket);
+    // The session the request names; on a missing, unknown or mismatched session the error
+    // response is written and null returned.
+    std::shared_ptr<Session> requestedSession(const QHttpServerRequest &request, QTcpSocket *socket);
+    bool protocolVersionAccepted(const QHttpServerRequest &request, QTcpSocket *socket);
+    void reapIdleSessions();
+
+    McpServer &m_mcp;
+    const HttpOptions &m_options;
+    QHash<QString, std::shared_ptr<Channel>> m_channels;
+    QTimer m_reaper;
+};
+
+} // namespace cmcp
