@@ -2,15 +2,22 @@
 
 #include "Settings.h"
 
+#include <QHostInfo>
+
 namespace cmcp {
 
 HttpOptions HttpOptions::fromSettings(const Settings &settings)
 {
     HttpOptions options;
     const QString host = settings.text(u"MCP_HOST");
+    options.host = host;
     options.address = QHostAddress(host);
-    if (options.address.isNull())
-        options.address = host == QLatin1String("localhost") ? QHostAddress(QHostAddress::LocalHost) : QHostAddress();
+    if (options.address.isNull()) {
+        // A host name: resolved once at start-up (blocking is fine before the event loop runs).
+        const QList<QHostAddress> addresses = QHostInfo::fromName(host).addresses();
+        if (!addresses.isEmpty())
+            options.address = addresses.first();
+    }
     options.port = quint16(settings.integer(u"MCP_PORT"));
     for (const QString &allowed : settings.list(u"MCP_ALLOWED_HOSTS"))
         options.allowedHosts.append(allowed.toLower());

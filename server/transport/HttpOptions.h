@@ -10,7 +10,8 @@ class Settings;
 // What the HTTP door enforces, taken from the settings once at start-up.
 struct HttpOptions
 {
-    QHostAddress address = QHostAddress::LocalHost;
+    QString host = QStringLiteral("127.0.0.1"); // as configured, for messages
+    QHostAddress address = QHostAddress::LocalHost; // null when the name did not resolve
     quint16 port = 8000;
     QStringList allowedHosts; // Host header names, lower case, without port
     QStringList allowedOrigins; // exact origins; empty = origins whose host is allowed
