@@ -12,6 +12,7 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDir>
 #include <QFileInfo>
 #include <QSocketNotifier>
 
@@ -50,7 +51,7 @@ void quitOnTerminationSignals(QCoreApplication &app)
 QString defaultEnvFile()
 {
     // Installed next to the binary, or read from the source tree the binary was built from.
-    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/container-mcp/default.env");
+    const QString installed = QDir::cleanPath(QCoreApplication::applicationDirPath() + QStringLiteral("/../share/container-mcp/default.env"));
     if (QFileInfo::exists(installed))
         return installed;
     return QStringLiteral(CMCP_SOURCE_DIR "/config/default.env");
