@@ -18,6 +18,10 @@ public:
     // Every request of the payload is settled. `responses` is one response object, an array for a
     // batch, or undefined when nothing is to be answered (all requests were cancelled).
     virtual void complete(const QJsonValue &responses) = 0;
+    // The server asks the client to come back for the rest (SEP-1699 polling): end the live
+    // stream now and keep what follows for the client's reconnection. Transports that cannot
+    // resume keep the channel open instead.
+    virtual void suspend() {}
 };
 
 // Messages that belong to no client request (list changes, resource updates) take the session's

@@ -70,6 +70,13 @@ void Session::sendRelated(const QString &idKey, const QJsonObject &message)
         it->tracker->sendRelated(message);
 }
 
+void Session::suspendRelated(const QString &idKey)
+{
+    auto it = m_inFlight.find(idKey);
+    if (it != m_inFlight.end())
+        it->tracker->suspend();
+}
+
 void Session::requestFromClient(const QString &relatedIdKey, const QString &method,
                                 const QJsonObject &params, ClientReply reply, int timeoutMs)
 {

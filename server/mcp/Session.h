@@ -64,6 +64,7 @@ public:
     // Records the response (or none, when cancelled) of a request in flight.
     void settleRequest(const QString &idKey, const std::optional<QJsonObject> &response);
     void sendRelated(const QString &idKey, const QJsonObject &message);
+    void suspendRelated(const QString &idKey);
 
     // --- server requests to the client ---
     void requestFromClient(const QString &relatedIdKey, const QString &method,
@@ -115,6 +116,7 @@ public:
     void addResponse(const QJsonObject &response);
     void settle(const QString &idKey, const std::optional<QJsonObject> &response);
     void sendRelated(const QJsonObject &message) { m_exchange->sendRelated(message); }
+    void suspend() { m_exchange->suspend(); }
     // Every message of the payload has been dispatched: from now on the exchange completes as
     // soon as nothing is pending. A payload of notifications alone never completes.
     void seal();

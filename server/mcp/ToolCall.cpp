@@ -66,6 +66,12 @@ void ToolCall::requestFromClient(const QString &method, const QJsonObject &param
     session->requestFromClient(m_requestKey, method, params, std::move(reply), timeoutMs);
 }
 
+void ToolCall::closeStream()
+{
+    if (auto session = m_session.lock(); session && !m_finished && !m_cancelled)
+        session->suspendRelated(m_requestKey);
+}
+
 void ToolCall::finish(const ToolResult &result)
 {
     if (m_finished || m_cancelled)

@@ -40,6 +40,10 @@ public:
     void requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
                            int timeoutMs = 60000);
 
+    // Ends the HTTP stream carrying this call so that the client reconnects later and gets
+    // the rest, the result included (SEP-1699); long calls use it to outlive client timeouts.
+    void closeStream();
+
     // Later calls, and calls after cancellation, are ignored.
     void finish(const ToolResult &result);
 

@@ -4,9 +4,11 @@
 #include "JsonRpc.h"
 #include "McpServer.h"
 #include "ProtocolVersion.h"
+#include "ResumableStream.h"
 #include "SseStream.h"
 
 #include <QHttpServerRequest>
+#include <QMap>
 #include <QPointer>
 #include <QTcpSocket>
 
@@ -29,27 +31,40 @@ bool accepts(const QHttpServerRequest &request, QByteArrayView mediaType)
     return false;
 }
 
+using OpenResumable = std::function<std::shared_ptr<ResumableStream>()>;
+
 // The answer to one POST: plain JSON when the response is all there is, an SSE stream as
-// soon as a notification or a server request has to go out before it.
+// soon as a notification or a server request has to go out before it. For sessions that
+// negotiated 2025-11-25 the stream is resumable.
 class PostExchange : public Exchange
 {
 public:
-    PostExchange(QTcpSocket *socket, const QString &sessionId, const HttpOptions &options)
-        : m_socket(socket), m_sessionHeader(sessionId.toLatin1()), m_options(options)
+    PostExchange(QTcpSocket *socket, const QString &sessionId, const HttpOptions &options, OpenResumable openResumable)
+        : m_socket(socket), m_sessionHeader(sessionId.toLatin1()), m_options(options), m_openResumable(std::move(openResumable))
     {
     }
 
     void sendRelated(const QJsonObject &message) override
     {
-        if (!m_stream) {
-            m_stream = std::make_unique<SseStream>(m_socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
-            m_stream->start({{"Mcp-Session-Id", m_sessionHeader}});
-        }
-        m_stream->sendEvent(jsonrpc::serialize(message), "message");
+        ensureStream();
+        send(jsonrpc::serialize(message));
+    }
+
+    void suspend() override
+    {
+        ensureStream();
+        if (m_resumable)
+            m_resumable->detach();
     }
 
     void complete(const QJsonValue &responses) override
     {
+        if (m_resumable) {
+            if (!responses.isUndefined())
+                m_resumable->send(jsonrpc::serialize(responses));
+            m_resumable->finish();
+            return;
+        }
         if (m_stream) {
             if (!responses.isUndefined())
                 m_stream->sendEvent(jsonrpc::serialize(responses), "message");
@@ -67,9 +82,32 @@ public:
     }
 
 private:
+    void ensureStream()
+    {
+        if (m_resumable || m_stream)
+            return;
+        if (m_openResumable) {
+            m_resumable = m_openResumable();
+            m_resumable->attach(m_socket, m_sessionHeader, std::nullopt);
+            return;
+        }
+        m_stream = std::make_unique<SseStream>(m_socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+        m_stream->start({{"Mcp-Session-Id", m_sessionHeader}});
+    }
+
+    void send(const QByteArray &data)
+    {
+        if (m_resumable)
+            m_resumable->send(data);
+        else
+            m_stream->sendEvent(data, "message");
+    }
+
     QPointer<QTcpSocket> m_socket;
     QByteArray m_sessionHeader;
     const HttpOptions &m_options;
+    OpenResumable m_openResumable;
+    std::shared_ptr<ResumableStream> m_resumable;
     std::unique_ptr<SseStream> m_stream;
 };
 
@@ -87,8 +125,26 @@ public:
             spdlog::debug("no GET stream open: dropped {}", message.value(QLatin1String("method")).toString().toStdString());
     }
 
+    // Opens a resumable stream, kept for resumption while it runs and for a while after.
+    std::shared_ptr<ResumableStream> openResumable(const HttpOptions &options)
+    {
+        auto stream = std::make_shared<ResumableStream>(nextStreamId++, options);
+        streams.insert(stream->id(), stream);
+        // Finished streams beyond the newest few are forgotten.
+        constexpr int keptFinished = 16;
+        int finished = 0;
+        for (auto it = streams.end(); it != streams.begin();) {
+            --it;
+            if (it.value()->isFinished() && ++finished > keptFinished)
+                it = streams.erase(it);
+        }
+        return stream;
+    }
+
     std::shared_ptr<Session> session;
     std::unique_ptr<SseStream> getStream;
+    QMap<int, std::shared_ptr<ResumableStream>> streams;
+    int nextStreamId = 1;
 };
 
 StreamableHttpTransport::StreamableHttpTransport(McpServer &mcp, const HttpOptions &options, QObject *parent)
@@ -189,7 +245,15 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
             return;
     }
 
-    auto exchange = std::make_shared<PostExchange>(socket, session->id(), m_options);
+    OpenResumable openResumable;
+    if (protocol::atLeast(session->protocolVersion(), protocol::V2025_11_25)) {
+        std::weak_ptr<Channel> channel = m_channels.value(session->id());
+        openResumable = [channel, this] {
+            auto alive = channel.lock();
+            return alive ? alive->openResumable(m_options) : std::make_shared<ResumableStream>(0, m_options);
+        };
+    }
+    auto exchange = std::make_shared<PostExchange>(socket, session->id(), m_options, std::move(openResumable));
     if (!m_mcp.handlePayload(session, payload, exchange))
         http::writeResponse(socket, 202, {}, {});
     // A failed initialize leaves no session behind.
@@ -210,6 +274,16 @@ void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpS
     if (!session)
         return;
     const std::shared_ptr<Channel> channel = m_channels.value(session->id());
+    const QByteArray lastEventId = request.value("last-event-id");
+    if (!lastEventId.isEmpty()) {
+        const auto position = ResumableStream::parseEventId(lastEventId);
+        const auto stream = position ? channel->streams.value(position->first) : nullptr;
+        if (!stream || !stream->attach(socket, session->id().toLatin1(), position->second))
+            http::writeJsonRpcError(socket, 404, jsonrpc::InvalidRequest,
+                                    QStringLiteral("cannot resume after event '%1': unknown, or no longer kept")
+                                            .arg(QString::fromLatin1(lastEventId)));
+        return;
+    }
     if (channel->getStream && channel->getStream->isOpen()) {
         http::writeJsonRpcError(socket, 409, jsonrpc::InvalidRequest,
                                 QStringLiteral("this session already has a GET stream open"));
