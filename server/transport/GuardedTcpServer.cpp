@@ -5,6 +5,8 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <sys/resource.h>
+
 #include <spdlog/spdlog.h>
 
 namespace cmcp {
@@ -109,6 +111,13 @@ private:
 GuardedTcpServer::GuardedTcpServer(qint64 maxBodyBytes, QObject *parent)
     : QTcpServer(parent), m_maxBodyBytes(maxBodyBytes)
 {
+    // Qt 6.4 treats EMFILE from accept() as a temporary error and retries at once: out of
+    // descriptors the event loop would spin at full CPU. So sockets are counted and kept
+    // below the descriptor limit, leaving room for files and child processes.
+    rlimit limit{};
+    const qint64 descriptors = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? qint64(limit.rlim_cur) : 1024;
+    m_servedLimit = qMax<qint64>(8, descriptors - 128);
+    m_acceptLimit = qMax<qint64>(16, descriptors - 32);
 }
 
 void GuardedTcpServer::incomingConnection(qintptr descriptor)
@@ -118,10 +127,40 @@ void GuardedTcpServer::incomingConnection(qintptr descriptor)
         delete socket;
         return;
     }
+    ++m_openSockets;
+    connect(socket, &QObject::destroyed, this, [this] { --m_openSockets; });
+    if (m_openSockets >= m_acceptLimit)
+        pauseWhileFull();
+    if (m_openSockets > m_servedLimit) {
+        // Answer and close rather than leave the client hanging.
+        ++m_refusedSinceWarning;
+        if (!m_lastRefusalWarning.isValid() || m_lastRefusalWarning.hasExpired(10000)) {
+            spdlog::warn("refused {} connection(s): {} sockets are open, the most the descriptor limit allows",
+                         m_refusedSinceWarning, m_openSockets - 1);
+            m_refusedSinceWarning = 0;
+            m_lastRefusalWarning.start();
+        }
+        http::writeJsonRpcError(socket, 503, -32000, QStringLiteral("too many open connections: try again later"),
+                                {{"Connection", "close"}, {"Retry-After", "1"}});
+        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+        socket->disconnectFromHost();
+        return;
+    }
     // Connected before the HTTP server connects its own slot, so the guard sees bytes first.
     auto *guard = new RequestGuard(socket, m_maxBodyBytes);
     connect(socket, &QTcpSocket::readyRead, guard, [guard] { guard->onReadyRead(); });
     addPendingConnection(socket);
+}
+
+void GuardedTcpServer::pauseWhileFull()
+{
+    pauseAccepting();
+    QTimer::singleShot(200, this, [this] {
+        if (m_openSockets >= m_acceptLimit)
+            pauseWhileFull();
+        else
+            resumeAccepting();
+    });
 }
 
 } // namespace cmcp

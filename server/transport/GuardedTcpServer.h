@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QElapsedTimer>
 #include <QTcpServer>
 
 namespace cmcp {
@@ -19,7 +20,15 @@ protected:
     void incomingConnection(qintptr descriptor) override;
 
 private:
+    // Stops accepting until enough sockets have closed.
+    void pauseWhileFull();
+
     qint64 m_maxBodyBytes;
+    qint64 m_servedLimit = 0; // sockets beyond this are answered 503 and closed
+    qint64 m_acceptLimit = 0; // at this many, accepting pauses: even a refusal costs a descriptor
+    qint64 m_openSockets = 0;
+    qint64 m_refusedSinceWarning = 0;
+    QElapsedTimer m_lastRefusalWarning;
 };
 
 } // namespace cmcp
