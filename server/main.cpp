@@ -69,7 +69,7 @@ void trimHeapAfterSessionsClose(McpServer &mcp)
 {
     auto *debounce = new QTimer(&mcp);
     debounce->setSingleShot(true);
-    debounce->setInterval(5000);
+    debounce->setInterval(2000);
     QObject::connect(debounce, &QTimer::timeout, [] { malloc_trim(0); });
     QObject::connect(&mcp, &McpServer::sessionClosed, debounce, [debounce] {
         if (!debounce->isActive())
