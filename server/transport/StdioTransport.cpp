@@ -84,15 +84,19 @@ void StdioTransport::onReadable()
         Q_EMIT finished();
         return;
     }
+    // Only the fresh bytes can hold a newline: scanning the whole buffer on every read made a
+    // long message cost quadratic time (seconds for one near the limit).
+    const qsizetype scanFrom = m_buffer.size();
     m_buffer.append(chunk, got);
-    qsizetype newline;
-    while ((newline = m_buffer.indexOf('\n')) >= 0) {
+    qsizetype newline = m_buffer.indexOf('\n', scanFrom);
+    while (newline >= 0) {
         const QByteArray line = m_buffer.left(newline);
         m_buffer.remove(0, newline + 1);
         if (m_discardingLongLine)
             m_discardingLongLine = false;
         else if (!line.trimmed().isEmpty())
             handleLine(line);
+        newline = m_buffer.indexOf('\n');
     }
     if (m_buffer.size() > maxLineBytes) {
         spdlog::warn("stdio: a message longer than {} bytes was refused", maxLineBytes);
