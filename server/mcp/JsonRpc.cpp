@@ -4,6 +4,8 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <limits>
+
 namespace cmcp::jsonrpc {
 
 namespace {
@@ -37,7 +39,10 @@ Message classify(const QJsonValue &value)
         return invalid(object, id, QStringLiteral("\"jsonrpc\" must be \"2.0\""));
 
     const bool hasId = object.contains(QLatin1String("id"));
-    if (hasId && !isValidId(id))
+    // A peer that could not read a request's id answers its error with a null id (JSON-RPC 5.1).
+    const bool errorWithoutId = id.isNull() && object.contains(QLatin1String("error"))
+            && !object.contains(QLatin1String("method")) && !object.contains(QLatin1String("result"));
+    if (hasId && !isValidId(id) && !errorWithoutId)
         return invalid(object, QJsonValue::Null, QStringLiteral("\"id\" must be a string or a number"));
 
     const QJsonValue params = object.value(QLatin1String("params"));
@@ -102,8 +107,14 @@ QString idKey(const QJsonValue &id)
 {
     if (id.isString())
         return QLatin1String("s:") + id.toString();
-    if (id.isDouble())
+    if (id.isDouble()) {
+        // Integers keep all 64 bits: distinct ids above 2^53 must not share a key.
+        constexpr qint64 notAnInteger = std::numeric_limits<qint64>::min();
+        const qint64 integer = id.toInteger(notAnInteger);
+        if (integer != notAnInteger)
+            return QLatin1String("n:") + QString::number(integer);
         return QLatin1String("n:") + QString::number(id.toDouble(), 'g', 17);
+    }
     return {};
 }
 

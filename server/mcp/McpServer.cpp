@@ -90,12 +90,12 @@ void insertIfSet(QJsonObject &object, const char *key, const QString &value)
 
 void McpServer::Request::reply(const QJsonValue &result) const
 {
-    session->settleRequest(key, jsonrpc::makeResult(id, result));
+    session->settleRequest(key, serial, jsonrpc::makeResult(id, result));
 }
 
 void McpServer::Request::fail(int code, const QString &message, const QJsonValue &data) const
 {
-    session->settleRequest(key, jsonrpc::makeError(id, code, message, data));
+    session->settleRequest(key, serial, jsonrpc::makeError(id, code, message, data));
 }
 
 McpServer::McpServer(ServerIdentity identity, QObject *parent)
@@ -239,8 +239,8 @@ void McpServer::dispatchRequest(const std::shared_ptr<Session> &session, const j
                 QStringLiteral("request id %1 is already in use by a request in flight").arg(key.mid(2))));
         return;
     }
-    session->beginRequest(key, tracker);
-    Request request{session, key, message.id, message.params.toObject()};
+    const quint64 serial = session->beginRequest(key, tracker);
+    Request request{session, key, serial, message.id, message.params.toObject()};
 
     const auto method = m_methods.constFind(message.method);
     if (method == m_methods.cend()) {
@@ -393,8 +393,9 @@ void McpServer::callTool(const Request &request)
     const std::optional<QJsonObject> outputSchema = tool->outputSchema;
     std::weak_ptr<Session> weakSession = request.session;
     const QString key = request.key;
+    const quint64 serial = request.serial;
     const QJsonValue id = request.id;
-    auto finisher = [weakSession, key, id, name, version, outputSchema](const ToolResult &toolResult) {
+    auto finisher = [weakSession, key, serial, id, name, version, outputSchema](const ToolResult &toolResult) {
         auto session = weakSession.lock();
         if (!session)
             return;
@@ -405,7 +406,7 @@ void McpServer::callTool(const Request &request)
                     : QStringLiteral("structuredContent is missing");
             if (!problem.isEmpty()) {
                 spdlog::error("tool {} broke its outputSchema: {}", name.toStdString(), problem.toStdString());
-                session->settleRequest(key, jsonrpc::makeError(id, jsonrpc::InternalError,
+                session->settleRequest(key, serial, jsonrpc::makeError(id, jsonrpc::InternalError,
                                                                QStringLiteral("tool %1 produced output that does not match its outputSchema: %2")
                                                                        .arg(name, problem)));
                 return;
@@ -421,7 +422,7 @@ void McpServer::callTool(const Request &request)
             result.insert(QLatin1String("structuredContent"), *toolResult.structuredContent);
         if (toolResult.isError)
             result.insert(QLatin1String("isError"), true);
-        session->settleRequest(key, jsonrpc::makeResult(id, result));
+        session->settleRequest(key, serial, jsonrpc::makeResult(id, result));
     };
 
     const QJsonValue progressToken =

@@ -60,6 +60,7 @@ private:
     {
         std::shared_ptr<Session> session;
         QString key;
+        quint64 serial;
         QJsonValue id;
         QJsonObject params;
         void reply(const QJsonValue &result) const;

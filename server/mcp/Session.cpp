@@ -28,10 +28,12 @@ bool Session::clientHasCapability(const QString &name) const
     return m_clientCapabilities.value(name).isObject();
 }
 
-void Session::beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker)
+quint64 Session::beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker)
 {
     tracker->expect(idKey);
-    m_inFlight.insert(idKey, InFlight{std::move(tracker), {}});
+    const quint64 serial = m_nextRequestSerial++;
+    m_inFlight.insert(idKey, InFlight{std::move(tracker), serial, {}});
+    return serial;
 }
 
 void Session::setCancelHandler(const QString &idKey, std::function<void(const QString &)> handler)
@@ -48,15 +50,15 @@ void Session::cancelRequest(const QString &idKey, const QString &reason)
         return;
     // The client asked for no response: settle first so a late result is ignored, then stop the work.
     auto cancel = std::move(it->cancel);
-    settleRequest(idKey, std::nullopt);
+    settleRequest(idKey, it->serial, std::nullopt);
     if (cancel)
         cancel(reason);
 }
 
-void Session::settleRequest(const QString &idKey, const std::optional<QJsonObject> &response)
+void Session::settleRequest(const QString &idKey, quint64 serial, const std::optional<QJsonObject> &response)
 {
     auto it = m_inFlight.find(idKey);
-    if (it == m_inFlight.end())
+    if (it == m_inFlight.end() || it->serial != serial)
         return;
     std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
     m_inFlight.erase(it);

@@ -57,12 +57,14 @@ public:
     // --- client requests in flight ---
     bool isRequestInFlight(const QString &idKey) const { return m_inFlight.contains(idKey); }
     int requestsInFlight() const { return int(m_inFlight.size()); }
-    void beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker);
+    // Returns the request's serial: a client may reuse an id once its request is settled, so a
+    // late answer names the serial it belongs to and is dropped when that request is gone.
+    quint64 beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker);
     // Runs when the client cancels the request or the session ends before it is settled.
     void setCancelHandler(const QString &idKey, std::function<void(const QString &reason)> handler);
     void cancelRequest(const QString &idKey, const QString &reason);
     // Records the response (or none, when cancelled) of a request in flight.
-    void settleRequest(const QString &idKey, const std::optional<QJsonObject> &response);
+    void settleRequest(const QString &idKey, quint64 serial, const std::optional<QJsonObject> &response);
     void sendRelated(const QString &idKey, const QJsonObject &message);
     void suspendRelated(const QString &idKey);
 
@@ -82,6 +84,7 @@ private:
     struct InFlight
     {
         std::shared_ptr<PayloadTracker> tracker;
+        quint64 serial = 0;
         std::function<void(const QString &)> cancel;
     };
     struct Outgoing
@@ -103,6 +106,7 @@ private:
     QHash<QString, InFlight> m_inFlight;
     std::map<QString, Outgoing> m_outgoing;
     qint64 m_nextOutgoingId = 1;
+    quint64 m_nextRequestSerial = 1;
     bool m_closed = false;
 };
 

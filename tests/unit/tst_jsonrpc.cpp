@@ -50,6 +50,8 @@ private Q_SLOTS:
     void parsesAnEmptyBatch();
 
     void idKeyDistinguishesStringsFromNumbers();
+    void idKeyKeepsLargeIntegersApart();
+    void errorResponseWithNullIdIsAResponse();
     void makeErrorKeepsTheId();
     void makeErrorUsesNullForAnUndefinedId();
     void makeErrorCarriesData();
@@ -272,6 +274,25 @@ void TestJsonRpc::idKeyDistinguishesStringsFromNumbers()
     // Large integer ids stay distinct.
     QVERIFY(jsonrpc::idKey(QJsonValue(qint64(9007199254740991))) != jsonrpc::idKey(QJsonValue(qint64(9007199254740990))));
     QVERIFY(jsonrpc::idKey(QJsonValue(QJsonValue::Null)).isEmpty());
+}
+
+void TestJsonRpc::idKeyKeepsLargeIntegersApart()
+{
+    // 2^53 and 2^53 + 1 are the same double: the key must not go through double.
+    const QString a = jsonrpc::idKey(valueFrom(u"9007199254740992"_s));
+    const QString b = jsonrpc::idKey(valueFrom(u"9007199254740993"_s));
+    QVERIFY2(a != b, qPrintable(a));
+}
+
+void TestJsonRpc::errorResponseWithNullIdIsAResponse()
+{
+    // JSON-RPC 2.0 section 5: a peer that could not read the id answers with a null id.
+    const jsonrpc::Message message =
+            jsonrpc::classify(valueFrom(u"{'jsonrpc':'2.0','id':null,'error':{'code':-32700,'message':'m'}}"_s));
+    QCOMPARE(message.kind, MessageKind::Response);
+    QVERIFY(message.id.isNull());
+    // A result still needs a real id.
+    QCOMPARE(jsonrpc::classify(valueFrom(u"{'jsonrpc':'2.0','id':null,'result':{}}"_s)).kind, MessageKind::Invalid);
 }
 
 void TestJsonRpc::makeErrorKeepsTheId()

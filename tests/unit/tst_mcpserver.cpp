@@ -162,6 +162,8 @@ private Q_SLOTS:
     void initializeInsideABatchRefused();
     void emptyBatchRefused();
     void reusedIdInFlightRefused();
+    void lateAnswerAfterCancelAndReuseIsDropped();
+    void errorResponseWithNullIdIsNotAnswered();
 
     // tools
     void toolsListPagination();
@@ -850,6 +852,44 @@ void TestMcpServer::reusedIdInFlightRefused()
     QCOMPARE(response.value(u"id"_s), QJsonValue(5));
     QCOMPARE(firstText(resultOf(response)), u"first"_s);
     QVERIFY(!session->isRequestInFlight(jsonrpc::idKey(5)));
+}
+
+void TestMcpServer::lateAnswerAfterCancelAndReuseIsDropped()
+{
+    ResourceReadDone pending;
+    m_server->resources().addResource({u"test://deferred"_s, u"Deferred"_s, {}, {}, u"text/plain"_s, std::nullopt,
+                                       [&pending](const QString &, const QHash<QString, QString> &, ResourceReadDone done) {
+                                           pending = std::move(done);
+                                       }});
+    auto session = initialized(u"2025-11-25"_s);
+    auto contents = [](const QString &text) {
+        return ResourceReadResult::success({QJsonObject{{u"uri"_s, u"test://deferred"_s}, {u"text"_s, text}}});
+    };
+
+    const Sent first = request(session, 7, u"resources/read"_s, {{u"uri"_s, u"test://deferred"_s}});
+    QVERIFY(pending);
+    ResourceReadDone firstDone = std::move(pending);
+    pending = nullptr;
+    send(session, u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':7}}"_s);
+    // The client may use the id again once its request is settled (here: cancelled).
+    const Sent second = request(session, 7, u"resources/read"_s, {{u"uri"_s, u"test://deferred"_s}});
+    QVERIFY(pending);
+
+    firstDone(contents(u"stale"_s));
+    QVERIFY2(second.exchange->completions.isEmpty(), "the cancelled read answered the new request");
+    pending(contents(u"fresh"_s));
+    const QJsonArray read = resultOf(second.response()).value(u"contents"_s).toArray();
+    QCOMPARE(read.first().toObject().value(u"text"_s).toString(), u"fresh"_s);
+    QCOMPARE(first.exchange->completions.size(), 1);
+    QVERIFY(first.exchange->completions.first().isUndefined());
+}
+
+void TestMcpServer::errorResponseWithNullIdIsNotAnswered()
+{
+    auto session = initialized(u"2025-11-25"_s);
+    const Sent sent = send(session, u"{'jsonrpc':'2.0','id':null,'error':{'code':-32700,'message':'unreadable'}}"_s);
+    QVERIFY(!sent.owed);
+    QVERIFY(sent.exchange->completions.isEmpty());
 }
 
 // ---------------------------------------------------------------------------------------------
