@@ -102,7 +102,7 @@ QList<SettingSpec> buildTable()
                  "Origin header values accepted (scheme://host[:port]); empty accepts only http(s) "
                  "origins whose host is an allowed host.",
                  NoFlags),
-            integer(http, "MCP_MAX_BODY_MB", "32", 1, 4096,
+            integer(http, "MCP_MAX_BODY_MB", "32", 2, 4096,
                     "Largest HTTP request body accepted, in megabytes; must exceed "
                     "FILE_MAX_SIZE_MB.",
                     NoFlags),

@@ -72,7 +72,11 @@ public:
             return;
         }
         if (responses.isUndefined()) {
-            http::writeResponse(m_socket, 202, {{"Mcp-Session-Id", m_sessionHeader}}, {});
+            // Every request was cancelled, so nothing is to be said; but a POST holding requests
+            // must be answered with JSON or a stream: an empty stream it is.
+            SseStream empty(m_socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+            empty.start({{"Mcp-Session-Id", m_sessionHeader}});
+            empty.end();
             return;
         }
         const bool parseError = responses.toObject().value(QLatin1String("error")).toObject().value(QLatin1String("code"))
