@@ -1,0 +1,149 @@
+// Starts the real cmcpd for a test and guarantees it is gone afterwards.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const running = new Set();
+// Last resort: a test file that crashes or is interrupted must not leave a daemon behind.
+process.on('exit', () => {
+    for (const child of running) {
+        try { child.kill('SIGKILL'); } catch { /* already gone */ }
+    }
+});
+
+const pdeathsigWrapper = ['/usr/bin/setpriv', '/bin/setpriv'].find(path => existsSync(path));
+
+export function cmcpdPath() {
+    const path = process.env.CMCPD;
+    if (!path)
+        throw new Error('set CMCPD to the cmcpd binary (ctest does this)');
+    return path;
+}
+
+// A private working directory, so no volume/config/custom.env of the caller leaks into the daemon.
+export function scratchDir() {
+    return mkdtempSync(join(tmpdir(), 'cmcp-int-'));
+}
+
+export function settingArgs(settings = {}) {
+    return Object.entries(settings).flatMap(([name, value]) => ['--set', `${name}=${value}`]);
+}
+
+// The caller's environment without cmcpd settings (MCP_AUTH_TOKEN, LOG_LEVEL, …), which would
+// otherwise override the defaults the tests expect.
+export function cleanEnv() {
+    const settingName = /^(MCP_|LOG_|FILE_|BASH_|PYTHON_|WEB_|SANDBOX_ROOT$|DEBUG$)/;
+    return Object.fromEntries(Object.entries(process.env).filter(([name]) => !settingName.test(name)));
+}
+
+function tail(text, lines = 40) {
+    return text.split('\n').slice(-lines).join('\n');
+}
+
+// Spawns `cmcpd --port 0 --conformance-fixtures [--set …] [args]` and waits (bounded) for its
+// "listening on http://127.0.0.1:PORT/mcp" line.
+export async function startDaemon({ settings = {}, args = [], fixtures = true, timeoutMs = 10_000 } = {}) {
+    const cwd = scratchDir();
+    const argv = ['--host', '127.0.0.1', '--port', '0', ...(fixtures ? ['--conformance-fixtures'] : []), ...settingArgs(settings), ...args];
+    // With setpriv the kernel kills the daemon even when this test process dies by SIGKILL
+    // (a ctest timeout); the 'exit' hook above covers every other ending.
+    const [command, commandArgs] = pdeathsigWrapper
+        ? [pdeathsigWrapper, ['--pdeathsig', 'KILL', '--', cmcpdPath(), ...argv]]
+        : [cmcpdPath(), argv];
+    const child = spawn(command, commandArgs, { cwd, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    running.add(child);
+    let stderr = '';
+    let exit = null;
+    const exited = new Promise(resolve => {
+        const gone = result => {
+            exit ??= result;
+            running.delete(child);
+            resolve(exit);
+        };
+        child.on('exit', (code, signal) => gone({ code, signal }));
+        // A binary that cannot be started emits 'error' and never 'exit'.
+        child.on('error', error => { if (child.pid === undefined) gone({ code: null, signal: null, error: error.message }); });
+    });
+
+    const port = await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`cmcpd did not report its port within ${timeoutMs} ms`)), timeoutMs);
+        child.stderr.setEncoding('utf8');
+        child.stderr.on('data', chunk => {
+            stderr += chunk;
+            const match = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
+            if (match) {
+                clearTimeout(timer);
+                resolve(Number(match[1]));
+            }
+        });
+        exited.then(({ code, signal, error }) => {
+            clearTimeout(timer);
+            reject(new Error(error ? `cannot start ${cmcpdPath()}: ${error}`
+                                   : `cmcpd exited before listening (code ${code}, signal ${signal})`));
+        });
+    }).catch(async error => {
+        child.kill('SIGKILL');
+        await exited;
+        rmSync(cwd, { recursive: true, force: true });
+        error.message += `\n--- cmcpd stderr ---\n${tail(stderr)}`;
+        throw error;
+    });
+
+    const base = `http://127.0.0.1:${port}`;
+    return {
+        port,
+        base,
+        url: `${base}/mcp`,
+        sseUrl: `${base}/sse`,
+        stderr: () => stderr,
+        stderrTail: (lines = 40) => tail(stderr, lines),
+        exitStatus: () => exit,
+        // SIGTERM, then SIGKILL after `graceMs`; resolves with {code, signal} once the process is gone.
+        async stop(graceMs = 5000) {
+            if (!exit) {
+                child.kill('SIGTERM');
+                const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+                await exited;
+                clearTimeout(timer);
+            }
+            rmSync(cwd, { recursive: true, force: true });
+            return exit;
+        },
+    };
+}
+
+// Runs `body`; when it throws, prints the daemon's recent log so ctest --output-on-failure shows it.
+export async function withDiagnostics(daemon, body) {
+    try {
+        return await body();
+    } catch (error) {
+        console.error(`--- cmcpd stderr (last lines) ---\n${daemon.stderrTail()}\n---`);
+        throw error;
+    }
+}
+
+export function sleep(ms) {
+    return new Promise(resolve => setTimeout(resolve, ms));
+}
+
+// Polls `probe` until it returns a truthy value or `timeoutMs` passes; returns the last value.
+export async function eventually(probe, { timeoutMs = 3000, intervalMs = 20 } = {}) {
+    const deadline = Date.now() + timeoutMs;
+    let value;
+    for (;;) {
+        value = await probe();
+        if (value || Date.now() >= deadline)
+            return value;
+        await sleep(intervalMs);
+    }
+}
+
+// Rejects when `promise` does not settle within `ms`.
+export function within(ms, promise, what = 'operation') {
+    let timer;
+    return Promise.race([
+        promise,
+        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms); }),
+    ]).finally(() => clearTimeout(timer));
+}
