@@ -1,6 +1,7 @@
 // cmcpd's HTTP door and the Streamable HTTP / legacy SSE rules, driven with raw HTTP.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 
 import { Client, StreamableHTTPClientTransport, SSEClientTransport } from './lib/sdk.mjs';
 import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
@@ -516,6 +517,55 @@ describe('HTTP limits (MCP_MAX_BODY_MB=2, MCP_SSE_KEEPALIVE_SECONDS=1)', { timeo
         } finally {
             controller.abort();
         }
+    });
+});
+
+describe('slow readers (MCP_SSE_MAX_BUFFER_KB=64)', { timeout: 60_000 }, () => {
+    let daemon;
+    before(async () => { daemon = await startDaemon({ settings: { MCP_SSE_MAX_BUFFER_KB: 64 } }); });
+    after(async () => { await daemon?.stop(); });
+    const it = (name, body, options) => daemonTest(() => daemon, name, body, options);
+
+    it('an SSE reader that stops reading is dropped instead of growing the daemon\'s memory', async d => {
+        const before = (await health(d)).sessions;
+        // A raw socket, so that the test can stop reading while the server keeps writing.
+        const socket = net.connect(d.port, '127.0.0.1');
+        let received = '';
+        const endpoint = await new Promise((resolve, reject) => {
+            socket.on('error', reject);
+            socket.on('data', chunk => {
+                received += chunk.toString('latin1');
+                const found = received.match(/event: endpoint\ndata: (\S+)\n/);
+                if (found)
+                    resolve(found[1]);
+            });
+            socket.write('GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n');
+        });
+        socket.pause();
+        let closed = false;
+        socket.on('close', () => { closed = true; });
+        socket.on('error', () => {});
+        const postUrl = new URL(endpoint, d.sseUrl);
+        const send = async message => {
+            const response = await fetch(postUrl, { method: 'POST', headers: { 'content-type': 'application/json' },
+                body: JSON.stringify(message) });
+            assert.equal(response.status, 202);
+            await response.arrayBuffer();
+        };
+        await send(initializeRequest('2024-11-05', 1));
+        await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        assert.equal((await health(d)).sessions, before + 1);
+        // Each answer echoes 1 MiB; 24 of them outgrow what the kernel's socket buffers hold.
+        const megabyte = 'x'.repeat(1024 * 1024);
+        for (let id = 2; id < 26 && (await health(d)).sessions > before; ++id)
+            await send({ jsonrpc: '2.0', id, method: 'tools/call',
+                params: { name: 'json_schema_2020_12_tool', arguments: { name: megabyte } } });
+        assert.ok(await eventually(async () => (await health(d)).sessions === before),
+            'the session of a reader that stopped reading was not dropped');
+        assert.match(d.stderr(), /dropping an SSE reader/);
+        socket.resume();
+        assert.ok(await eventually(async () => closed), 'the dropped reader\'s connection stayed open');
+        socket.destroy();
     });
 });
 
