@@ -5,7 +5,7 @@ import net from 'node:net';
 
 import { Client, StreamableHTTPClientTransport, SSEClientTransport } from './lib/sdk.mjs';
 import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
-import { BOTH, SseReader, initializeRequest, openSession, post, rawHttp } from './lib/http.mjs';
+import { BOTH, SseReader, initializeRequest, openSession, post, postLegacy, rawHttp } from './lib/http.mjs';
 
 const ping = (id = 1) => ({ jsonrpc: '2.0', id, method: 'ping' });
 
@@ -402,12 +402,7 @@ describe('HTTP door (default settings)', { timeout: 90_000 }, () => {
             assert.match(endpoint.data, /^\/messages\?session_id=[0-9a-f]{32,}$/);
             const postUrl = new URL(endpoint.data, d.sseUrl);
 
-            const send = async message => {
-                const response = await fetch(postUrl, { method: 'POST', headers: { 'content-type': 'application/json' },
-                    body: JSON.stringify(message) });
-                assert.equal(response.status, 202);
-                await response.arrayBuffer();
-            };
+            const send = message => postLegacy(postUrl, message);
             await send(initializeRequest('2024-11-05', 1));
             const init = await reader.nextEvent();
             assert.equal(init.event, 'message');
@@ -546,12 +541,7 @@ describe('slow readers (MCP_SSE_MAX_BUFFER_KB=64)', { timeout: 60_000 }, () => {
         socket.on('close', () => { closed = true; });
         socket.on('error', () => {});
         const postUrl = new URL(endpoint, d.sseUrl);
-        const send = async message => {
-            const response = await fetch(postUrl, { method: 'POST', headers: { 'content-type': 'application/json' },
-                body: JSON.stringify(message) });
-            assert.equal(response.status, 202);
-            await response.arrayBuffer();
-        };
+        const send = message => postLegacy(postUrl, message);
         await send(initializeRequest('2024-11-05', 1));
         await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
         assert.equal((await health(d)).sessions, before + 1);

@@ -19,6 +19,16 @@ export function rawHttp({ port, method = 'GET', path = '/health', headers = {}, 
     });
 }
 
+// POSTs one message to a legacy SSE session's endpoint URL; the reply travels on the stream,
+// so the POST itself must be accepted with 202.
+export async function postLegacy(postUrl, message) {
+    const response = await fetch(postUrl, { method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(message), signal: AbortSignal.timeout(10_000) });
+    if (response.status !== 202)
+        throw new Error(`POST ${postUrl} answered ${response.status}, not 202`);
+    await response.arrayBuffer();
+}
+
 // POSTs one JSON-RPC payload (object, array or raw string) to /mcp.
 export function post(url, payload, { session, protocolVersion, accept = BOTH, contentType = 'application/json', headers = {}, signal } = {}) {
     const all = { accept, 'content-type': contentType, ...headers };
