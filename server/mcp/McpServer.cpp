@@ -461,15 +461,18 @@ void McpServer::listResourceTemplates(const Request &request)
     paginate(request, items, QStringLiteral("resourceTemplates"));
 }
 
+void McpServer::failResourceNotFound(const Request &request, const QString &uri)
+{
+    request.fail(jsonrpc::ResourceNotFound, QStringLiteral("resource not found: %1").arg(uri),
+                 QJsonObject{{QLatin1String("uri"), uri}});
+}
+
 void McpServer::readResource(const Request &request)
 {
     const QString uri = request.params.value(QLatin1String("uri")).toString();
     const auto match = m_resources.match(uri);
-    if (!match) {
-        request.fail(jsonrpc::ResourceNotFound, QStringLiteral("resource not found: %1").arg(uri),
-                     QJsonObject{{QLatin1String("uri"), uri}});
-        return;
-    }
+    if (!match)
+        return failResourceNotFound(request, uri);
     match->read(uri, match->variables, [request](const ResourceReadResult &result) {
         if (result.errorCode != 0)
             request.fail(result.errorCode, result.error, QJsonObject{{QLatin1String("uri"), request.params.value(QLatin1String("uri"))}});
@@ -481,11 +484,8 @@ void McpServer::readResource(const Request &request)
 void McpServer::subscribe(const Request &request)
 {
     const QString uri = request.params.value(QLatin1String("uri")).toString();
-    if (!m_resources.match(uri)) {
-        request.fail(jsonrpc::ResourceNotFound, QStringLiteral("resource not found: %1").arg(uri),
-                     QJsonObject{{QLatin1String("uri"), uri}});
-        return;
-    }
+    if (!m_resources.match(uri))
+        return failResourceNotFound(request, uri);
     request.session->subscriptions().insert(uri);
     request.reply(QJsonObject{});
 }

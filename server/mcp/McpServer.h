@@ -85,6 +85,7 @@ private:
     void listResources(const Request &request);
     void listResourceTemplates(const Request &request);
     void readResource(const Request &request);
+    void failResourceNotFound(const Request &request, const QString &uri);
     void subscribe(const Request &request);
     void unsubscribe(const Request &request);
     void listPrompts(const Request &request);
