@@ -6,6 +6,7 @@
 #include "HttpServer.h"
 #include "Logging.h"
 #include "McpServer.h"
+#include "SandboxProbe.h"
 #include "Settings.h"
 #include "SettingsTable.h"
 #include "StdioTransport.h"
@@ -164,6 +165,11 @@ int main(int argc, char *argv[])
         return 0;
     }
     setupLogging(settings->text(u"LOG_LEVEL"), settings->text(u"LOG_FORMAT") == QLatin1String("json"));
+
+    // Once at start-up: what this machine offers every jail, one log line per layer.
+    const SandboxCapabilities sandbox = SandboxProbe::run();
+    for (const QString &line : sandbox.table().split(QLatin1Char('\n')))
+        spdlog::info("sandbox: {}", line.toStdString());
 
     raiseDescriptorLimit();
     McpServer mcp(ServerIdentity{});
