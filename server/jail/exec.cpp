@@ -1,0 +1,126 @@
+// Final step: working directory, program lookup, execve with exactly the policy environment.
+// Runs after identity, so every check here (search permission on the workspace, execute
+// permission on the program) is made with the job's own uid.
+#include "layers.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace cmcp::jail {
+
+namespace {
+
+bool enterWorkdir(const Policy &policy, std::string &error)
+{
+    int ws = ::open(policy.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (ws < 0) {
+        error = errnoText("workspace " + policy.workspace, errno);
+        return false;
+    }
+    int dir = ws;
+    if (!policy.cwd.empty()) {
+        // Beneath the workspace only: no "..", no absolute symlinks, no /proc magic links, even if
+        // an earlier job planted a symlink in the workspace.
+        open_how how{};
+        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+        long fd = ::syscall(SYS_openat2, ws, policy.cwd.c_str(), &how, sizeof how);
+        if (fd < 0) {
+            int err = errno;
+            ::close(ws);
+            error = errnoText("cwd " + policy.cwd + " beneath the workspace", err);
+            return false;
+        }
+        dir = static_cast<int>(fd);
+    }
+    int rc = ::fchdir(dir);
+    int err = errno;
+    if (dir != ws)
+        ::close(dir);
+    ::close(ws);
+    if (rc != 0) {
+        error = errnoText("chdir into the working directory", err);
+        return false;
+    }
+    return true;
+}
+
+// The program as given if it contains a slash; otherwise the first executable regular file
+// along the policy's PATH (not the jail's own, which the job never sees).
+bool resolveProgram(const Policy &policy, const std::string &program, std::string &out,
+                    std::string &error)
+{
+    if (program.empty()) {
+        error = "empty program name";
+        return false;
+    }
+    if (program.find('/') != std::string::npos) {
+        out = program;
+        return true;
+    }
+    std::string path;
+    for (const auto &[k, v] : policy.env)
+        if (k == "PATH")
+            path = v;
+    if (path.empty()) {
+        error = program + ": not a path and the policy sets no PATH";
+        return false;
+    }
+    int lastErr = ENOENT;
+    std::size_t i = 0;
+    while (i <= path.size()) {
+        std::size_t j = path.find(':', i);
+        if (j == std::string::npos)
+            j = path.size();
+        std::string dir = path.substr(i, j - i);
+        i = j + 1;
+        if (dir.empty() || dir[0] != '/')
+            continue; // relative PATH entries are ignored
+        std::string candidate = dir + "/" + program;
+        struct stat st
+        {
+        };
+        if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (::access(candidate.c_str(), X_OK) != 0) {
+            lastErr = errno;
+            continue;
+        }
+        out = candidate;
+        return true;
+    }
+    error = errnoText(program + ": not found along the policy's PATH", lastErr);
+    return false;
+}
+
+} // namespace
+
+bool execJob(const Policy &policy, char *const argv[], std::string &error)
+{
+    if (!enterWorkdir(policy, error))
+        return false;
+    std::string program;
+    if (!resolveProgram(policy, argv[0], program, error))
+        return false;
+
+    std::vector<std::string> envStrings;
+    envStrings.reserve(policy.env.size());
+    for (const auto &[k, v] : policy.env)
+        envStrings.push_back(k + "=" + v);
+    std::vector<char *> envp;
+    for (auto &s : envStrings)
+        envp.push_back(s.data());
+    envp.push_back(nullptr);
+
+    ::execve(program.c_str(), argv, envp.data());
+    error = errnoText("execve " + program, errno);
+    return false;
+}
+
+} // namespace cmcp::jail

@@ -1,0 +1,29 @@
+// cmcp-jail exit statuses: one per step, so the supervisor can tell which layer failed closed.
+//
+// The range 90-99 is used because it collides neither with the shell's 126/127 ("not
+// executable"/"not found"), nor with 128+N (killed by signal N), nor with the small
+// codes ordinary programs use. A job can still exit with one of these codes on its own:
+// the supervisor tells the two apart with --report-fd (a line is written there only when
+// the jail itself fails; on a successful exec the descriptor is closed, empty).
+//
+// The codes are per layer and stable; they do not encode the order in which the layers
+// are applied (main.cpp is the one place that defines that order).
+#pragma once
+
+namespace cmcp::jail {
+
+enum ExitCode : int {
+    kExitUsage = 90, // bad command line (unknown option, no program, unreadable --policy-fd)
+    kExitPolicy = 91, // policy missing, malformed, or refused by validation
+    kExitIdentity =
+            92, // uid/gid switch, groups, no_new_privs, capabilities, session, pdeathsig, fds
+    kExitRlimits = 93, // setrlimit failed (e.g. a limit above the current hard limit)
+    kExitCgroup = 94, // cgroup layer (not built yet: refused when requested)
+    kExitNamespaces = 95, // namespaces and mounts (not built yet: refused when requested)
+    kExitLandlock = 96, // Landlock (not built yet: refused when requested)
+    kExitSeccomp = 97, // seccomp (not built yet: refused when requested)
+    kExitApparmor = 98, // AppArmor (not built yet: refused when requested)
+    kExitExec = 99, // working directory, program lookup, or execve itself failed
+};
+
+} // namespace cmcp::jail

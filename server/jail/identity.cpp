@@ -1,0 +1,217 @@
+// Layer: identity. The job must never run as host uid 0 and must keep no privilege:
+//   securebits locked (no root magic, no keep-caps, no ambient raise), bounding and ambient
+//   sets emptied while CAP_SETPCAP is still held, no supplementary groups, real/effective/saved
+//   gid and uid switched to the policy's (the kernel clears the permitted and effective sets on
+//   that switch), inheritable set zeroed, no_new_privs; then the result is verified from
+//   /proc/self/status and by setuid(0) failing. Then a new session, the parent-death signal
+//   (after the uid switch: changing credentials clears it) with a check that the parent did not
+//   die meanwhile, and every descriptor above 2 closed.
+#include "layers.h"
+
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <linux/securebits.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace cmcp::jail {
+
+namespace {
+
+int lastCap()
+{
+    std::ifstream f("/proc/sys/kernel/cap_last_cap");
+    int n = -1;
+    if (f >> n && n > 0 && n < 64)
+        return n;
+    return 63; // unknown: try them all, EINVAL past the end is tolerated below
+}
+
+bool zeroCapSets(std::string &error)
+{
+    __user_cap_header_struct header{};
+    header.version = _LINUX_CAPABILITY_VERSION_3;
+    header.pid = 0;
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    if (::syscall(SYS_capset, &header, data) != 0) {
+        error = errnoText("capset(0, 0, 0)", errno);
+        return false;
+    }
+    return true;
+}
+
+// Reads "Name:\tvalue" fields of /proc/self/status.
+bool statusFields(std::string &text, std::string &error)
+{
+    std::ifstream f("/proc/self/status");
+    if (!f) {
+        error = errnoText("reading /proc/self/status", errno);
+        return false;
+    }
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+    return true;
+}
+
+std::string field(const std::string &status, const std::string &name)
+{
+    std::string key = "\n" + name + ":";
+    std::size_t at = status.find(key);
+    if (at == std::string::npos)
+        return {};
+    at += key.size();
+    std::size_t end = status.find('\n', at);
+    std::string v = status.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    std::size_t b = v.find_first_not_of(" \t");
+    return b == std::string::npos ? std::string() : v.substr(b);
+}
+
+bool verify(const Policy &policy, std::string &error)
+{
+    uid_t r, e, s;
+    gid_t gr, ge, gs;
+    if (::getresuid(&r, &e, &s) != 0 || ::getresgid(&gr, &ge, &gs) != 0) {
+        error = errnoText("getresuid/getresgid", errno);
+        return false;
+    }
+    if (r != policy.uid || e != policy.uid || s != policy.uid || gr != policy.gid
+        || ge != policy.gid || gs != policy.gid) {
+        error = "verify: real/effective/saved ids are not the policy's";
+        return false;
+    }
+    if (r == 0 || e == 0 || s == 0) { // belt and braces: the parser refuses uid 0 already
+        error = "verify: the job would run as host uid 0";
+        return false;
+    }
+    if (::getgroups(0, nullptr) != 0) {
+        error = "verify: supplementary groups remain";
+        return false;
+    }
+    std::string status;
+    if (!statusFields(status, error))
+        return false;
+    for (const char *cap : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}) {
+        std::string v = field(status, cap);
+        if (v.empty() || v.find_first_not_of('0') != std::string::npos) {
+            error = std::string("verify: ") + cap + " is " + (v.empty() ? "missing" : v)
+                    + ", not zero";
+            return false;
+        }
+    }
+    if (field(status, "NoNewPrivs") != "1") {
+        error = "verify: NoNewPrivs is not 1";
+        return false;
+    }
+    // The decisive test: becoming root again must be impossible.
+    if (::setuid(0) == 0 || ::setgid(0) == 0 || ::setgroups(0, nullptr) == 0) {
+        error = "verify: regaining root (setuid/setgid/setgroups) succeeded";
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+bool applyIdentity(const Policy &policy, const Launch &launch, std::string &error)
+{
+    const bool privileged = ::geteuid() == 0;
+
+    if (privileged) {
+        // Lock out every path back to privilege that the uid switch alone would leave:
+        // NOROOT (uid 0 gains no caps on exec), no keep-caps, no ambient raise. Needs CAP_SETPCAP.
+        const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_KEEP_CAPS_LOCKED
+                | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+        if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) {
+            error = errnoText("prctl(PR_SET_SECUREBITS)", errno);
+            return false;
+        }
+    }
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) {
+        error = errnoText("prctl(PR_CAP_AMBIENT_CLEAR_ALL)", errno);
+        return false;
+    }
+    // The bounding set, while CAP_SETPCAP is still held (the uid switch takes it away).
+    const int last = lastCap();
+    for (int cap = 0; cap <= last; ++cap) {
+        if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) <= 0)
+            continue; // not in the set / unknown
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+            error = errnoText("prctl(PR_CAPBSET_DROP, " + std::to_string(cap) + ")", errno);
+            return false;
+        }
+    }
+
+    if (::setgroups(0, nullptr) != 0) {
+        // An unprivileged jail that already has no supplementary groups is fine.
+        int err = errno;
+        if (privileged || ::getgroups(0, nullptr) != 0) {
+            error = errnoText("setgroups(0)", err);
+            return false;
+        }
+    }
+    if (::setresgid(policy.gid, policy.gid, policy.gid) != 0) {
+        error = errnoText("setresgid(" + std::to_string(policy.gid) + ")", errno);
+        return false;
+    }
+    if (::setresuid(policy.uid, policy.uid, policy.uid) != 0) {
+        error = errnoText("setresuid(" + std::to_string(policy.uid) + ")", errno);
+        return false;
+    }
+    // Permitted and effective went with the uid switch; the inheritable set goes here.
+    if (!zeroCapSets(error))
+        return false;
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        error = errnoText("prctl(PR_SET_NO_NEW_PRIVS)", errno);
+        return false;
+    }
+    if (!verify(policy, error))
+        return false;
+
+    // A session of its own: no controlling terminal, and the supervisor can signal the group.
+    if (::setsid() < 0) {
+        int err = errno;
+        // Already a session leader (started through setsid(1)) is the state we want anyway.
+        if (::getsid(0) != ::getpid()) {
+            error = errnoText("setsid", err);
+            return false;
+        }
+    }
+    // Set after the credential change (which clears it); then make sure the parent did not die
+    // before it was set, or the job would be an orphan nobody bounds.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+        error = errnoText("prctl(PR_SET_PDEATHSIG)", errno);
+        return false;
+    }
+    if (::getppid() != launch.parentPid) {
+        error = "the parent died before the parent-death signal was set";
+        return false;
+    }
+
+    // Nothing of the supervisor's descriptors reaches the job. The report descriptor is kept
+    // (it is close-on-exec, so the job never sees it either).
+    int rc;
+    if (launch.keepFd > 2) {
+        rc = ::close_range(3, static_cast<unsigned>(launch.keepFd) - 1, 0);
+        if (rc == 0)
+            rc = ::close_range(static_cast<unsigned>(launch.keepFd) + 1, ~0u, 0);
+    } else {
+        rc = ::close_range(3, ~0u, 0);
+    }
+    if (rc != 0) {
+        error = errnoText("close_range", errno);
+        return false;
+    }
+    return true;
+}
+
+} // namespace cmcp::jail

@@ -1,0 +1,323 @@
+// Policy parsing: strict JSON, every key known, every type checked. Nothing here touches
+// process state; main.cpp decides what to do with a refused policy.
+#include "policy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+namespace cmcp::jail {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kMaxPolicyBytes = 1 << 20;
+
+struct LayerEntry
+{
+    const char *name;
+    Layer layer;
+};
+
+constexpr LayerEntry kLayers[] = {
+        {"identity", Layer::Identity}, {"rlimits", Layer::Rlimits},
+        {"cgroup", Layer::Cgroup},     {"namespaces", Layer::Namespaces},
+        {"landlock", Layer::Landlock}, {"seccomp", Layer::Seccomp},
+        {"apparmor", Layer::Apparmor},
+};
+
+bool hasNul(const std::string &s)
+{
+    return s.find('\0') != std::string::npos;
+}
+
+// A non-negative JSON integer (not a float, not a bool, not negative) within [min, max].
+bool readUnsigned(const json &obj, const char *key, std::uint64_t min, std::uint64_t max,
+                  std::uint64_t &out, std::string &error)
+{
+    const json &v = obj.at(key);
+    if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned())) {
+        error = std::string(key) + ": must be a non-negative integer";
+        return false;
+    }
+    out = v.get<std::uint64_t>();
+    if (out < min || out > max) {
+        error = std::string(key) + ": " + std::to_string(out) + " is outside ["
+                + std::to_string(min) + ", " + std::to_string(max) + "]";
+        return false;
+    }
+    return true;
+}
+
+// No "." or ".." components, no empty components except a leading "/" (absolute) or none.
+bool cleanComponents(const std::string &path)
+{
+    std::size_t i = 0;
+    while (i <= path.size()) {
+        std::size_t j = path.find('/', i);
+        if (j == std::string::npos)
+            j = path.size();
+        std::string part = path.substr(i, j - i);
+        if (part == "." || part == "..")
+            return false;
+        if (part.empty() && i != 0 && j != path.size())
+            return false; // "a//b"
+        i = j + 1;
+    }
+    return true;
+}
+
+bool parseLimits(const json &v, Limits &out, std::string &error)
+{
+    if (!v.is_object()) {
+        error = "limits: must be an object";
+        return false;
+    }
+    // Upper bounds are sanity bounds; the kernel refuses anything above the hard limit.
+    constexpr std::uint64_t kBig = std::uint64_t(1) << 62;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string &key = it.key();
+        std::uint64_t n = 0;
+        std::optional<std::uint64_t> *slot = nullptr;
+        std::uint64_t max = kBig;
+        if (key == "cpu_seconds") {
+            slot = &out.cpuSeconds;
+            max = 1u << 30;
+        } else if (key == "file_size_bytes")
+            slot = &out.fileSizeBytes;
+        else if (key == "open_files")
+            slot = &out.openFiles;
+        else if (key == "processes")
+            slot = &out.processes;
+        else if (key == "address_space_bytes")
+            slot = &out.addressSpaceBytes;
+        else {
+            error = "limits." + key + ": unknown key";
+            return false;
+        }
+        std::string e;
+        if (!readUnsigned(v, key.c_str(), 1, max, n, e)) {
+            error = "limits." + e;
+            return false;
+        }
+        *slot = n;
+    }
+    return true;
+}
+
+} // namespace
+
+const char *layerName(Layer layer)
+{
+    for (const auto &e : kLayers)
+        if (e.layer == layer)
+            return e.name;
+    return "?";
+}
+
+bool Policy::wants(Layer layer) const
+{
+    for (Layer l : layers)
+        if (l == layer)
+            return true;
+    return false;
+}
+
+bool parsePolicy(const std::string &text, Policy &out, std::string &error)
+{
+    // Duplicate keys are refused: nlohmann silently keeps the last one, which would let two
+    // readers of the same policy disagree.
+    std::vector<std::set<std::string>> seen;
+    std::string duplicate;
+    json::parser_callback_t cb = [&](int, json::parse_event_t event, json &parsed) {
+        if (event == json::parse_event_t::object_start)
+            seen.emplace_back();
+        else if (event == json::parse_event_t::object_end) {
+            if (!seen.empty())
+                seen.pop_back();
+        } else if (event == json::parse_event_t::key && !seen.empty()) {
+            std::string k = parsed.get<std::string>();
+            if (!seen.back().insert(k).second && duplicate.empty())
+                duplicate = k;
+        }
+        return true;
+    };
+    json doc;
+    try {
+        doc = json::parse(text, cb, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    } catch (const json::parse_error &e) {
+        error = std::string("not valid JSON: ") + e.what();
+        return false;
+    }
+    if (!duplicate.empty()) {
+        error = duplicate + ": duplicate key";
+        return false;
+    }
+    if (!doc.is_object()) {
+        error = "the policy must be a JSON object";
+        return false;
+    }
+
+    static const std::set<std::string> kKeys = {"uid", "gid",    "workspace", "cwd",
+                                                "env", "limits", "layers"};
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+        if (!kKeys.count(it.key())) {
+            error = it.key() + ": unknown key";
+            return false;
+        }
+    }
+    auto require = [&](const char *key) {
+        if (doc.contains(key))
+            return true;
+        error = std::string(key) + ": missing";
+        return false;
+    };
+
+    Policy p;
+    std::uint64_t id = 0;
+    // (uid_t)-1 is "no change" to setresuid; the one below it is the overflow id on many systems.
+    constexpr std::uint64_t kMaxId = 0xFFFFFFFDu;
+    if (!require("uid") || !readUnsigned(doc, "uid", kMinId, kMaxId, id, error))
+        return false;
+    p.uid = static_cast<uid_t>(id);
+    if (!require("gid") || !readUnsigned(doc, "gid", kMinId, kMaxId, id, error))
+        return false;
+    p.gid = static_cast<gid_t>(id);
+    for (const char *key : {"workspace", "env", "layers"})
+        if (!require(key))
+            return false;
+
+    const json &ws = doc["workspace"];
+    if (!ws.is_string()) {
+        error = "workspace: must be a string";
+        return false;
+    }
+    p.workspace = ws.get<std::string>();
+    if (p.workspace.size() < 2 || p.workspace[0] != '/' || hasNul(p.workspace)
+        || !cleanComponents(p.workspace)) {
+        error = "workspace: must be an absolute path other than / without . or .. components";
+        return false;
+    }
+
+    if (doc.contains("cwd")) {
+        const json &cwd = doc["cwd"];
+        if (!cwd.is_string()) {
+            error = "cwd: must be a string";
+            return false;
+        }
+        p.cwd = cwd.get<std::string>();
+        if (!p.cwd.empty() && (p.cwd[0] == '/' || hasNul(p.cwd) || !cleanComponents(p.cwd))) {
+            error = "cwd: must be a relative path without . or .. components";
+            return false;
+        }
+    }
+
+    const json &env = doc["env"];
+    if (!env.is_object()) {
+        error = "env: must be an object of strings";
+        return false;
+    }
+    for (auto it = env.begin(); it != env.end(); ++it) {
+        const std::string &name = it.key();
+        if (name.empty() || name.find('=') != std::string::npos || hasNul(name)) {
+            error = "env." + name + ": invalid variable name";
+            return false;
+        }
+        if (!it.value().is_string()) {
+            error = "env." + name + ": must be a string";
+            return false;
+        }
+        std::string value = it.value().get<std::string>();
+        if (hasNul(value)) {
+            error = "env." + name + ": contains a NUL byte";
+            return false;
+        }
+        p.env.emplace_back(name, std::move(value));
+    }
+
+    if (doc.contains("limits") && !parseLimits(doc["limits"], p.limits, error))
+        return false;
+
+    const json &layers = doc["layers"];
+    if (!layers.is_array()) {
+        error = "layers: must be an array of layer names";
+        return false;
+    }
+    for (const json &l : layers) {
+        if (!l.is_string()) {
+            error = "layers: must be an array of layer names";
+            return false;
+        }
+        const std::string name = l.get<std::string>();
+        const LayerEntry *found = nullptr;
+        for (const auto &e : kLayers)
+            if (name == e.name)
+                found = &e;
+        if (!found) {
+            error = "layers: unknown layer \"" + name + "\"";
+            return false;
+        }
+        if (p.wants(found->layer)) {
+            error = "layers: \"" + name + "\" listed twice";
+            return false;
+        }
+        p.layers.push_back(found->layer);
+    }
+    // The jail is started by a root daemon: without the identity layer the job would run as
+    // host uid 0, which is no jail at all.
+    if (!p.wants(Layer::Identity)) {
+        error = "layers: \"identity\" is mandatory (the job must never run as host uid 0)";
+        return false;
+    }
+    if (doc.contains("limits") && !p.wants(Layer::Rlimits)) {
+        error = "limits: given but the \"rlimits\" layer is not requested";
+        return false;
+    }
+
+    out = std::move(p);
+    return true;
+}
+
+bool readPolicyFd(int fd, std::string &text, std::string &error)
+{
+    text.clear();
+    char buf[8192];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            error = std::string("reading policy fd ") + std::to_string(fd) + ": "
+                    + std::strerror(errno);
+            return false;
+        }
+        if (n == 0)
+            break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > kMaxPolicyBytes) {
+            error = "policy larger than 1 MiB";
+            return false;
+        }
+    }
+    return true;
+}
+
+bool readPolicyFile(const std::string &path, std::string &text, std::string &error)
+{
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        error = "opening " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    bool ok = readPolicyFd(fd, text, error);
+    ::close(fd);
+    return ok;
+}
+
+} // namespace cmcp::jail
