@@ -20,8 +20,8 @@ enum ExitCode : int {
     kExitRlimits = 93, // setrlimit failed (e.g. a limit above the current hard limit)
     kExitCgroup = 94, // cgroup layer (not built yet: refused when requested)
     kExitNamespaces = 95, // namespaces and mounts (not built yet: refused when requested)
-    kExitLandlock = 96, // Landlock (not built yet: refused when requested)
-    kExitSeccomp = 97, // seccomp (not built yet: refused when requested)
+    kExitLandlock = 96, // Landlock: not in the kernel, ABI too old for the policy, or a rule failed
+    kExitSeccomp = 97, // seccomp: building or loading the filter failed
     kExitApparmor = 98, // AppArmor (not built yet: refused when requested)
     kExitExec = 99, // working directory, program lookup, or execve itself failed
 };

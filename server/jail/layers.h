@@ -6,7 +6,10 @@
 
 #include "policy.h"
 
+#include <linux/filter.h>
+
 #include <string>
+#include <vector>
 
 namespace cmcp::jail {
 
@@ -25,6 +28,22 @@ bool applyRlimits(const Policy &policy, std::string &error);
 // (/proc/self/status and setuid(0) must fail), new session, parent-death signal, and every
 // descriptor above 2 closed.
 bool applyIdentity(const Policy &policy, const Launch &launch, std::string &error);
+
+// landlock.cpp: the policy's "landlock" object as a Landlock domain, sized by the kernel's
+// ABI; sets no_new_privs itself. Fails when the kernel has no Landlock.
+bool applyLandlock(const Policy &policy, std::string &error);
+// The Landlock ABI the kernel reports, or -errno (ENOSYS/EOPNOTSUPP: no Landlock).
+int landlockAbi();
+
+// seccomp.cpp: buildSeccomp compiles the policy's filter (seccomp_filter.h) while the jail may
+// still allocate; applySeccomp loads it with prctl only (no_new_privs must be set), as the last
+// step before execve.
+struct SeccompProgram
+{
+    std::vector<sock_filter> code;
+};
+bool buildSeccomp(const Policy &policy, SeccompProgram &out, std::string &error);
+bool applySeccomp(const SeccompProgram &program, std::string &error);
 
 // exec.cpp: chdir into workspace/cwd (beneath the workspace, as the job's uid), resolve the
 // program through the policy's PATH, execve with exactly the policy environment.

@@ -129,7 +129,8 @@ int main(int argc, char *argv[])
     // namespaces and mounts: user/mount/pid/net/ipc/uts, pivot_root into the minimal root.
     notBuilt(policy, Layer::Namespaces, kExitNamespaces);
     // landlock: restrict_self needs CAP_SYS_ADMIN or no_new_privs; either holds here.
-    notBuilt(policy, Layer::Landlock, kExitLandlock);
+    if (policy.wants(Layer::Landlock) && !applyLandlock(policy, error))
+        fail("landlock", kExitLandlock, error);
     // apparmor: aa_change_onexec must happen before no_new_privs (set by identity), which
     // would otherwise forbid the profile transition.
     notBuilt(policy, Layer::Apparmor, kExitApparmor);
@@ -138,12 +139,18 @@ int main(int argc, char *argv[])
     if (policy.wants(Layer::Rlimits) && !applyRlimits(policy, error))
         fail("rlimits", kExitRlimits, error);
 
+    // seccomp: compiled now, while allocating is still harmless; loaded last, below.
+    SeccompProgram seccomp;
+    if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, seccomp, error))
+        fail("seccomp", kExitSeccomp, error);
+
     // --- 3. identity: from here on the process is the job's unprivileged uid ---------------
     if (!applyIdentity(policy, launch, error))
         fail("identity", kExitIdentity, error);
 
     // --- 4. seccomp last: the filter then only has to allow execve itself ------------------
-    notBuilt(policy, Layer::Seccomp, kExitSeccomp);
+    if (policy.wants(Layer::Seccomp) && !applySeccomp(seccomp, error))
+        fail("seccomp", kExitSeccomp, error);
 
     // --- 5. exec ---------------------------------------------------------------------------
     // Last guard, whatever the layers above did: never exec as host uid 0.

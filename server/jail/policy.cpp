@@ -111,6 +111,99 @@ bool parseLimits(const json &v, Limits &out, std::string &error)
     return true;
 }
 
+// The "landlock" object; see LandlockPolicy in policy.h for the semantics.
+bool beneathOrEqual(const std::string &path, const std::string &dir)
+{
+    if (dir == "/")
+        return true;
+    return path == dir
+            || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0
+                && path[dir.size()] == '/');
+}
+
+bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &out,
+                   std::string &error)
+{
+    if (!v.is_object()) {
+        error = "landlock: must be an object";
+        return false;
+    }
+    constexpr std::size_t kMaxPaths = 256;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string &key = it.key();
+        const std::string where = "landlock." + key;
+        if (key == "network") {
+            if (!it.value().is_boolean()) {
+                error = where + ": must be true or false";
+                return false;
+            }
+            out.network = it.value().get<bool>();
+            continue;
+        }
+        std::vector<std::string> *list = key == "read" ? &out.read
+                : key == "execute"                     ? &out.execute
+                : key == "write"                       ? &out.write
+                                                       : nullptr;
+        if (!list) {
+            error = where + ": unknown key";
+            return false;
+        }
+        if (!it.value().is_array()) {
+            error = where + ": must be an array of absolute paths";
+            return false;
+        }
+        if (it.value().size() > kMaxPaths) {
+            error = where + ": more than " + std::to_string(kMaxPaths) + " paths";
+            return false;
+        }
+        for (const json &e : it.value()) {
+            if (!e.is_string()) {
+                error = where + ": must be an array of absolute paths";
+                return false;
+            }
+            std::string path = e.get<std::string>();
+            if (path.empty() || path[0] != '/' || hasNul(path) || !cleanComponents(path)
+                || (path.size() > 1 && path.back() == '/')) {
+                error = where + ": \"" + path
+                        + "\" must be an absolute path without . or .. components";
+                return false;
+            }
+            list->push_back(std::move(path));
+        }
+    }
+    std::vector<std::string> writable = out.write;
+    writable.push_back(workspace);
+    for (const std::string &x : out.execute)
+        for (const std::string &w : writable)
+            if (beneathOrEqual(x, w) || beneathOrEqual(w, x)) {
+                error = "landlock.execute: \"" + x + "\" overlaps the writable \"" + w
+                        + "\" (a job must not run programs it wrote)";
+                return false;
+            }
+    return true;
+}
+
+// The "seccomp" object; see SeccompPolicy in policy.h.
+bool parseSeccomp(const json &v, SeccompPolicy &out, std::string &error)
+{
+    if (!v.is_object()) {
+        error = "seccomp: must be an object";
+        return false;
+    }
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        if (it.key() != "network") {
+            error = "seccomp." + it.key() + ": unknown key";
+            return false;
+        }
+        if (!it.value().is_boolean()) {
+            error = "seccomp.network: must be true or false";
+            return false;
+        }
+        out.network = it.value().get<bool>();
+    }
+    return true;
+}
+
 } // namespace
 
 const char *layerName(Layer layer)
@@ -164,8 +257,8 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         return false;
     }
 
-    static const std::set<std::string> kKeys = {"uid", "gid",    "workspace", "cwd",
-                                                "env", "limits", "layers"};
+    static const std::set<std::string> kKeys = {"uid",    "gid",    "workspace", "cwd",    "env",
+                                                "limits", "layers", "landlock",  "seccomp"};
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         if (!kKeys.count(it.key())) {
             error = it.key() + ": unknown key";
@@ -278,6 +371,26 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
     if (doc.contains("limits") && !p.wants(Layer::Rlimits)) {
         error = "limits: given but the \"rlimits\" layer is not requested";
         return false;
+    }
+    if (doc.contains("landlock") != p.wants(Layer::Landlock)) {
+        error = doc.contains("landlock")
+                ? "landlock: given but the \"landlock\" layer is not requested"
+                : "landlock: missing (the \"landlock\" layer is requested)";
+        return false;
+    }
+    if (doc.contains("landlock")) {
+        p.landlock.emplace();
+        if (!parseLandlock(doc["landlock"], p.workspace, *p.landlock, error))
+            return false;
+    }
+
+    if (doc.contains("seccomp")) {
+        if (!p.wants(Layer::Seccomp)) {
+            error = "seccomp: given but the \"seccomp\" layer is not requested";
+            return false;
+        }
+        if (!parseSeccomp(doc["seccomp"], p.seccomp, error))
+            return false;
     }
 
     out = std::move(p);

@@ -26,6 +26,44 @@ struct Limits
     std::optional<std::uint64_t> addressSpaceBytes; // RLIMIT_AS
 };
 
+// "landlock": {"read": [...], "execute": [...], "write": [...], "network": false}
+// Required when the "landlock" layer is requested, refused otherwise. Every key is optional;
+// paths are absolute, without "." or ".." components, at most 256 per list. Access that is not
+// granted here is denied (everything Landlock can handle at the kernel's ABI is handled):
+// - read: read files and list directories beneath each path (a file: read that file).
+// - execute: read plus execve beneath each path; a file entry allows exactly that program.
+//   Dynamically linked programs also need their ELF interpreter (e.g. /usr/lib/x86_64-linux-gnu/
+//   ld-linux-x86-64.so.2) in "execute": the kernel opens it for execution. Shared libraries
+//   need only "read". Known gap: an allowed ELF interpreter runs ANY readable program
+//   ("ld-linux-x86-64.so.2 /usr/bin/ls"): Landlock does not check mmap(PROT_EXEC). The per-file
+//   allow-list holds only together with a mount layer that makes non-allowed programs
+//   unreadable or noexec (noexec mounts refuse PROT_EXEC mappings).
+// - write: read plus create/remove/rename/link/truncate/write beneath each path, never
+//   execute. The workspace is always read+write. An "execute" path may not be equal to,
+//   beneath, or above a "write" path or the workspace: a job must not run programs it wrote.
+// - Never granted anywhere: creating device nodes, device ioctls (ABI 5+), TCP bind/connect
+//   when network is false (ABI 4+), and (ABI 6+, always) signals to and abstract Unix sockets
+//   of processes outside the job's Landlock domain, even ones running as the same uid.
+// - network (default false): false denies every TCP bind and connect; needs ABI 4, below it
+//   the layer fails closed. true leaves TCP to the other layers.
+// - A path that does not exist is skipped. Implicit: the jail's own /proc/<pid> is readable
+//   (the identity layer verifies itself through /proc/self/status); its children's are not
+//   unless "/proc" is in "read".
+struct LandlockPolicy
+{
+    std::vector<std::string> read, execute, write;
+    bool network = false;
+};
+
+// "seccomp": {"network": false}. Optional (the defaults apply when the "seccomp" layer is
+// requested without it), refused without that layer; no other key.
+// - network (default false): false makes socket() fail (EAFNOSUPPORT) for every family but
+//   AF_UNIX.
+struct SeccompPolicy
+{
+    bool network = false;
+};
+
 struct Policy
 {
     uid_t uid = 0;
@@ -34,6 +72,8 @@ struct Policy
     std::string cwd; // relative to workspace, may be empty
     std::vector<std::pair<std::string, std::string>> env; // the complete environment of the job
     Limits limits;
+    SeccompPolicy seccomp; // used iff the "seccomp" layer is requested
+    std::optional<LandlockPolicy> landlock; // set iff the "landlock" layer is requested
     std::vector<Layer>
             layers; // requested, in the order given (the jail applies them in its own order)
 

@@ -1,0 +1,216 @@
+// The job's seccomp filter. Allow by default, deny explicitly:
+//   EPERM   ptrace, process_vm_readv/writev; the mount family (mount, umount2, pivot_root,
+//           chroot, move_mount, open_tree, fsopen, fsconfig, fsmount, fspick, mount_setattr);
+//           unshare, setns; clone with any CLONE_NEW* flag; bpf, perf_event_open; keyctl,
+//           add_key, request_key; io_uring_setup/enter/register; userfaultfd;
+//           open_by_handle_at, name_to_handle_at; kexec_load, kexec_file_load; init_module,
+//           finit_module, delete_module; reboot, swapon, swapoff, acct, quotactl,
+//           quotactl_fd; settimeofday, clock_settime, clock_adjtime, adjtimex; iopl, ioperm.
+//           (personality is not restricted: "anything but 0 and the query 0xffffffff" needs two
+//           comparisons on one argument, which libseccomp 2.5 refuses.)
+//   ENOSYS  clone3 (its flags live in memory the filter cannot read: libc falls back to clone)
+//   EAFNOSUPPORT  socket() for any family but AF_UNIX, when the network is off.
+//   kill    any syscall of a foreign ABI: i386 (int 0x80) and x32 are not in the filter's
+//           architecture list, and the bad-architecture action kills the whole process.
+#include "seccomp_filter.h"
+
+#include <seccomp.h>
+
+#include <linux/sched.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace cmcp::jail {
+
+namespace {
+
+struct CtxDeleter
+{
+    void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
+};
+using Ctx = std::unique_ptr<void, CtxDeleter>;
+
+std::string libError(const std::string &what, int rc)
+{
+    return what + ": " + std::strerror(-rc);
+}
+
+constexpr const char *kDenyEperm[] = {
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "move_mount",
+        "open_tree",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "mount_setattr",
+        "unshare",
+        "setns",
+        "bpf",
+        "perf_event_open",
+        "keyctl",
+        "add_key",
+        "request_key",
+        "io_uring_setup",
+        "io_uring_enter",
+        "io_uring_register",
+        "userfaultfd",
+        "open_by_handle_at",
+        "name_to_handle_at",
+        "kexec_load",
+        "kexec_file_load",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "reboot",
+        "swapon",
+        "swapoff",
+        "acct",
+        "quotactl",
+        "quotactl_fd",
+        "settimeofday",
+        "clock_settime",
+        "clock_adjtime",
+        "adjtimex",
+        "iopl",
+        "ioperm",
+};
+
+// clone(2) flags that create a namespace. CLONE_NEWTIME (0x80) is not among them: in clone's
+// flags those bits are the exit signal, and the kernel accepts CLONE_NEWTIME only from
+// clone3 and unshare, both refused outright.
+constexpr scmp_datum_t kCloneNamespaceFlags[] = {
+        CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+        CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+};
+
+int resolve(const char *name, std::string &error)
+{
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR)
+        error = std::string("libseccomp does not know the syscall ") + name;
+    return nr;
+}
+
+bool exportBpf(scmp_filter_ctx ctx, std::vector<sock_filter> &out, std::string &error)
+{
+    int fd = ::memfd_create("cmcp-seccomp", MFD_CLOEXEC);
+    if (fd < 0) {
+        error = std::string("memfd_create: ") + std::strerror(errno);
+        return false;
+    }
+    std::string bytes;
+    int rc = seccomp_export_bpf(ctx, fd);
+    if (rc < 0) {
+        error = libError("seccomp_export_bpf", rc);
+    } else if (::lseek(fd, 0, SEEK_SET) != 0) {
+        error = std::string("lseek on the BPF memfd: ") + std::strerror(errno);
+    } else {
+        char buf[4096];
+        for (;;) {
+            ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                error = std::string("reading the BPF memfd: ") + std::strerror(errno);
+                break;
+            }
+            if (n == 0)
+                break;
+            bytes.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    ::close(fd);
+    if (!error.empty())
+        return false;
+    if (bytes.empty() || bytes.size() % sizeof(sock_filter) != 0
+        || bytes.size() / sizeof(sock_filter) > BPF_MAXINSNS) {
+        error = "seccomp_export_bpf produced " + std::to_string(bytes.size())
+                + " bytes, not a valid BPF program";
+        return false;
+    }
+    out.resize(bytes.size() / sizeof(sock_filter));
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+    return true;
+}
+
+} // namespace
+
+std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &options,
+                                                       std::string &error)
+{
+    Ctx ctx(seccomp_init(SCMP_ACT_ALLOW));
+    if (!ctx) {
+        error = "seccomp_init failed";
+        return std::nullopt;
+    }
+    // Only the native architecture is in the filter (seccomp_init adds exactly that one;
+    // on x86_64 libseccomp also sends x32 numbers to the bad-arch action). Anything else
+    // (int 0x80 into the i386 table, x32) kills the whole process.
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+        error = "only x86_64 is supported";
+        return std::nullopt;
+    }
+    int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    if (rc < 0) {
+        error = libError("setting the bad-architecture action", rc);
+        return std::nullopt;
+    }
+    // The jail sets no_new_privs itself (identity layer) and loads with prctl.
+    if ((rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0)) < 0) {
+        error = libError("clearing SCMP_FLTATR_CTL_NNP", rc);
+        return std::nullopt;
+    }
+
+    auto add = [&](const char *name, uint32_t action, unsigned count, const scmp_arg_cmp *cmps) {
+        int nr = resolve(name, error);
+        if (nr == __NR_SCMP_ERROR)
+            return false;
+        int r = seccomp_rule_add_array(ctx.get(), action, nr, count, cmps);
+        if (r < 0) {
+            error = libError(std::string("adding the rule for ") + name, r);
+            return false;
+        }
+        return true;
+    };
+
+    for (const char *name : kDenyEperm)
+        if (!add(name, SCMP_ACT_ERRNO(EPERM), 0, nullptr))
+            return std::nullopt;
+
+    if (!add("clone3", SCMP_ACT_ERRNO(ENOSYS), 0, nullptr))
+        return std::nullopt;
+
+    // x86_64: clone(flags, newsp, parent_tid, child_tid, tls): flags are argument 0.
+    for (scmp_datum_t flag : kCloneNamespaceFlags) {
+        scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag);
+        if (!add("clone", SCMP_ACT_ERRNO(EPERM), 1, &cmp))
+            return std::nullopt;
+    }
+
+    if (!options.network) {
+        // The family is an int: a value with garbage in the upper half is "not AF_UNIX" to
+        // the filter and refused, whatever the kernel would have made of it.
+        scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+        if (!add("socket", SCMP_ACT_ERRNO(EAFNOSUPPORT), 1, &cmp))
+            return std::nullopt;
+    }
+
+    std::vector<sock_filter> program;
+    if (!exportBpf(ctx.get(), program, error))
+        return std::nullopt;
+    return program;
+}
+
+} // namespace cmcp::jail
