@@ -4,48 +4,7 @@
 #   jail_tests.sh <path to cmcp-jail> <case> <test uid>
 # Exit 0 pass, 1 fail, 77 skip (with the reason on stdout). Every wait is bounded with
 # timeout(1); processes left by the test uid are killed, by pid, on exit.
-set -u
-
-JAIL=$1
-CASE=$2
-TUID=$3          # one host uid per case (100200+), so cases can run in parallel
-TGID=$TUID
-
-TMPROOT=$(mktemp -d /tmp/cmcp-jail-test.XXXXXX)
-chmod 755 "$TMPROOT"
-WS=$TMPROOT/ws
-mkdir "$WS"
-OUT=$TMPROOT/out
-ERR=$TMPROOT/err
-RC=0
-
-kill_uid_processes() {
-    # Only the test's own uid, one pid at a time.
-    local pid
-    for pid in $(pgrep -u "$TUID" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-}
-cleanup() {
-    kill_uid_processes
-    rm -rf "$TMPROOT"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL [$CASE]: $*"
-    echo "--- stdout:"; cat "$OUT" 2>/dev/null
-    echo "--- stderr:"; cat "$ERR" 2>/dev/null
-    exit 1
-}
-pass() { echo "PASS [$CASE]${1:+: $1}"; exit 0; }
-
-need_root() {
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "SKIP [$CASE]: needs root (the jail switches to host uid $TUID; CI runs as root)"
-        exit 77
-    fi
-    chown "$TUID:$TGID" "$WS"
-    kill_uid_processes
-}
+source "$(dirname "$0")/lib.sh"
 
 # policy [limits-json] [layers-json] [env-json] [extra-json-members]
 policy() {
@@ -54,15 +13,6 @@ policy() {
     POLICY="{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":$env,\"limits\":$limits,\"layers\":$layers$extra}"
 }
 
-# jail SECONDS PROGRAM ARGS...: runs the jail with $POLICY on fd 9, bounded.
-jail() {
-    local secs=$1; shift
-    timeout -k 2 "$secs" "$JAIL" --policy-fd 9 -- "$@" 9<<<"$POLICY" >"$OUT" 2>"$ERR"
-    RC=$?
-}
-
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1${2:+ ($2)}"; }
-expect_err() { grep -qF -- "$1" "$ERR" || fail "stderr does not contain: $1"; }
 status_field() { sed -n "s/^$1:[[:space:]]*//p" "$OUT"; }
 
 case "$CASE" in

@@ -5,50 +5,10 @@
 #   landlock_tests.sh <path to cmcp-jail> <case> <test uid>
 # Exit 0 pass, 1 fail, 77 skip (with the reason on stdout). Every wait is bounded with
 # timeout(1); processes left by the test uid and the test's own listener are killed by pid.
-set -u
-
-JAIL=$1
-CASE=$2
-TUID=$3
-TGID=$TUID
-
-TMPROOT=$(mktemp -d /tmp/cmcp-landlock-test.XXXXXX)
-chmod 755 "$TMPROOT"
-WS=$TMPROOT/ws
-mkdir "$WS"
+source "$(dirname "$0")/lib.sh"
 OUTSIDE=$(mktemp -d /tmp/outside-XXXXXX) # not beneath the workspace, not in any read list
 chmod 755 "$OUTSIDE"
-OUT=$TMPROOT/out
-ERR=$TMPROOT/err
-RC=0
-BGPIDS=()
-
-kill_uid_processes() {
-    local pid
-    for pid in $(pgrep -u "$TUID" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-}
-cleanup() {
-    local pid
-    for pid in "${BGPIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-    kill_uid_processes
-    rm -rf "$TMPROOT" "$OUTSIDE"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL [$CASE]: $*"
-    echo "--- stdout:"; cat "$OUT" 2>/dev/null
-    echo "--- stderr:"; cat "$ERR" 2>/dev/null
-    exit 1
-}
-pass() { echo "PASS [$CASE]${1:+: $1}"; exit 0; }
-skip() { echo "SKIP [$CASE]: $*"; exit 77; }
-
-need_root() {
-    [ "$(id -u)" -eq 0 ] || skip "needs root (the jail switches to host uid $TUID; CI runs as root)"
-    chown "$TUID:$TGID" "$WS"
-    kill_uid_processes
-}
+CLEANUP_PATHS+=("$OUTSIDE")
 
 # The kernel's Landlock ABI (landlock_create_ruleset(NULL, 0, VERSION)), or a negative errno.
 landlock_abi() {
@@ -80,11 +40,6 @@ policy_ll() {
 }
 
 # jail SECONDS PROGRAM ARGS...: runs the jail with $POLICY on fd 9, bounded.
-jail() {
-    local secs=$1; shift
-    timeout -k 2 "$secs" "$JAIL" --policy-fd 9 -- "$@" 9<<<"$POLICY" >"$OUT" 2>"$ERR"
-    RC=$?
-}
 # both WHAT PROGRAM ARGS...: must succeed without landlock (non-vacuous), then is run with it.
 both() {
     local what=$1; shift
@@ -95,9 +50,7 @@ both() {
     jail 10 "$@"
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1${2:+ ($2)}"; }
 expect_fail() { [ "$RC" -ne 0 ] || fail "$1 succeeded under Landlock"; }
-expect_err() { grep -qF -- "$1" "$ERR" || fail "stderr does not contain: $1"; }
 
 case "$CASE" in
 

@@ -4,47 +4,13 @@
 # row passes vacuously (the call must work, or fail differently, without the filter).
 #   seccomp_tests.sh <path to cmcp-jail> <case> <test uid>
 # Exit 0 pass, 1 fail, 77 skip (with the reason on stdout).
-set -u
-
-JAIL=$1
-CASE=$2
-TUID=$3
-TGID=$TUID
+source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 
-TMPROOT=$(mktemp -d /tmp/cmcp-seccomp-test.XXXXXX)
-chmod 755 "$TMPROOT"
-WS=$TMPROOT/ws
-mkdir "$WS"
-OUT=$TMPROOT/out
-ERR=$TMPROOT/err
-RC=0
-
-kill_uid_processes() {
-    local pid
-    for pid in $(pgrep -u "$TUID" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-}
-cleanup() {
-    kill_uid_processes
-    rm -rf "$TMPROOT"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL [$CASE]: $*"
-    echo "--- stdout:"; cat "$OUT" 2>/dev/null
-    echo "--- stderr:"; cat "$ERR" 2>/dev/null
-    exit 1
-}
-pass() { echo "PASS [$CASE]${1:+: $1}"; exit 0; }
-skip() { echo "SKIP [$CASE]: $*"; exit 77; }
-
-need_root() {
-    [ "$(id -u)" -eq 0 ] || skip "needs root (the jail switches to host uid $TUID; CI runs as root)"
+need_seccomp() {
+    need_root
     grep -q '^Seccomp:' /proc/self/status || skip "the kernel has no seccomp"
     [ -x "$PY" ] || skip "$PY is missing"
-    chown "$TUID:$TGID" "$WS"
-    kill_uid_processes
 }
 
 BASE='["identity","rlimits"]'
@@ -53,12 +19,6 @@ SECC='["identity","rlimits","seccomp"]'
 policy() {
     POLICY="{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"PATH\":\"/usr/bin:/bin\",\"LANG\":\"C\"},\"limits\":{\"processes\":64},\"layers\":$1${2:-}}"
 }
-jail() {
-    local secs=$1; shift
-    timeout -k 2 "$secs" "$JAIL" --policy-fd 9 -- "$@" 9<<<"$POLICY" >"$OUT" 2>"$ERR"
-    RC=$?
-}
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1${2:+ ($2)}"; }
 
 # The probe: each name makes one call and prints "NAME ok VALUE", "NAME errno ENAME" or (for
 # calls made in a child) "NAME signal N".
@@ -167,7 +127,7 @@ deny_rows() {
 case "$CASE" in
 
 status)
-    need_root
+    need_seccomp
     policy "$BASE"; jail 10 /usr/bin/cat /proc/self/status; expect_rc 0
     [ "$(sed -n 's/^Seccomp:[[:space:]]*//p' "$OUT")" = 0 ] || fail "baseline already has a filter"
     policy "$SECC"; jail 10 /usr/bin/cat /proc/self/status; expect_rc 0
@@ -179,7 +139,7 @@ status)
     ;;
 
 unshare)
-    need_root
+    need_seccomp
     for args in "-U true" "-r true"; do
         policy "$BASE"; jail 10 /usr/bin/unshare $args
         [ "$RC" -eq 0 ] || skip "unshare $args fails without seccomp too (rc $RC: $(cat "$ERR")): unprivileged user namespaces are off"
@@ -190,19 +150,19 @@ unshare)
     pass "unshare -U / -r: work without the filter, EPERM with it"
     ;;
 
-ptrace) need_root; deny_rows "errno EPERM" ptrace process_vm_readv ;;
+ptrace) need_seccomp; deny_rows "errno EPERM" ptrace process_vm_readv ;;
 # move_mount, pivot_root, fsopen, fspick check CAP_SYS_ADMIN before their arguments: EPERM
 # either way, so they are not rows here (the filter denies them all the same).
-mount) need_root; deny_rows "errno EPERM" mount umount2 open_tree mount_setattr setns ;;
-bpf) need_root; deny_rows "errno EPERM" bpf perf_event_open ;;
-io_uring) need_root; deny_rows "errno EPERM" io_uring_setup ;;
-userfaultfd) need_root; deny_rows "errno EPERM" userfaultfd ;;
-keyctl) need_root; deny_rows "errno EPERM" keyctl request_key ;;
-clone3) need_root; deny_rows "errno ENOSYS" clone3 ;;
-socket) need_root; deny_rows "errno EAFNOSUPPORT" inet inet6 netlink ;;
+mount) need_seccomp; deny_rows "errno EPERM" mount umount2 open_tree mount_setattr setns ;;
+bpf) need_seccomp; deny_rows "errno EPERM" bpf perf_event_open ;;
+io_uring) need_seccomp; deny_rows "errno EPERM" io_uring_setup ;;
+userfaultfd) need_seccomp; deny_rows "errno EPERM" userfaultfd ;;
+keyctl) need_seccomp; deny_rows "errno EPERM" keyctl request_key ;;
+clone3) need_seccomp; deny_rows "errno ENOSYS" clone3 ;;
+socket) need_seccomp; deny_rows "errno EAFNOSUPPORT" inet inet6 netlink ;;
 
 clone-newuser)
-    need_root
+    need_seccomp
     names=()
     for f in NEWNS NEWCGROUP NEWUTS NEWIPC NEWUSER NEWPID NEWNET; do names+=("clone_USER_$f"); done
     probe "$BASE" "${names[@]}"
@@ -218,7 +178,7 @@ clone-newuser)
     ;;
 
 unix)
-    need_root
+    need_seccomp
     probe "$SECC" unix
     [ "$(result unix)" = "ok 0" ] || fail "AF_UNIX socket under seccomp: $(result unix)"
     policy "$SECC" ',"seccomp":{"network":true}'
@@ -229,7 +189,7 @@ unix)
     ;;
 
 int80)
-    need_root
+    need_seccomp
     probe "$BASE" int80 x32; cp "$OUT" "$TMPROOT/base"
     [ "$(result int80)" = "ok 0" ] || skip "int 0x80 getpid does not work without seccomp ($(result int80)): no IA32 emulation"
     [ "$(result x32)" = "ok 0" ] || fail "x32 baseline: $(result x32)"
@@ -240,7 +200,7 @@ int80)
     ;;
 
 ordinary)
-    need_root
+    need_seccomp
     policy "$SECC"
     jail 20 /usr/bin/sh -c 'echo ok; ls / >/dev/null && echo ls-ok; cat /etc/hostname >/dev/null && echo cat-ok; /usr/bin/true && echo exec-ok; (echo sub) | cat'
     expect_rc 0
@@ -257,7 +217,7 @@ print(r[0], subprocess.run(["/usr/bin/echo", "3"], capture_output=True, text=Tru
     ;;
 
 policy)
-    need_root
+    need_seccomp
     mark=$TMPROOT/marker
     chmod 1777 "$TMPROOT"
     check() {
