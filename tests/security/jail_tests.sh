@@ -173,40 +173,32 @@ policy-malformed)
     mark=$TMPROOT/marker
     chmod 1777 "$TMPROOT"
     good="\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{}"
-    check() {
-        POLICY=$1
-        jail 10 /usr/bin/touch "$mark"
-        expect_rc 91 "policy: $2"
-        [ "$(wc -l <"$ERR")" -eq 1 ] || fail "more than one line on stderr"
-        expect_err "cmcp-jail: policy: $2"
-        [ ! -e "$mark" ] || fail "the job ran with a refused policy"
-    }
-    check '{"uid": 100200,'                                         'not valid JSON'
-    check ''                                                        'not valid JSON'
-    check '[1,2]'                                                   'the policy must be a JSON object'
-    check "{$good,\"layers\":[\"identity\"],\"bogus\":1}"           'bogus: unknown key'
-    check "{\"uid\":0,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: 0 is outside'
-    check "{\"uid\":999,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: 999 is outside'
-    check "{\"uid\":$TUID,\"gid\":0,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'gid: 0 is outside'
-    check "{\"uid\":-5,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: must be a non-negative integer'
-    check "{\"uid\":\"$TUID\",\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: must be a non-negative integer'
-    check "{\"uid\":1.5e5,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: must be a non-negative integer'
-    check "{\"uid\":$TUID,\"uid\":0,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: duplicate key'
-    check "{\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: missing'
-    check "{$good,\"layers\":[\"identity\",\"teleport\"]}"           'layers: unknown layer "teleport"'
-    check "{$good,\"layers\":[\"identity\",\"identity\"]}"           'layers: "identity" listed twice'
-    check "{$good,\"layers\":[\"rlimits\"]}"                         'layers: "identity" is mandatory'
-    check "{$good,\"layers\":\"identity\"}"                          'layers: must be an array'
-    check "{$good,\"layers\":[\"identity\",\"rlimits\"],\"limits\":{\"memory\":1}}" 'limits.memory: unknown key'
-    check "{$good,\"layers\":[\"identity\",\"rlimits\"],\"limits\":{\"cpu_seconds\":-1}}" 'limits.cpu_seconds: must be'
-    check "{$good,\"layers\":[\"identity\",\"rlimits\"],\"limits\":{\"processes\":0}}" 'limits.processes: 0 is outside'
-    check "{$good,\"layers\":[\"identity\"],\"limits\":{\"processes\":5}}" 'limits: given but the "rlimits" layer is not requested'
-    check "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"X\":1},\"layers\":[\"identity\"]}" 'env.X: must be a string'
-    check "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"A=B\":\"c\"},\"layers\":[\"identity\"]}" 'env.A=B: invalid variable name'
-    check "{$good,\"layers\":[\"identity\"],\"cwd\":\"../..\"}"      'cwd: must be a relative path'
-    check "{$good,\"layers\":[\"identity\"],\"cwd\":\"/etc\"}"       'cwd: must be a relative path'
-    check "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"rel/ws\",\"env\":{},\"layers\":[\"identity\"]}" 'workspace: must be an absolute path'
-    check "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS/../..\",\"env\":{},\"layers\":[\"identity\"]}" 'workspace: must be an absolute path'
+    expect_policy_refused '{"uid": 100200,'                                         'not valid JSON'
+    expect_policy_refused ''                                                        'not valid JSON'
+    expect_policy_refused '[1,2]'                                                   'the policy must be a JSON object'
+    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"bogus\":1}"           'bogus: unknown key'
+    expect_policy_refused "{\"uid\":0,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: 0 is outside'
+    expect_policy_refused "{\"uid\":999,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: 999 is outside'
+    expect_policy_refused "{\"uid\":$TUID,\"gid\":0,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'gid: 0 is outside'
+    expect_policy_refused "{\"uid\":-5,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: must be a non-negative integer'
+    expect_policy_refused "{\"uid\":\"$TUID\",\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: must be a non-negative integer'
+    expect_policy_refused "{\"uid\":1.5e5,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: must be a non-negative integer'
+    expect_policy_refused "{\"uid\":$TUID,\"uid\":0,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: duplicate key'
+    expect_policy_refused "{\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{},\"layers\":[\"identity\"]}" 'uid: missing'
+    expect_policy_refused "{$good,\"layers\":[\"identity\",\"teleport\"]}"           'layers: unknown layer "teleport"'
+    expect_policy_refused "{$good,\"layers\":[\"identity\",\"identity\"]}"           'layers: "identity" listed twice'
+    expect_policy_refused "{$good,\"layers\":[\"rlimits\"]}"                         'layers: "identity" is mandatory'
+    expect_policy_refused "{$good,\"layers\":\"identity\"}"                          'layers: must be an array'
+    expect_policy_refused "{$good,\"layers\":[\"identity\",\"rlimits\"],\"limits\":{\"memory\":1}}" 'limits.memory: unknown key'
+    expect_policy_refused "{$good,\"layers\":[\"identity\",\"rlimits\"],\"limits\":{\"cpu_seconds\":-1}}" 'limits.cpu_seconds: must be'
+    expect_policy_refused "{$good,\"layers\":[\"identity\",\"rlimits\"],\"limits\":{\"processes\":0}}" 'limits.processes: 0 is outside'
+    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"limits\":{\"processes\":5}}" 'limits: given but the "rlimits" layer is not requested'
+    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"X\":1},\"layers\":[\"identity\"]}" 'env.X: must be a string'
+    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"A=B\":\"c\"},\"layers\":[\"identity\"]}" 'env.A=B: invalid variable name'
+    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"cwd\":\"../..\"}"      'cwd: must be a relative path'
+    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"cwd\":\"/etc\"}"       'cwd: must be a relative path'
+    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"rel/ws\",\"env\":{},\"layers\":[\"identity\"]}" 'workspace: must be an absolute path'
+    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS/../..\",\"env\":{},\"layers\":[\"identity\"]}" 'workspace: must be an absolute path'
     # Command line errors: status 90.
     timeout 10 "$JAIL" --policy-fd 9 9<<<"{}" >"$OUT" 2>"$ERR"; RC=$?
     expect_rc 90 "no program"; expect_err "cmcp-jail: usage: no program after --"

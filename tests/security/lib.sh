@@ -57,3 +57,16 @@ jail() {
 
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1${2:+ ($2)}"; }
 expect_err() { grep -qF -- "$1" "$ERR" || fail "stderr does not contain: $1"; }
+
+# expect_policy_refused POLICY MESSAGE: the jail refuses POLICY with the policy status and one
+# stderr line naming MESSAGE, and the job (which would leave a marker) never runs.
+expect_policy_refused() {
+    POLICY=$1
+    local marker=$TMPROOT/refused-marker
+    chmod 1777 "$TMPROOT"
+    jail 10 /usr/bin/touch "$marker"
+    expect_rc 91 "policy: $2"
+    [ "$(wc -l <"$ERR")" -eq 1 ] || fail "more than one line on stderr"
+    expect_err "cmcp-jail: policy: $2"
+    [ ! -e "$marker" ] || fail "the job ran with a refused policy"
+}

@@ -220,18 +220,12 @@ policy)
     need_seccomp
     mark=$TMPROOT/marker
     chmod 1777 "$TMPROOT"
-    check() {
-        policy "$1" "$2"
-        jail 10 /usr/bin/touch "$mark"
-        expect_rc 91 "policy: $3"
-        grep -qF -- "cmcp-jail: policy: $3" "$ERR" || fail "stderr does not contain: $3"
-        [ ! -e "$mark" ] || fail "the job ran with a refused policy"
-    }
-    check "$SECC" ',"seccomp":{"network":1}' 'seccomp.network: must be true or false'
-    check "$SECC" ',"seccomp":{"net":false}' 'seccomp.net: unknown key'
-    check "$SECC" ',"seccomp":[]' 'seccomp: must be an object'
-    check "$SECC" ',"seccomp":{"network":false,"network":true}' 'network: duplicate key'
-    check "$BASE" ',"seccomp":{}' 'seccomp: given but the "seccomp" layer is not requested'
+    refused() { policy "$1" "$2"; expect_policy_refused "$POLICY" "$3"; }
+    refused "$SECC" ',"seccomp":{"network":1}' 'seccomp.network: must be true or false'
+    refused "$SECC" ',"seccomp":{"net":false}' 'seccomp.net: unknown key'
+    refused "$SECC" ',"seccomp":[]' 'seccomp: must be an object'
+    refused "$SECC" ',"seccomp":{"network":false,"network":true}' 'network: duplicate key'
+    refused "$BASE" ',"seccomp":{}' 'seccomp: given but the "seccomp" layer is not requested'
     policy "$SECC" ',"seccomp":{}'; jail 10 /usr/bin/touch "$mark"; expect_rc 0
     [ -e "$mark" ] || fail "a valid seccomp policy did not run the job"
     pass
