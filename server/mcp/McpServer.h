@@ -43,7 +43,6 @@ public:
     std::shared_ptr<Session> findSession(const QString &id) const { return m_sessions.value(id); }
     void closeSession(const QString &id, const QString &reason);
     int sessionCount() const { return int(m_sessions.size()); }
-    QList<std::shared_ptr<Session>> sessions() const { return m_sessions.values(); }
 
     // Handles one inbound payload. Returns true when the client is owed a reply, which then
     // arrives through exchange->complete() (at once or later); false for notifications and
