@@ -18,9 +18,9 @@ namespace {
 
 bool enterWorkdir(const Policy &policy, std::string &error)
 {
-    int ws = ::open(policy.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int ws = ::open(policy.jobWorkspace().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (ws < 0) {
-        error = errnoText("workspace " + policy.workspace, errno);
+        error = errnoText("workspace " + policy.jobWorkspace(), errno);
         return false;
     }
     int dir = ws;

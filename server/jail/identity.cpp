@@ -1,11 +1,11 @@
 // Layer: identity. The job must never run as host uid 0 and must keep no privilege:
 //   securebits locked (no root magic, no keep-caps, no ambient raise), bounding and ambient
 //   sets emptied while CAP_SETPCAP is still held, no supplementary groups, real/effective/saved
-//   gid and uid switched to the policy's (the kernel clears the permitted and effective sets on
-//   that switch), inheritable set zeroed, no_new_privs; then the result is verified from
-//   /proc/self/status and by setuid(0) failing. Then a new session, the parent-death signal
-//   (after the uid switch: changing credentials clears it) with a check that the parent did not
-//   die meanwhile, and every descriptor above 2 closed.
+//   gid and uid switched to the job's, the parent-death signal (after the switch: changing
+//   credentials clears it) with a check that the monitor did not die meanwhile. Later, once the
+//   mount work that needs the user namespace's capabilities is done (sealIdentity): every
+//   capability set zeroed, no_new_privs, the result verified from /proc/self/status and by
+//   setuid(0) failing, a new session, and every descriptor above 2 closed on exec.
 #include "layers.h"
 
 #include <linux/capability.h>
@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <poll.h>
 
 #include <cerrno>
 #include <csignal>
@@ -76,6 +77,17 @@ std::string field(const std::string &status, const std::string &name)
     return b == std::string::npos ? std::string() : v.substr(b);
 }
 
+// The ids the job has as it sees them: kInsideId inside its user namespace (mapped to the
+// policy's host ids), else the policy's host ids themselves.
+uid_t jobUid(const Policy &policy)
+{
+    return policy.namespaces ? kInsideId : policy.uid;
+}
+gid_t jobGid(const Policy &policy)
+{
+    return policy.namespaces ? kInsideId : policy.gid;
+}
+
 bool verify(const Policy &policy, std::string &error)
 {
     uid_t r, e, s;
@@ -84,13 +96,14 @@ bool verify(const Policy &policy, std::string &error)
         error = errnoText("getresuid/getresgid", errno);
         return false;
     }
-    if (r != policy.uid || e != policy.uid || s != policy.uid || gr != policy.gid
-        || ge != policy.gid || gs != policy.gid) {
+    const uid_t uid = jobUid(policy);
+    const gid_t gid = jobGid(policy);
+    if (r != uid || e != uid || s != uid || gr != gid || ge != gid || gs != gid) {
         error = "verify: real/effective/saved ids are not the policy's";
         return false;
     }
     if (r == 0 || e == 0 || s == 0) { // belt and braces: the parser refuses uid 0 already
-        error = "verify: the job would run as host uid 0";
+        error = "verify: the job would run as uid 0";
         return false;
     }
     if (::getgroups(0, nullptr) != 0) {
@@ -120,11 +133,21 @@ bool verify(const Policy &policy, std::string &error)
     return true;
 }
 
+// After the parent-death signal is set: if the monitor is already gone, nobody would bound the
+// job. The monitor holds the only write end of `aliveFd`; hang-up means it died.
+bool monitorAlive(int aliveFd)
+{
+    pollfd p{aliveFd, POLLIN, 0};
+    int n = ::poll(&p, 1, 0);
+    return n == 0 || (n > 0 && !(p.revents & (POLLHUP | POLLERR)));
+}
+
 } // namespace
 
-bool applyIdentity(const Policy &policy, const Launch &launch, std::string &error)
+bool switchIdentity(const Policy &policy, const Launch &launch, std::string &error)
 {
-    const bool privileged = ::geteuid() == 0;
+    // Host root, or the owner of a fresh user namespace: either may (and must) shed privilege.
+    const bool privileged = ::geteuid() == 0 || policy.namespaces;
 
     if (privileged) {
         // Lock out every path back to privilege that the uid switch alone would leave:
@@ -140,7 +163,8 @@ bool applyIdentity(const Policy &policy, const Launch &launch, std::string &erro
         error = errnoText("prctl(PR_CAP_AMBIENT_CLEAR_ALL)", errno);
         return false;
     }
-    // The bounding set, while CAP_SETPCAP is still held (the uid switch takes it away).
+    // The bounding set, while CAP_SETPCAP is still held (the uid switch takes it away on the
+    // host; in a user namespace it only stops exec from ever granting anything back).
     const int last = lastCap();
     for (int cap = 0; cap <= last; ++cap) {
         if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) <= 0)
@@ -159,15 +183,32 @@ bool applyIdentity(const Policy &policy, const Launch &launch, std::string &erro
             return false;
         }
     }
-    if (::setresgid(policy.gid, policy.gid, policy.gid) != 0) {
-        error = errnoText("setresgid(" + std::to_string(policy.gid) + ")", errno);
+    const gid_t gid = jobGid(policy);
+    const uid_t uid = jobUid(policy);
+    if (::setresgid(gid, gid, gid) != 0) {
+        error = errnoText("setresgid(" + std::to_string(gid) + ")", errno);
         return false;
     }
-    if (::setresuid(policy.uid, policy.uid, policy.uid) != 0) {
-        error = errnoText("setresuid(" + std::to_string(policy.uid) + ")", errno);
+    if (::setresuid(uid, uid, uid) != 0) {
+        error = errnoText("setresuid(" + std::to_string(uid) + ")", errno);
         return false;
     }
-    // Permitted and effective went with the uid switch; the inheritable set goes here.
+    // Set after the credential change (which clears it).
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+        error = errnoText("prctl(PR_SET_PDEATHSIG)", errno);
+        return false;
+    }
+    if (!monitorAlive(launch.monitorAliveFd)) {
+        error = "the monitor died before the parent-death signal was set";
+        return false;
+    }
+    return true;
+}
+
+bool sealIdentity(const Policy &policy, std::string &error)
+{
+    // Permitted and effective went with the uid switch on the host; inside a user namespace
+    // they go here, with the inheritable set.
     if (!zeroCapSets(error))
         return false;
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -186,29 +227,10 @@ bool applyIdentity(const Policy &policy, const Launch &launch, std::string &erro
             return false;
         }
     }
-    // Set after the credential change (which clears it); then make sure the parent did not die
-    // before it was set, or the job would be an orphan nobody bounds.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
-        error = errnoText("prctl(PR_SET_PDEATHSIG)", errno);
-        return false;
-    }
-    if (::getppid() != launch.parentPid) {
-        error = "the parent died before the parent-death signal was set";
-        return false;
-    }
-
-    // Nothing of the supervisor's descriptors reaches the job. The report descriptor is kept
-    // (it is close-on-exec, so the job never sees it either).
-    int rc;
-    if (launch.keepFd > 2) {
-        rc = ::close_range(3, static_cast<unsigned>(launch.keepFd) - 1, 0);
-        if (rc == 0)
-            rc = ::close_range(static_cast<unsigned>(launch.keepFd) + 1, ~0u, 0);
-    } else {
-        rc = ::close_range(3, ~0u, 0);
-    }
-    if (rc != 0) {
-        error = errnoText("close_range", errno);
+    // Nothing of the monitor's descriptors reaches the job: everything above 2 closes on exec
+    // (the pipe to the monitor must stay usable until then, to report a failed exec).
+    if (::close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
+        error = errnoText("close_range(CLOEXEC)", errno);
         return false;
     }
     return true;

@@ -221,7 +221,7 @@ bool applyLandlock(const Policy &policy, std::string &error)
     for (const std::string &p : ll.write)
         if (!addPathRule(ruleset.get(), p, kWrite & handled, false, error))
             return false;
-    if (!addPathRule(ruleset.get(), policy.workspace, kWrite & handled, true, error))
+    if (!addPathRule(ruleset.get(), policy.jobWorkspace(), kWrite & handled, true, error))
         return false;
     // The jail's own /proc/<pid> (resolved now, so not its children's): the identity layer,
     // which runs after this one, verifies itself through /proc/self/status.

@@ -8,6 +8,10 @@
 
 #include <linux/filter.h>
 
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,18 +20,63 @@ namespace cmcp::jail {
 // Facts about the jail's own start, captured before any layer runs.
 struct Launch
 {
-    pid_t parentPid = 0; // getppid() at start: the supervisor that must outlive the job
-    int keepFd = -1; // --report-fd, kept open (CLOEXEC) across the descriptor sweep
+    // Read end of a pipe whose write end only the monitor holds: it reports end-of-file once
+    // the monitor is gone, which is how the job process checks, after setting its parent-death
+    // signal, that the monitor did not die before (inside a pid namespace getppid() is 0).
+    int monitorAliveFd = -1;
 };
+
+// cgroup.cpp, run by the monitor (privileged, outside the job's namespaces). One cgroup per
+// job, "cmcp/<name>", in every writable hierarchy with a controller the policy needs: v1
+// memory, pids, cpu (+ cpuacct for accounting) on legacy/hybrid hosts; the v2 tree (pure, or
+// /sys/fs/cgroup/unified on hybrid hosts) for cgroup.kill and for v2 controllers it has.
+struct JobCgroup
+{
+    std::vector<std::string> dirs; // every directory created, deepest last
+};
+struct CgroupStats
+{
+    std::optional<std::uint64_t> cpuNanoseconds; // the whole job tree
+    std::optional<std::uint64_t> peakMemoryBytes;
+    bool oomKilled = false;
+};
+// Creates the job's cgroups and writes the policy's limits. Fails when a limit the policy asks
+// for has no writable controller (fail closed, never skip).
+bool createCgroup(const Policy &policy, pid_t jailPid, JobCgroup &out, std::string &error);
+// Moves `pid` (the job, not yet running user code) into every one of the job's cgroups.
+bool enterCgroup(const JobCgroup &cgroup, pid_t pid, std::string &error);
+// SIGKILL to every task of the job: cgroup.kill (v2) where present, else each pid listed.
+void killCgroup(const JobCgroup &cgroup);
+CgroupStats cgroupStats(const JobCgroup &cgroup);
+// Removes the job's cgroups once empty (retries briefly while the kernel reaps the tasks).
+void removeCgroup(const JobCgroup &cgroup);
+
+// namespaces.cpp. The monitor clones the job with cloneFlags(policy) and writes its id maps
+// (job uid/gid kInsideId = the policy's host uid/gid); the job then builds and enters its
+// minimal root (after switchIdentity, with the capabilities it holds in its own user
+// namespace): /usr read-only, /lib* links, a curated /etc, a minimal /dev, a fresh /proc, a
+// size-capped /tmp, the workspace at workspace_at, pivot_root, loopback up, hostname.
+int cloneFlags(const Policy &policy);
+bool writeIdMaps(const Policy &policy, pid_t pid, std::string &error);
+bool enterMinimalRoot(const Policy &policy, std::string &error);
+
+// apparmor.cpp: aa_change_onexec to the policy's profile (before no_new_privs is set).
+bool applyApparmor(const Policy &policy, std::string &error);
 
 // rlimits.cpp: RLIMIT_CORE 0 always, then the policy's limits. Runs while still privileged.
 bool applyRlimits(const Policy &policy, std::string &error);
 
-// identity.cpp: securebits, bounding/ambient/inheritable capabilities dropped, no
-// supplementary groups, setresgid/setresuid to the policy ids, no_new_privs, verification
-// (/proc/self/status and setuid(0) must fail), new session, parent-death signal, and every
-// descriptor above 2 closed.
-bool applyIdentity(const Policy &policy, const Launch &launch, std::string &error);
+// identity.cpp, in two steps around the mount work:
+// switchIdentity: securebits, bounding/ambient capabilities dropped, no supplementary groups,
+//   setresgid/setresuid to the job's ids (the policy's host ids; kInsideId inside a user
+//   namespace, which maps it to them), the parent-death signal re-set (credential changes clear
+//   it) and the monitor checked alive. Inside a user namespace the job keeps its capabilities
+//   over that namespace for the mount work; otherwise it has none left.
+// sealIdentity: permitted/effective/inheritable capabilities zeroed, no_new_privs, verification
+//   (/proc/self/status and setuid(0) must fail), a new session, every descriptor above 2 marked
+//   close-on-exec.
+bool switchIdentity(const Policy &policy, const Launch &launch, std::string &error);
+bool sealIdentity(const Policy &policy, std::string &error);
 
 // landlock.cpp: the policy's "landlock" object as a Landlock domain, sized by the kernel's
 // ABI; sets no_new_privs itself. Fails when the kernel has no Landlock.

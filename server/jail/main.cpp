@@ -2,14 +2,17 @@
 //
 //   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] -- PROGRAM [ARGS...]
 //
-// This file is the one place that defines the order. Every step either succeeds or ends the
-// jail with its own exit status (exit_codes.h) and one line on stderr,
+// This file is the one place that defines the order. The jail process becomes the job's
+// monitor (monitor.cpp); the job process applies the layers below and execs. Every step either
+// succeeds or ends the jail with its own exit status (exit_codes.h) and one line on stderr,
 //   cmcp-jail: <layer>: <what failed>: <reason>
-// (and the same line on --report-fd, if given), before any code of the job runs. A layer the
-// policy asks for and this build cannot apply fails closed the same way.
+// (and a "refused" record on --report-fd, see report.h), before any code of the job runs. A
+// layer the policy asks for and this machine cannot apply fails closed the same way.
 #include "exit_codes.h"
 #include "layers.h"
+#include "monitor.h"
 #include "policy.h"
+#include "report.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -31,23 +34,12 @@ std::string errnoText(const std::string &what, int err)
 
 namespace {
 
-int g_reportFd = -1;
-
-[[noreturn]] void fail(const char *step, int code, const std::string &message)
-{
-    std::string line = std::string("cmcp-jail: ") + step + ": " + message + "\n";
-    (void)!::write(STDERR_FILENO, line.data(), line.size());
-    if (g_reportFd >= 0)
-        (void)!::write(g_reportFd, line.data(), line.size());
-    ::_exit(code);
-}
-
 [[noreturn]] void usage(const std::string &message)
 {
-    fail("usage", kExitUsage,
-         message
-                 + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] -- PROGRAM "
-                   "[ARGS...])");
+    refuse("usage", kExitUsage,
+           message
+                   + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] -- "
+                     "PROGRAM [ARGS...])");
 }
 
 bool parseFd(const char *s, int &out)
@@ -61,20 +53,49 @@ bool parseFd(const char *s, int &out)
     return true;
 }
 
-// A requested layer this build does not implement yet: refuse, never skip.
-void notBuilt(const Policy &policy, Layer layer, int code)
+// The job process, after the monitor placed it (namespaces' id maps, cgroup). Layers in the
+// order of issue 3: identity, resources, namespaces and filesystem, AppArmor (must precede
+// no_new_privs), Landlock, then the identity sealed and seccomp last, so the filter only has to
+// allow execve itself.
+void runJob(const JobProcess &job)
 {
-    if (policy.wants(layer))
-        fail(layerName(layer), code, "requested, but this build of cmcp-jail cannot apply it yet");
+    const Policy &policy = job.policy;
+    std::string error;
+    auto check = [&](bool ok, const char *layer, int code) {
+        if (!ok)
+            failJob(job.monitorFd, layer, code, error);
+    };
+    // 1. identity: from here on the process is the job's unprivileged uid (inside a user
+    //    namespace, still holding that namespace's capabilities for the mount work).
+    check(switchIdentity(policy, job.launch, error), "identity", kExitIdentity);
+    // 2. resources (the cgroup was joined before the monitor let the job go).
+    if (policy.wants(Layer::Rlimits))
+        check(applyRlimits(policy, error), "rlimits", kExitRlimits);
+    // 3. namespaces: the minimal root, loopback, hostname.
+    if (policy.wants(Layer::Namespaces))
+        check(enterMinimalRoot(policy, error), "namespaces", kExitNamespaces);
+    // 4. AppArmor: the profile switch happens on exec; requested before no_new_privs.
+    if (policy.wants(Layer::Apparmor))
+        check(applyApparmor(policy, error), "apparmor", kExitApparmor);
+    // 5. Landlock (sets no_new_privs itself).
+    if (policy.wants(Layer::Landlock))
+        check(applyLandlock(policy, error), "landlock", kExitLandlock);
+    // 6. every capability gone, verified; descriptors close on exec.
+    check(sealIdentity(policy, error), "identity", kExitIdentity);
+    // 7. seccomp, compiled by the monitor, loaded last.
+    if (policy.wants(Layer::Seccomp))
+        check(applySeccomp(job.seccomp, error), "seccomp", kExitSeccomp);
+    // Last guard, whatever the layers above did: never exec as uid 0.
+    if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0)
+        failJob(job.monitorFd, "identity", kExitIdentity, "refusing to exec the job as uid/gid 0");
+    execJob(policy, job.argv, error);
+    failJob(job.monitorFd, "exec", kExitExec, error);
 }
 
 } // namespace
 
 int main(int argc, char *argv[])
 {
-    Launch launch;
-    launch.parentPid = ::getppid();
-
     // --- command line ---------------------------------------------------------------------
     int policyFd = -1;
     const char *policyFile = nullptr;
@@ -93,13 +114,12 @@ int main(int argc, char *argv[])
         } else if (a == "--policy") {
             policyFile = argv[++i];
         } else if (a == "--report-fd") {
-            if (!parseFd(argv[++i], g_reportFd) || g_reportFd <= 2)
+            int fd = -1;
+            if (!parseFd(argv[++i], fd) || fd <= 2)
                 usage("--report-fd: not a descriptor above 2");
-            if (::fcntl(g_reportFd, F_SETFD, FD_CLOEXEC) != 0) {
-                int fd = g_reportFd;
-                g_reportFd = -1;
+            if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
                 usage("--report-fd " + std::to_string(fd) + ": " + std::strerror(errno));
-            }
+            setReportFd(fd);
         } else {
             usage(a + ": unknown option");
         }
@@ -109,53 +129,24 @@ int main(int argc, char *argv[])
     if (i >= argc)
         usage("no program after --");
     char **jobArgv = argv + i;
-    launch.keepFd = g_reportFd;
 
-    // --- 1. policy ------------------------------------------------------------------------
+    // --- policy ---------------------------------------------------------------------------
     std::string text, error;
     bool read = policyFile ? readPolicyFile(policyFile, text, error)
                            : readPolicyFd(policyFd, text, error);
-    if (policyFd >= 0 && policyFd != g_reportFd)
+    if (policyFd > 2)
         ::close(policyFd);
     if (!read)
-        fail("policy", kExitPolicy, error);
+        refuse("policy", kExitPolicy, error);
     Policy policy;
     if (!parsePolicy(text, policy, error))
-        fail("policy", kExitPolicy, error);
+        refuse("policy", kExitPolicy, error);
 
-    // --- 2. while still privileged ---------------------------------------------------------
-    // cgroup: join the per-job cgroup first, so everything after is accounted and bounded.
-    notBuilt(policy, Layer::Cgroup, kExitCgroup);
-    // namespaces and mounts: user/mount/pid/net/ipc/uts, pivot_root into the minimal root.
-    notBuilt(policy, Layer::Namespaces, kExitNamespaces);
-    // landlock: restrict_self needs CAP_SYS_ADMIN or no_new_privs; either holds here.
-    if (policy.wants(Layer::Landlock) && !applyLandlock(policy, error))
-        fail("landlock", kExitLandlock, error);
-    // apparmor: aa_change_onexec must happen before no_new_privs (set by identity), which
-    // would otherwise forbid the profile transition.
-    notBuilt(policy, Layer::Apparmor, kExitApparmor);
-
-    // rlimits: before the uid switch (RLIMIT_NPROC is checked on setuid and on every fork).
-    if (policy.wants(Layer::Rlimits) && !applyRlimits(policy, error))
-        fail("rlimits", kExitRlimits, error);
-
-    // seccomp: compiled now, while allocating is still harmless; loaded last, below.
+    // --- compiled here, once, while allocating is harmless; loaded by the job last --------
     SeccompProgram seccomp;
     if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, seccomp, error))
-        fail("seccomp", kExitSeccomp, error);
+        refuse("seccomp", kExitSeccomp, error);
 
-    // --- 3. identity: from here on the process is the job's unprivileged uid ---------------
-    if (!applyIdentity(policy, launch, error))
-        fail("identity", kExitIdentity, error);
-
-    // --- 4. seccomp last: the filter then only has to allow execve itself ------------------
-    if (policy.wants(Layer::Seccomp) && !applySeccomp(seccomp, error))
-        fail("seccomp", kExitSeccomp, error);
-
-    // --- 5. exec ---------------------------------------------------------------------------
-    // Last guard, whatever the layers above did: never exec as host uid 0.
-    if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0)
-        fail("identity", kExitIdentity, "refusing to exec the job as host uid/gid 0");
-    execJob(policy, jobArgv, error);
-    fail("exec", kExitExec, error);
+    // --- the monitor: cgroup, clone into the namespaces, go, wait, report -----------------
+    runMonitor(policy, seccomp, jobArgv, runJob);
 }

@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 namespace cmcp::jail {
 
@@ -204,6 +206,169 @@ bool parseSeccomp(const json &v, SeccompPolicy &out, std::string &error)
     return true;
 }
 
+// An absolute, clean path (see cleanComponents), without a trailing slash.
+bool absoluteClean(const std::string &path)
+{
+    return !path.empty() && path[0] == '/' && !hasNul(path) && cleanComponents(path)
+            && (path.size() == 1 || path.back() != '/');
+}
+
+bool readString(const json &obj, const std::string &where, std::string &out, std::string &error)
+{
+    if (!obj.is_string()) {
+        error = where + ": must be a string";
+        return false;
+    }
+    out = obj.get<std::string>();
+    return true;
+}
+
+bool readBool(const json &obj, const std::string &where, bool &out, std::string &error)
+{
+    if (!obj.is_boolean()) {
+        error = where + ": must be true or false";
+        return false;
+    }
+    out = obj.get<bool>();
+    return true;
+}
+
+// The "namespaces" object; see NamespacesPolicy in policy.h.
+bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
+{
+    if (!v.is_object()) {
+        error = "namespaces: must be an object";
+        return false;
+    }
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string &key = it.key();
+        const std::string where = "namespaces." + key;
+        if (key == "network") {
+            if (!readBool(it.value(), where, out.network, error))
+                return false;
+        } else if (key == "hostname") {
+            if (!readString(it.value(), where, out.hostname, error))
+                return false;
+            bool ok = !out.hostname.empty() && out.hostname.size() <= 63;
+            for (char c : out.hostname)
+                ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-');
+            if (!ok) {
+                error = where + ": 1-63 letters, digits or '-'";
+                return false;
+            }
+        } else if (key == "workspace_at") {
+            if (!readString(it.value(), where, out.workspaceAt, error))
+                return false;
+            if (!absoluteClean(out.workspaceAt) || out.workspaceAt == "/") {
+                error = where + ": must be an absolute path other than / without . or ..";
+                return false;
+            }
+            for (const char *system :
+                 {"/usr", "/etc", "/dev", "/proc", "/tmp", "/lib", "/lib64", "/bin", "/sbin"})
+                if (beneathOrEqual(out.workspaceAt, system)) {
+                    error = where + ": may not be at or below " + system;
+                    return false;
+                }
+        } else if (key == "tmp_size_mb") {
+            if (!readUnsigned(v, key.c_str(), 1, 4096, out.tmpSizeMb, error)) {
+                error = "namespaces." + error;
+                return false;
+            }
+        } else if (key == "exec_paths") {
+            if (!it.value().is_array() || it.value().size() > 256) {
+                error = where + ": must be an array of at most 256 paths beneath /usr";
+                return false;
+            }
+            out.execPaths.emplace();
+            for (const json &e : it.value()) {
+                std::string path;
+                if (!readString(e, where, path, error))
+                    return false;
+                if (!absoluteClean(path) || path == "/usr" || !beneathOrEqual(path, "/usr")) {
+                    error = where + ": \"" + path
+                            + "\" must be a clean absolute path beneath /usr (not /usr itself)";
+                    return false;
+                }
+                out.execPaths->push_back(std::move(path));
+            }
+        } else {
+            error = where + ": unknown key";
+            return false;
+        }
+    }
+    return true;
+}
+
+// The "cgroup" object; see CgroupPolicy in policy.h.
+bool parseCgroup(const json &v, CgroupPolicy &out, std::string &error)
+{
+    if (!v.is_object()) {
+        error = "cgroup: must be an object";
+        return false;
+    }
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string &key = it.key();
+        std::optional<std::uint64_t> *slot = nullptr;
+        std::uint64_t min = 1, max = 0;
+        if (key == "memory_bytes") {
+            slot = &out.memoryBytes;
+            min = 1 << 20;
+            max = std::uint64_t(1) << 50;
+        } else if (key == "pids") {
+            slot = &out.pids;
+            max = 4194304;
+        } else if (key == "cpu_percent") {
+            slot = &out.cpuPercent;
+            max = 100000;
+        } else if (key == "name") {
+            if (!readString(it.value(), "cgroup.name", out.name, error))
+                return false;
+            bool ok = !out.name.empty() && out.name.size() <= 64 && out.name != "."
+                    && out.name != "..";
+            for (char c : out.name)
+                ok = ok
+                        && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'
+                            || c == '-');
+            if (!ok) {
+                error = "cgroup.name: 1-64 of [A-Za-z0-9_.-], not . or ..";
+                return false;
+            }
+            continue;
+        } else {
+            error = "cgroup." + key + ": unknown key";
+            return false;
+        }
+        std::uint64_t n = 0;
+        if (!readUnsigned(v, key.c_str(), min, max, n, error)) {
+            error = "cgroup." + error;
+            return false;
+        }
+        *slot = n;
+    }
+    return true;
+}
+
+// The "apparmor" object; see ApparmorPolicy in policy.h.
+bool parseApparmor(const json &v, ApparmorPolicy &out, std::string &error)
+{
+    if (!v.is_object() || v.size() != 1 || !v.contains("profile")) {
+        error = "apparmor: must be an object with exactly the key \"profile\"";
+        return false;
+    }
+    if (!readString(v["profile"], "apparmor.profile", out.profile, error))
+        return false;
+    bool ok = !out.profile.empty() && out.profile.size() <= 128;
+    for (char c : out.profile)
+        ok = ok
+                && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'
+                    || c == '-');
+    if (!ok) {
+        error = "apparmor.profile: 1-128 of [A-Za-z0-9_.-]";
+        return false;
+    }
+    return true;
+}
+
 } // namespace
 
 const char *layerName(Layer layer)
@@ -212,6 +377,11 @@ const char *layerName(Layer layer)
         if (e.layer == layer)
             return e.name;
     return "?";
+}
+
+const std::string &Policy::jobWorkspace() const
+{
+    return namespaces ? namespaces->workspaceAt : workspace;
 }
 
 bool Policy::wants(Layer layer) const
@@ -257,8 +427,9 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         return false;
     }
 
-    static const std::set<std::string> kKeys = {"uid",    "gid",    "workspace", "cwd",    "env",
-                                                "limits", "layers", "landlock",  "seccomp"};
+    static const std::set<std::string> kKeys = {"uid",     "gid",        "workspace", "cwd",
+                                                "env",     "limits",     "layers",    "landlock",
+                                                "seccomp", "namespaces", "cgroup",    "apparmor"};
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         if (!kKeys.count(it.key())) {
             error = it.key() + ": unknown key";
@@ -372,26 +543,50 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         error = "limits: given but the \"rlimits\" layer is not requested";
         return false;
     }
-    if (doc.contains("landlock") != p.wants(Layer::Landlock)) {
-        error = doc.contains("landlock")
-                ? "landlock: given but the \"landlock\" layer is not requested"
-                : "landlock: missing (the \"landlock\" layer is requested)";
-        return false;
+    // A layer's object is given exactly when the layer is requested ("seccomp" may be omitted).
+    auto layerObject = [&](const char *key, Layer layer, bool optional) {
+        if (doc.contains(key) && !p.wants(layer)) {
+            error = std::string(key) + ": given but the \"" + key + "\" layer is not requested";
+            return false;
+        }
+        if (!optional && p.wants(layer) && !doc.contains(key)) {
+            error = std::string(key) + ": missing (the \"" + key + "\" layer is requested)";
+            return false;
+        }
+        return true;
+    };
+    for (auto [key, layer, optional] :
+         {std::tuple{"landlock", Layer::Landlock, false},
+          std::tuple{"namespaces", Layer::Namespaces, true},
+          std::tuple{"cgroup", Layer::Cgroup, true}, std::tuple{"apparmor", Layer::Apparmor, false},
+          std::tuple{"seccomp", Layer::Seccomp, true}})
+        if (!layerObject(key, layer, optional))
+            return false;
+
+    if (p.wants(Layer::Namespaces)) {
+        p.namespaces.emplace();
+        if (doc.contains("namespaces") && !parseNamespaces(doc["namespaces"], *p.namespaces, error))
+            return false;
+    }
+    if (p.wants(Layer::Cgroup)) {
+        p.cgroup.emplace();
+        if (doc.contains("cgroup") && !parseCgroup(doc["cgroup"], *p.cgroup, error))
+            return false;
+    }
+    if (p.wants(Layer::Apparmor)) {
+        p.apparmor.emplace();
+        if (!parseApparmor(doc["apparmor"], *p.apparmor, error))
+            return false;
     }
     if (doc.contains("landlock")) {
         p.landlock.emplace();
-        if (!parseLandlock(doc["landlock"], p.workspace, *p.landlock, error))
+        // Landlock paths are the job's view: inside the minimal root with namespaces.
+        if (!parseLandlock(doc["landlock"], p.jobWorkspace(), *p.landlock, error))
             return false;
     }
 
-    if (doc.contains("seccomp")) {
-        if (!p.wants(Layer::Seccomp)) {
-            error = "seccomp: given but the \"seccomp\" layer is not requested";
-            return false;
-        }
-        if (!parseSeccomp(doc["seccomp"], p.seccomp, error))
-            return false;
-    }
+    if (doc.contains("seccomp") && !parseSeccomp(doc["seccomp"], p.seccomp, error))
+        return false;
 
     out = std::move(p);
     return true;

@@ -64,6 +64,55 @@ struct SeccompPolicy
     bool network = false;
 };
 
+// "namespaces": {"network": false, "hostname": "sandbox", "workspace_at": "/workspace",
+//                "tmp_size_mb": 64, "exec_paths": [...]}. Required when the "namespaces" layer is
+// requested, refused otherwise; every key optional. The job runs as uid/gid kInsideId inside a
+// new user namespace that maps only that id (to the policy's host uid/gid), in new mount, pid,
+// ipc and uts namespaces, with a minimal root (see namespaces.cpp):
+// - network (default false): false adds a network namespace with only loopback; true shares
+//   the host's network (the other layers still decide what a socket may do).
+// - workspace_at: where the workspace appears inside (absolute, clean, not /, not below /usr,
+//   /etc, /dev, /proc or /tmp). Landlock rules and "cwd" then speak of that path.
+// - tmp_size_mb (1..4096, default 64): size of the job's private /tmp.
+// - exec_paths: when present, /usr is mounted noexec except these paths (files or directories
+//   beneath /usr), so neither execve nor an ELF loader can map any other program executable.
+//   Absent: /usr keeps exec (Landlock alone decides what execve may start).
+struct NamespacesPolicy
+{
+    bool network = false;
+    std::string hostname = "sandbox";
+    std::string workspaceAt = "/workspace";
+    std::uint64_t tmpSizeMb = 64;
+    std::optional<std::vector<std::string>> execPaths;
+};
+
+// The uid and gid a job has inside its user namespace.
+inline constexpr unsigned kInsideId = 1000;
+
+// "cgroup": {"memory_bytes": N, "pids": N, "cpu_percent": N, "name": "..."}. Required when the
+// "cgroup" layer is requested, refused otherwise; every key optional. A cgroup per job under
+// "cmcp/" in every writable hierarchy that has the controller (v1 memory/pids/cpu, cpuacct for
+// accounting; v2 for cgroup.kill and v2 controllers when present):
+// - memory_bytes (>= 1 MiB): memory limit, swap included (no swap use above it); the kernel
+//   OOM-kills inside the job when it is reached, whatever address space was reserved.
+// - pids (1..4194304): tasks in the job at once.
+// - cpu_percent (1..100000): CPU bandwidth, 100 = one full core.
+// - name: [A-Za-z0-9_.-], 1..64 characters, default "job-<pid of the jail>".
+struct CgroupPolicy
+{
+    std::optional<std::uint64_t> memoryBytes;
+    std::optional<std::uint64_t> pids;
+    std::optional<std::uint64_t> cpuPercent;
+    std::string name;
+};
+
+// "apparmor": {"profile": "cmcp-job-bash"}. Required iff the "apparmor" layer is requested:
+// the job execs under that profile (aa_change_onexec), which must be loaded.
+struct ApparmorPolicy
+{
+    std::string profile;
+};
+
 struct Policy
 {
     uid_t uid = 0;
@@ -74,10 +123,16 @@ struct Policy
     Limits limits;
     SeccompPolicy seccomp; // used iff the "seccomp" layer is requested
     std::optional<LandlockPolicy> landlock; // set iff the "landlock" layer is requested
+    std::optional<NamespacesPolicy> namespaces; // set iff the "namespaces" layer is requested
+    std::optional<CgroupPolicy> cgroup; // set iff the "cgroup" layer is requested
+    std::optional<ApparmorPolicy> apparmor; // set iff the "apparmor" layer is requested
     std::vector<Layer>
             layers; // requested, in the order given (the jail applies them in its own order)
 
     bool wants(Layer layer) const;
+    // The workspace as the job sees it: namespaces->workspaceAt with the namespaces layer,
+    // else the host path.
+    const std::string &jobWorkspace() const;
 };
 
 // Lowest uid/gid a policy may name: system accounts and root are refused.

@@ -1,0 +1,218 @@
+// The monitor (see monitor.h). Single-threaded; every signal it cares about is blocked and
+// taken synchronously with sigwaitinfo, so there is no handler and no race between "the job
+// exited" and "the supervisor asked to kill it".
+#include "monitor.h"
+
+#include "exit_codes.h"
+#include "report.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace cmcp::jail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Signals that mean "kill the job now", and SIGCHLD.
+sigset_t monitoredSignals()
+{
+    sigset_t set;
+    ::sigemptyset(&set);
+    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT})
+        ::sigaddset(&set, s);
+    return set;
+}
+
+struct Pipe
+{
+    int read = -1, write = -1;
+};
+
+Pipe makePipe()
+{
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        refuse("identity", kExitIdentity, errnoText("pipe2", errno));
+    return {fds[0], fds[1]};
+}
+
+// fork(2), or with namespace flags a clone(2) that makes the child pid 1 of a new pid namespace.
+// The raw syscall with no stack behaves like fork; glibc's fork handlers do not matter here.
+pid_t cloneJob(int flags)
+{
+    return static_cast<pid_t>(
+            ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+}
+
+// The job process, right after clone: restore what the monitor changed for itself, wait for
+// the monitor's go (its id maps and cgroup placement), then run the layers.
+[[noreturn]] void startJob(JobProcess &job, Pipe go, JobBody body)
+{
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::close(go.write);
+    char byte = 0;
+    ssize_t n;
+    do
+        n = ::read(go.read, &byte, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1)
+        ::_exit(kExitIdentity); // the monitor is gone: nothing may run unmonitored
+    job.launch.monitorAliveFd = go.read;
+    body(job);
+    ::_exit(kExitExec); // body only returns by mistake
+}
+
+void killJob(pid_t pid, const JobCgroup &cgroup)
+{
+    // The pid-namespace init takes every process of its namespace with it; without a pid
+    // namespace, the job's session; the cgroup catches whatever else it holds.
+    ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);
+    killCgroup(cgroup);
+}
+
+// Everything the job process wrote on its pipe before it failed (empty after a good exec).
+std::string drain(int fd)
+{
+    std::string text;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return text;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > 65536)
+            return text;
+    }
+}
+
+} // namespace
+
+void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv, JobBody body)
+{
+    const sigset_t signals = monitoredSignals();
+    ::sigprocmask(SIG_BLOCK, &signals, nullptr);
+    ::signal(SIGPIPE, SIG_IGN); // a vanished supervisor must not kill the monitor mid-report
+
+    // The daemon's death is a kill request too (SIGTERM is caught above, the job dies with it).
+    const pid_t supervisor = ::getppid();
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0 || ::getppid() != supervisor)
+        refuse("identity", kExitIdentity, "the supervisor is gone or cannot be watched");
+
+    JobCgroup cgroup;
+    std::string error;
+    if (policy.wants(Layer::Cgroup) && !createCgroup(policy, ::getpid(), cgroup, error))
+        refuse("cgroup", kExitCgroup, error);
+
+    Pipe go = makePipe();
+    Pipe failure = makePipe();
+    const auto started = Clock::now();
+    const int flags = policy.wants(Layer::Namespaces) ? cloneFlags(policy) : 0;
+    const pid_t pid = cloneJob(flags);
+    if (pid < 0) {
+        int err = errno;
+        removeCgroup(cgroup);
+        refuse(policy.wants(Layer::Namespaces) ? "namespaces" : "identity",
+               policy.wants(Layer::Namespaces) ? kExitNamespaces : kExitIdentity,
+               errnoText("clone", err));
+    }
+    if (pid == 0) {
+        ::close(failure.read);
+        JobProcess job{policy, seccomp, argv, Launch{}, failure.write};
+        startJob(job, go, body);
+    }
+    ::close(go.read);
+    ::close(failure.write);
+
+    auto abandon = [&](const char *layer, int code, const std::string &message) {
+        killJob(pid, cgroup);
+        ::waitpid(pid, nullptr, 0);
+        removeCgroup(cgroup);
+        refuse(layer, code, message);
+    };
+    if (policy.wants(Layer::Namespaces) && !writeIdMaps(policy, pid, error))
+        abandon("namespaces", kExitNamespaces, error);
+    if (policy.wants(Layer::Cgroup) && !enterCgroup(cgroup, pid, error))
+        abandon("cgroup", kExitCgroup, error);
+    if (::write(go.write, "g", 1) != 1)
+        abandon("identity", kExitIdentity, errnoText("releasing the job", errno));
+
+    // End-of-file on the failure pipe: the job's exec closed it (success) or the job died.
+    std::string failed = drain(failure.read);
+    ::close(failure.read);
+    if (failed.empty()) {
+        std::vector<std::string> layers;
+        for (Layer l : policy.layers)
+            layers.push_back(layerName(l));
+        reportStarted(pid, layers);
+    }
+
+    ExitRecord record;
+    int status = 0;
+    rusage usage{};
+    for (;;) {
+        siginfo_t info{};
+        int sig = ::sigwaitinfo(&signals, &info);
+        if (sig < 0)
+            continue; // EINTR from a stop/continue
+        if (sig != SIGCHLD) {
+            record.killed = true;
+            killJob(pid, cgroup);
+            continue;
+        }
+        pid_t done = ::wait4(pid, &status, WNOHANG, &usage);
+        if (done == pid)
+            break;
+    }
+    record.wallMs = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
+    // Whatever the job left behind (background processes without a pid namespace) goes too.
+    killJob(pid, cgroup);
+
+    const int exitStatus = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (!failed.empty()) {
+        std::size_t nl = failed.find('\n');
+        std::string layer = nl == std::string::npos ? "exec" : failed.substr(0, nl);
+        std::string message = nl == std::string::npos ? failed : failed.substr(nl + 1);
+        removeCgroup(cgroup);
+        reportRefused(layer, exitStatus, message);
+        ::_exit(exitStatus);
+    }
+
+    CgroupStats stats = cgroupStats(cgroup);
+    removeCgroup(cgroup);
+    if (WIFEXITED(status))
+        record.exitCode = WEXITSTATUS(status);
+    else
+        record.signal = WTERMSIG(status);
+    const auto cpuUs = [](const timeval &t) {
+        return std::uint64_t(t.tv_sec) * 1000000 + std::uint64_t(t.tv_usec);
+    };
+    record.cpuMs = stats.cpuNanoseconds ? *stats.cpuNanoseconds / 1000000
+                                        : (cpuUs(usage.ru_utime) + cpuUs(usage.ru_stime)) / 1000;
+    record.peakMemoryKb = stats.peakMemoryBytes
+            ? std::optional<std::uint64_t>(*stats.peakMemoryBytes / 1024)
+            : std::optional<std::uint64_t>(static_cast<std::uint64_t>(usage.ru_maxrss));
+    record.oomKilled = stats.oomKilled;
+    reportExit(record);
+    ::_exit(exitStatus);
+}
+
+} // namespace cmcp::jail

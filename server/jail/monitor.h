@@ -1,0 +1,27 @@
+// The jail process itself stays outside the job, as its monitor: it clones the job (into its
+// namespaces), places it in its cgroup, lets it go, reports its start, kills the whole job when
+// the supervisor asks (SIGTERM, SIGINT, SIGHUP, SIGQUIT) or dies (parent-death signal), and
+// reports how it ended. The job process runs `body`, which applies the job-side layers and
+// execs; the monitor never runs code of the job.
+#pragma once
+
+#include "layers.h"
+
+namespace cmcp::jail {
+
+struct JobProcess
+{
+    const Policy &policy;
+    const SeccompProgram &seccomp;
+    char **argv;
+    Launch launch;
+    int monitorFd = -1; // for failJob (report.h); close-on-exec
+};
+
+using JobBody = void (*)(const JobProcess &job);
+
+// Never returns: exits with the job's status (128 + N for signal N), or a refusal's code.
+[[noreturn]] void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv,
+                             JobBody body);
+
+} // namespace cmcp::jail

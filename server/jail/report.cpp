@@ -1,0 +1,93 @@
+// The report descriptor's JSON lines (see report.h). Writes are whole lines with one write(2)
+// each, so a supervisor reading the pipe never sees half a record; a supervisor that went away
+// (EPIPE, SIGPIPE is ignored by the monitor) costs nothing.
+#include "report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+namespace cmcp::jail {
+
+namespace {
+
+int g_reportFd = -1;
+
+void writeAll(int fd, const std::string &text)
+{
+    std::size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+void writeRecord(const nlohmann::json &record)
+{
+    if (g_reportFd >= 0)
+        writeAll(g_reportFd,
+                 record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+} // namespace
+
+void setReportFd(int fd)
+{
+    g_reportFd = fd;
+}
+
+void writeRefusalLine(const std::string &layer, const std::string &message)
+{
+    writeAll(STDERR_FILENO, "cmcp-jail: " + layer + ": " + message + "\n");
+}
+
+void reportRefused(const std::string &layer, int code, const std::string &message)
+{
+    writeRecord({{"event", "refused"},
+                 {"layer", layer},
+                 {"code", code},
+                 {"message", "cmcp-jail: " + layer + ": " + message}});
+}
+
+void refuse(const std::string &layer, int code, const std::string &message)
+{
+    writeRefusalLine(layer, message);
+    reportRefused(layer, code, message);
+    ::_exit(code);
+}
+
+void reportStarted(pid_t pid, const std::vector<std::string> &layers)
+{
+    writeRecord({{"event", "started"}, {"pid", pid}, {"layers", layers}});
+}
+
+void reportExit(const ExitRecord &r)
+{
+    nlohmann::json record = {{"event", "exit"},           {"exit_code", nullptr},
+                             {"signal", nullptr},         {"wall_ms", r.wallMs},
+                             {"cpu_ms", r.cpuMs},         {"peak_memory_kb", nullptr},
+                             {"oom_killed", r.oomKilled}, {"killed", r.killed}};
+    if (r.exitCode)
+        record["exit_code"] = *r.exitCode;
+    if (r.signal)
+        record["signal"] = *r.signal;
+    if (r.peakMemoryKb)
+        record["peak_memory_kb"] = *r.peakMemoryKb;
+    writeRecord(record);
+}
+
+} // namespace cmcp::jail
+
+namespace cmcp::jail {
+void failJob(int monitorFd, const std::string &layer, int code, const std::string &message)
+{
+    writeRefusalLine(layer, message);
+    if (monitorFd >= 0)
+        writeAll(monitorFd, layer + "\n" + message);
+    ::_exit(code);
+}
+} // namespace cmcp::jail
