@@ -212,7 +212,7 @@ void probeCgroups(SandboxCapabilities &caps)
             v2Root = QStringLiteral("/sys/fs/cgroup/unified");
     }
     if (caps.cgroupMode == CgroupMode::None) {
-        caps.layers.append(unavailable("cgroups", QStringLiteral("no cgroup filesystem at /sys/fs/cgroup")));
+        caps.layers.append(unavailable("cgroup", QStringLiteral("no cgroup filesystem at /sys/fs/cgroup")));
         return;
     }
 
@@ -257,9 +257,9 @@ void probeCgroups(SandboxCapabilities &caps)
                             {QStringLiteral("memoryHierarchy"), memoryDir},
                             {QStringLiteral("controllers"), QJsonArray::fromStringList(caps.cgroupControllers)}};
     if (caps.cgroupWritable)
-        caps.layers.append(available("cgroups", detail + QStringLiteral("; writable: ") + memoryDir, facts));
+        caps.layers.append(available("cgroup", detail + QStringLiteral("; writable: ") + memoryDir, facts));
     else
-        caps.layers.append(unavailable("cgroups", reason, detail, facts));
+        caps.layers.append(unavailable("cgroup", reason, detail, facts));
 }
 
 // The jail resolves workspace paths with RESOLVE_BENEATH: it must both work inside a directory

@@ -19,7 +19,7 @@ using namespace cmcp;
 
 namespace {
 
-const QStringList kLayers{QStringLiteral("identity"), QStringLiteral("rlimits"), QStringLiteral("cgroups"),
+const QStringList kLayers{QStringLiteral("identity"), QStringLiteral("rlimits"), QStringLiteral("cgroup"),
                           QStringLiteral("userns"), QStringLiteral("namespaces"), QStringLiteral("openat2"),
                           QStringLiteral("landlock"), QStringLiteral("seccomp"), QStringLiteral("apparmor")};
 
@@ -195,7 +195,7 @@ private Q_SLOTS:
             QVERIFY2(m_caps.cgroupControllers.contains(fields[0]), qPrintable(fields[0]));
         }
         // The writability probe cleans up after itself.
-        const QString memory = m_caps.layer(u"cgroups")->facts.value(QLatin1String("memoryHierarchy")).toString();
+        const QString memory = m_caps.layer(u"cgroup")->facts.value(QLatin1String("memoryHierarchy")).toString();
         if (!memory.isEmpty())
             QVERIFY(!QFile::exists(memory + QStringLiteral("/cmcp-probe-%1").arg(getpid())));
     }
