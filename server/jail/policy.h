@@ -36,8 +36,8 @@ struct Limits
 //   ld-linux-x86-64.so.2) in "execute": the kernel opens it for execution. Shared libraries
 //   need only "read". Known gap: an allowed ELF interpreter runs ANY readable program
 //   ("ld-linux-x86-64.so.2 /usr/bin/ls"): Landlock does not check mmap(PROT_EXEC). The per-file
-//   allow-list holds only together with a mount layer that makes non-allowed programs
-//   unreadable or noexec (noexec mounts refuse PROT_EXEC mappings).
+//   allow-list holds together with the namespaces layer's "exec_paths", which mounts every
+//   other program noexec (noexec mounts refuse PROT_EXEC mappings too).
 // - write: read plus create/remove/rename/link/truncate/write beneath each path, never
 //   execute. The workspace is always read+write. An "execute" path may not be equal to,
 //   beneath, or above a "write" path or the workspace: a job must not run programs it wrote.
