@@ -76,7 +76,9 @@ struct SeccompPolicy
 // - tmp_size_mb (1..4096, default 64): size of the job's private /tmp.
 // - exec_paths: when present, /usr is mounted noexec except these paths (files or directories
 //   beneath /usr), so neither execve nor an ELF loader can map any other program executable.
-//   Absent: /usr keeps exec (Landlock alone decides what execve may start).
+//   Absent: /usr keeps exec (Landlock alone decides what execve may start). Name files where
+//   it matters: a directory given for shared libraries (e.g. /usr/lib/x86_64-linux-gnu) lets
+//   the ELF loader start any program beneath it (Debian ships a few dozen helpers there).
 struct NamespacesPolicy
 {
     bool network = false;
