@@ -256,7 +256,8 @@ bool makeParentDirectory(const std::string &path, std::string &error)
 
 // A job directory that already exists is the leftover of a jail that died before cleaning up
 // (names default to the jail's pid, which gets reused): removed if empty, an error if a live
-// job still uses the name.
+// job still uses the name. Names the supervisor chooses must therefore be unique among running
+// jails: an explicit name whose cgroup exists but is not entered yet would be taken over.
 bool makeJobDirectory(const std::string &path, std::string &error)
 {
     if (::mkdir(path.c_str(), 0755) == 0)
@@ -423,7 +424,10 @@ std::vector<pid_t> listedProcesses(const std::string &dir)
 // listed task, again and again, until the lists stay empty. A task forked between the read and
 // the kills shows up in the next round; the pids limit and the pid namespace bound how many
 // there can be. Exited tasks leave the list at once (zombies are not listed), so a finished
-// job ends the loop in one round.
+// job ends the loop in one round. A listed task that exits before its kill frees its pid, which
+// could in principle be reused by then; within one round (microseconds) that is no practical
+// risk. Closing it entirely would take a pidfd per task and a check of its cgroup before each
+// kill; hosts with cgroup.kill never get here.
 void killListedProcesses(const std::vector<std::string> &dirs)
 {
     constexpr int kMaxRounds = 100;

@@ -27,28 +27,38 @@ struct Launch
 };
 
 // cgroup.cpp, run by the monitor (privileged, outside the job's namespaces). One cgroup per
-// job, "cmcp/<name>", in every writable hierarchy with a controller the policy needs: v1
-// memory, pids, cpu (+ cpuacct for accounting) on legacy/hybrid hosts; the v2 tree (pure, or
-// /sys/fs/cgroup/unified on hybrid hosts) for cgroup.kill and for v2 controllers it has.
+// job, "cmcp/<name>" beneath each hierarchy's root, in every writable hierarchy with a
+// controller the policy needs: v1 memory and cpuacct (accounting) always, pids and cpu for
+// their limits, on legacy/hybrid hosts; the v2 tree (pure, or /sys/fs/cgroup/unified on hybrid
+// hosts) always, for cgroup.kill and for the v2 controllers it has (enabled as needed in the
+// root's and cmcp's cgroup.subtree_control).
 struct JobCgroup
 {
-    std::vector<std::string> dirs; // every directory created, deepest last
+    // The job's directory in each hierarchy used; the shared "cmcp" parents are not listed
+    // (they stay for other jobs).
+    std::vector<std::string> dirs;
 };
 struct CgroupStats
 {
     std::optional<std::uint64_t> cpuNanoseconds; // the whole job tree
     std::optional<std::uint64_t> peakMemoryBytes;
-    bool oomKilled = false;
+    bool oomKilled = false; // the OOM killer killed at least one task of the job
 };
-// Creates the job's cgroups and writes the policy's limits. Fails when a limit the policy asks
-// for has no writable controller (fail closed, never skip).
+// Creates the job's cgroups (name: the policy's, default "job-<jailPid>"; an empty leftover of
+// that name is replaced) and writes the policy's limits. Fails when a limit the policy asks for
+// has no writable controller (fail closed, never skip), or when no hierarchy at all is
+// writable; a failure leaves no directory behind and `out` empty.
 bool createCgroup(const Policy &policy, pid_t jailPid, JobCgroup &out, std::string &error);
 // Moves `pid` (the job, not yet running user code) into every one of the job's cgroups.
 bool enterCgroup(const JobCgroup &cgroup, pid_t pid, std::string &error);
-// SIGKILL to every task of the job: cgroup.kill (v2) where present, else each pid listed.
+// SIGKILL to every task of the job: cgroup.kill (v2) where present, which returns at once (the
+// tasks die asynchronously), else each listed pid, again until the lists are empty (at most
+// ~100 rounds).
 void killCgroup(const JobCgroup &cgroup);
+// Read before removeCgroup: the counters go with the directories.
 CgroupStats cgroupStats(const JobCgroup &cgroup);
-// Removes the job's cgroups once empty (retries briefly while the kernel reaps the tasks).
+// Removes the job's cgroups once empty, retrying for up to ~200 ms while the kernel finishes
+// the killed tasks; a directory still busy after that stays (kill and reap first).
 void removeCgroup(const JobCgroup &cgroup);
 
 // namespaces.cpp. The monitor clones the job with cloneFlags(policy) and writes its id maps
