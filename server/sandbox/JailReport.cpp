@@ -1,0 +1,161 @@
+#include "JailReport.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cmath>
+
+namespace cmcp {
+
+namespace {
+
+// The jail's records are a few hundred bytes; a longer line means a broken writer, and the
+// daemon must not buffer without bound on its behalf.
+constexpr qsizetype kMaxLineBytes = 64 * 1024;
+
+// JSON numbers arrive as doubles: accept only whole numbers that fit in 53 bits.
+std::optional<qint64> wholeNumber(const QJsonValue &value)
+{
+    if (!value.isDouble())
+        return std::nullopt;
+    const double number = value.toDouble();
+    if (std::trunc(number) != number || std::fabs(number) > 9007199254740992.0)
+        return std::nullopt;
+    return qint64(number);
+}
+
+// A whole number or null; anything else (or absence) is an error.
+bool optionalWholeNumber(const QJsonObject &object, const char *key, std::optional<qint64> &out)
+{
+    const QJsonValue value = object.value(QLatin1String(key));
+    if (value.isNull()) {
+        out.reset();
+        return true;
+    }
+    out = wholeNumber(value);
+    return out.has_value();
+}
+
+std::optional<JailStarted> parseStarted(const QJsonObject &record)
+{
+    const std::optional<qint64> pid = wholeNumber(record.value(QLatin1String("pid")));
+    const QJsonValue layers = record.value(QLatin1String("layers"));
+    if (!pid || *pid <= 0 || !layers.isArray())
+        return std::nullopt;
+    JailStarted started;
+    started.pid = *pid;
+    for (const QJsonValue &layer : layers.toArray()) {
+        if (!layer.isString())
+            return std::nullopt;
+        started.layers.append(layer.toString());
+    }
+    return started;
+}
+
+std::optional<JailRefusal> parseRefusal(const QJsonObject &record)
+{
+    const QJsonValue layer = record.value(QLatin1String("layer"));
+    const QJsonValue message = record.value(QLatin1String("message"));
+    const std::optional<qint64> code = wholeNumber(record.value(QLatin1String("code")));
+    if (!layer.isString() || !message.isString() || !code)
+        return std::nullopt;
+    return JailRefusal{layer.toString(), int(*code), message.toString()};
+}
+
+std::optional<JailExit> parseExit(const QJsonObject &record)
+{
+    JailExit exit;
+    std::optional<qint64> exitCode, signal, peak;
+    const std::optional<qint64> wall = wholeNumber(record.value(QLatin1String("wall_ms")));
+    const std::optional<qint64> cpu = wholeNumber(record.value(QLatin1String("cpu_ms")));
+    const QJsonValue oomKilled = record.value(QLatin1String("oom_killed"));
+    const QJsonValue killed = record.value(QLatin1String("killed"));
+    if (!optionalWholeNumber(record, "exit_code", exitCode)
+        || !optionalWholeNumber(record, "signal", signal)
+        || !optionalWholeNumber(record, "peak_memory_kb", peak) || !wall || !cpu
+        || !oomKilled.isBool() || !killed.isBool())
+        return std::nullopt;
+    if (exitCode)
+        exit.exitCode = int(*exitCode);
+    if (signal)
+        exit.signal = int(*signal);
+    exit.wallMs = *wall;
+    exit.cpuMs = *cpu;
+    exit.peakMemoryKb = peak;
+    exit.oomKilled = oomKilled.toBool();
+    exit.killed = killed.toBool();
+    return exit;
+}
+
+} // namespace
+
+void JailReport::addBytes(const QByteArray &bytes)
+{
+    qsizetype start = 0;
+    while (start < bytes.size()) {
+        const qsizetype newline = bytes.indexOf('\n', start);
+        const qsizetype end = newline < 0 ? bytes.size() : newline;
+        if (!m_overlongLine)
+            m_partialLine.append(bytes.constData() + start, end - start);
+        if (m_partialLine.size() > kMaxLineBytes) {
+            m_partialLine.clear();
+            m_overlongLine = true;
+        }
+        if (newline < 0)
+            break;
+        if (m_overlongLine)
+            m_errors.append(QStringLiteral("a line longer than %1 bytes").arg(kMaxLineBytes));
+        else
+            parseLine(m_partialLine);
+        m_partialLine.clear();
+        m_overlongLine = false;
+        start = newline + 1;
+    }
+}
+
+void JailReport::finish()
+{
+    if (m_overlongLine)
+        m_errors.append(QStringLiteral("a line longer than %1 bytes").arg(kMaxLineBytes));
+    else if (!m_partialLine.isEmpty())
+        parseLine(m_partialLine);
+    m_partialLine.clear();
+    m_overlongLine = false;
+}
+
+void JailReport::parseLine(const QByteArray &line)
+{
+    if (line.trimmed().isEmpty())
+        return;
+    QJsonParseError parseError;
+    const QJsonDocument document = QJsonDocument::fromJson(line, &parseError);
+    const QString quoted = QString::fromUtf8(line.left(200));
+    if (!document.isObject()) {
+        m_errors.append(QStringLiteral("not a JSON object: %1").arg(quoted));
+        return;
+    }
+    const QJsonObject record = document.object();
+    const QString event = record.value(QLatin1String("event")).toString();
+    bool understood = false;
+    if (event == QLatin1String("started")) {
+        if (const auto started = parseStarted(record); started && !m_started) {
+            m_started = started;
+            understood = true;
+        }
+    } else if (event == QLatin1String("refused")) {
+        if (const auto refusal = parseRefusal(record); refusal && !m_refusal) {
+            m_refusal = refusal;
+            understood = true;
+        }
+    } else if (event == QLatin1String("exit")) {
+        if (const auto exit = parseExit(record); exit && !m_exit) {
+            m_exit = exit;
+            understood = true;
+        }
+    }
+    if (!understood)
+        m_errors.append(QStringLiteral("unexpected record: %1").arg(quoted));
+}
+
+} // namespace cmcp

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace cmcp {
+
+// What cmcp-jail wrote on its --report-fd, one JSON object per line (server/jail/report.h):
+//   {"event":"started","pid":P,"layers":[...]}
+//   {"event":"refused","layer":L,"code":C,"message":M}
+//   {"event":"exit","exit_code":N|null,"signal":N|null,"wall_ms":N,"cpu_ms":N,
+//    "peak_memory_kb":N|null,"oom_killed":B,"killed":B}
+struct JailStarted
+{
+    qint64 pid = 0; // the job's host pid
+    QStringList layers; // the layers the jail applied
+};
+
+struct JailRefusal
+{
+    QString layer; // a layer name, or "usage" / "policy"
+    int code = 0; // the jail's exit status, 90..99
+    QString message; // "cmcp-jail: <layer>: ..."
+};
+
+struct JailExit
+{
+    std::optional<int> exitCode; // set when the job exited
+    std::optional<int> signal; // set when a signal killed it
+    qint64 wallMs = 0;
+    qint64 cpuMs = 0;
+    std::optional<qint64> peakMemoryKb;
+    bool oomKilled = false;
+    bool killed = false; // the jail killed the job because it was asked to
+};
+
+// Collects the records from the bytes of the report pipe as they arrive, in any split.
+class JailReport
+{
+public:
+    void addBytes(const QByteArray &bytes);
+    // End of the pipe: a last line without its newline is still a record.
+    void finish();
+
+    const std::optional<JailStarted> &started() const { return m_started; }
+    const std::optional<JailRefusal> &refusal() const { return m_refusal; }
+    const std::optional<JailExit> &exit() const { return m_exit; }
+    // Lines that were not a record this supervisor understands, each with why.
+    const QStringList &errors() const { return m_errors; }
+
+private:
+    void parseLine(const QByteArray &line);
+
+    QByteArray m_partialLine;
+    bool m_overlongLine = false;
+    std::optional<JailStarted> m_started;
+    std::optional<JailRefusal> m_refusal;
+    std::optional<JailExit> m_exit;
+    QStringList m_errors;
+};
+
+} // namespace cmcp

@@ -1,0 +1,74 @@
+#include "JobResult.h"
+
+#include <QJsonArray>
+
+namespace cmcp {
+
+namespace {
+
+QJsonValue optionalNumber(const std::optional<qint64> &value)
+{
+    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
+}
+
+QJsonValue optionalNumber(const std::optional<int> &value)
+{
+    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
+}
+
+} // namespace
+
+QString CapturedStream::text() const
+{
+    if (!truncated)
+        return QString::fromUtf8(head);
+    const qint64 omitted = totalBytes - head.size() - tail.size();
+    return QString::fromUtf8(head)
+            + QStringLiteral("\n[... %1 bytes omitted of %2 ...]\n").arg(omitted).arg(totalBytes)
+            + QString::fromUtf8(tail);
+}
+
+QJsonObject JobResult::toJson() const
+{
+    QJsonObject json{
+            {QStringLiteral("exit_code"), optionalNumber(exitCode)},
+            {QStringLiteral("signal"), optionalNumber(signal)},
+            {QStringLiteral("timed_out"), timedOut},
+            {QStringLiteral("cancelled"), cancelled},
+            {QStringLiteral("oom_killed"), oomKilled},
+            {QStringLiteral("truncated"), truncated()},
+            {QStringLiteral("wall_ms"), wallMs},
+            {QStringLiteral("cpu_ms"), optionalNumber(cpuMs)},
+            {QStringLiteral("peak_memory_kb"), optionalNumber(peakMemoryKb)},
+            {QStringLiteral("layers"), QJsonArray::fromStringList(layers)},
+            {QStringLiteral("insecure"), insecure},
+            {QStringLiteral("stdout"), standardOutput.text()},
+            {QStringLiteral("stderr"), standardError.text()},
+            {QStringLiteral("stdout_bytes"), standardOutput.totalBytes},
+            {QStringLiteral("stderr_bytes"), standardError.totalBytes},
+    };
+    if (!standardOutput.spillPath.isEmpty())
+        json.insert(QStringLiteral("stdout_spill"), standardOutput.spillPath);
+    if (!standardError.spillPath.isEmpty())
+        json.insert(QStringLiteral("stderr_spill"), standardError.spillPath);
+    QStringList spillErrors;
+    for (const CapturedStream *stream : {&standardOutput, &standardError}) {
+        if (!stream->spillError.isEmpty())
+            spillErrors.append(stream->spillError);
+    }
+    if (!spillErrors.isEmpty())
+        json.insert(QStringLiteral("spill_errors"), QJsonArray::fromStringList(spillErrors));
+    if (refusal) {
+        json.insert(QStringLiteral("refused"),
+                    QJsonObject{{QStringLiteral("layer"), refusal->layer},
+                                {QStringLiteral("code"), refusal->code},
+                                {QStringLiteral("message"), refusal->message}});
+    }
+    if (!error.isEmpty())
+        json.insert(QStringLiteral("error"), error);
+    if (!reportErrors.isEmpty())
+        json.insert(QStringLiteral("report_errors"), QJsonArray::fromStringList(reportErrors));
+    return json;
+}
+
+} // namespace cmcp

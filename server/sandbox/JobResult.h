@@ -1,0 +1,61 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace cmcp {
+
+// One output stream as the result carries it: capped, with the rest in a spill file.
+struct CapturedStream
+{
+    QByteArray head; // all of it when not truncated
+    QByteArray tail; // empty when not truncated
+    qint64 totalBytes = 0;
+    bool truncated = false;
+    QString spillPath; // the complete output; set only when truncated and the spill worked
+    QString spillError; // why there is no complete spill file; empty otherwise
+
+    // head, then (when truncated) a marker line naming how much was left out, then tail.
+    QString text() const;
+};
+
+// The jail refused the job before any of its code ran.
+struct JobRefusal
+{
+    QString layer; // the layer that failed closed, or "usage" / "policy"
+    int code = 0; // cmcp-jail's exit status for it, 90..99
+    QString message;
+};
+
+// The accounting record of one job: how it ended, what it cost, what isolated it.
+struct JobResult
+{
+    std::optional<int> exitCode; // set when the job exited on its own
+    std::optional<int> signal; // set when a signal ended it
+    bool timedOut = false; // the wall-clock limit killed it
+    bool cancelled = false; // cancel() killed it
+    bool oomKilled = false;
+    qint64 wallMs = 0;
+    std::optional<qint64> cpuMs; // unknown when the jail could not report
+    std::optional<qint64> peakMemoryKb; // unknown without a memory cgroup
+    QStringList layers; // the layers the jail reported active
+    bool insecure = false; // SANDBOX_INSECURE: the daemon runs below SANDBOX_REQUIRE
+    CapturedStream standardOutput;
+    CapturedStream standardError;
+    std::optional<JobRefusal> refusal;
+    QString error; // the supervisor failed (e.g. cmcp-jail could not be started)
+    QStringList reportErrors; // what in the jail's report could not be understood
+
+    bool truncated() const { return standardOutput.truncated || standardError.truncated; }
+    // snake_case keys, for an MCP result's structuredContent: exit_code, signal, timed_out,
+    // cancelled, oom_killed, truncated, wall_ms, cpu_ms, peak_memory_kb, layers, insecure,
+    // stdout, stderr, stdout_bytes, stderr_bytes, and when they apply stdout_spill,
+    // stderr_spill, spill_errors, refused {layer, code, message}, error, report_errors.
+    QJsonObject toJson() const;
+};
+
+} // namespace cmcp

@@ -1,0 +1,90 @@
+#include "UidPool.h"
+
+#include <utility>
+
+namespace cmcp {
+
+UidLease::UidLease(std::weak_ptr<UidPool> pool, uid_t uid, gid_t gid)
+    : m_pool(std::move(pool)),
+      m_uid(uid),
+      m_gid(gid),
+      m_valid(true)
+{
+}
+
+UidLease::UidLease(UidLease &&other) noexcept
+    : m_pool(std::move(other.m_pool)),
+      m_uid(other.m_uid),
+      m_gid(other.m_gid),
+      m_valid(std::exchange(other.m_valid, false))
+{
+}
+
+UidLease &UidLease::operator=(UidLease &&other) noexcept
+{
+    if (this != &other) {
+        release();
+        m_pool = std::move(other.m_pool);
+        m_uid = other.m_uid;
+        m_gid = other.m_gid;
+        m_valid = std::exchange(other.m_valid, false);
+    }
+    return *this;
+}
+
+UidLease::~UidLease()
+{
+    release();
+}
+
+void UidLease::release()
+{
+    if (!std::exchange(m_valid, false))
+        return;
+    if (const std::shared_ptr<UidPool> pool = m_pool.lock())
+        pool->giveBack(m_uid);
+}
+
+void UidLease::retire()
+{
+    m_valid = false;
+}
+
+std::shared_ptr<UidPool> UidPool::create(uid_t base, uid_t count, gid_t gid)
+{
+    return std::shared_ptr<UidPool>(new UidPool(base, count, gid));
+}
+
+UidPool::UidPool(uid_t base, uid_t count, gid_t gid)
+    : m_base(base),
+      m_gid(gid),
+      m_inUse(count, false),
+      m_available(count)
+{
+}
+
+std::optional<UidLease> UidPool::acquire()
+{
+    const uid_t size = count();
+    for (uid_t step = 0; step < size && m_available > 0; ++step) {
+        const uid_t index = (m_next + step) % size;
+        if (m_inUse[index])
+            continue;
+        m_inUse[index] = true;
+        --m_available;
+        m_next = (index + 1) % size;
+        return UidLease(weak_from_this(), m_base + index, m_gid);
+    }
+    return std::nullopt;
+}
+
+void UidPool::giveBack(uid_t uid)
+{
+    const uid_t index = uid - m_base;
+    if (index < count() && m_inUse[index]) {
+        m_inUse[index] = false;
+        ++m_available;
+    }
+}
+
+} // namespace cmcp

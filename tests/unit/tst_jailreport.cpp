@@ -1,0 +1,153 @@
+// JailReport: the JSON lines cmcp-jail writes on --report-fd (server/jail/report.h), in any
+// split, and what is not a record.
+
+#include "JailReport.h"
+
+#include <QTest>
+
+using namespace cmcp;
+
+namespace {
+
+const QByteArray kStarted =
+        R"({"event":"started","layers":["identity","rlimits","seccomp"],"pid":25865})"
+        "\n";
+const QByteArray kExit =
+        R"({"cpu_ms":3,"event":"exit","exit_code":0,"killed":false,"oom_killed":false,"peak_memory_kb":2892,"signal":null,"wall_ms":8})"
+        "\n";
+const QByteArray kRefused =
+        R"({"code":91,"event":"refused","layer":"policy","message":"cmcp-jail: policy: uid: 5 is outside [1000, 4294967293]"})"
+        "\n";
+
+} // namespace
+
+class TestJailReport : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void startedAndExitInAnySplit()
+    {
+        const QByteArray bytes = kStarted + kExit;
+        for (qsizetype step = 1; step <= bytes.size(); ++step) {
+            JailReport report;
+            for (qsizetype at = 0; at < bytes.size(); at += step)
+                report.addBytes(bytes.mid(at, step));
+            report.finish();
+            QVERIFY2(report.errors().isEmpty(), qPrintable(report.errors().join(u'\n')));
+            QVERIFY(report.started());
+            QCOMPARE(report.started()->pid, 25865);
+            QCOMPARE(report.started()->layers, QStringList({"identity", "rlimits", "seccomp"}));
+            QVERIFY(report.exit());
+            QCOMPARE(report.exit()->exitCode, 0);
+            QCOMPARE(report.exit()->signal, std::nullopt);
+            QCOMPARE(report.exit()->wallMs, 8);
+            QCOMPARE(report.exit()->cpuMs, 3);
+            QCOMPARE(report.exit()->peakMemoryKb, 2892);
+            QVERIFY(!report.exit()->oomKilled);
+            QVERIFY(!report.exit()->killed);
+            QVERIFY(!report.refusal());
+        }
+    }
+
+    void refusal()
+    {
+        JailReport report;
+        report.addBytes(kRefused);
+        report.finish();
+        QVERIFY(report.errors().isEmpty());
+        QVERIFY(report.refusal());
+        QCOMPARE(report.refusal()->layer, "policy");
+        QCOMPARE(report.refusal()->code, 91);
+        QCOMPARE(report.refusal()->message,
+                 "cmcp-jail: policy: uid: 5 is outside [1000, 4294967293]");
+        QVERIFY(!report.started());
+        QVERIFY(!report.exit());
+    }
+
+    void killedBySignalWithoutPeakMemory()
+    {
+        JailReport report;
+        report.addBytes(R"({"event":"exit","exit_code":null,"signal":9,"wall_ms":1002,"cpu_ms":0,)"
+                        R"("peak_memory_kb":null,"oom_killed":true,"killed":true})");
+        report.finish(); // the last line may lack its newline
+        QVERIFY(report.errors().isEmpty());
+        QVERIFY(report.exit());
+        QCOMPARE(report.exit()->exitCode, std::nullopt);
+        QCOMPARE(report.exit()->signal, 9);
+        QCOMPARE(report.exit()->peakMemoryKb, std::nullopt);
+        QVERIFY(report.exit()->oomKilled);
+        QVERIFY(report.exit()->killed);
+    }
+
+    void malformedLinesAreErrorsNotRecords_data()
+    {
+        QTest::addColumn<QByteArray>("line");
+        QTest::newRow("plain text") << QByteArray("cmcp-jail: policy: bad\n");
+        QTest::newRow("array") << QByteArray("[1,2]\n");
+        QTest::newRow("unknown event") << QByteArray(R"({"event":"paused"})"
+                                                     "\n");
+        QTest::newRow("started without pid") << QByteArray(R"({"event":"started","layers":[]})"
+                                                           "\n");
+        QTest::newRow("started with a numeric layer")
+                << QByteArray(R"({"event":"started","pid":3,"layers":[1]})"
+                              "\n");
+        QTest::newRow("exit without killed")
+                << QByteArray(R"({"event":"exit","exit_code":0,"signal":null,"wall_ms":1,)"
+                              R"("cpu_ms":1,"peak_memory_kb":null,"oom_killed":false})"
+                              "\n");
+        QTest::newRow("fractional exit code") << QByteArray(
+                R"({"event":"exit","exit_code":0.5,"signal":null,"wall_ms":1,)"
+                R"("cpu_ms":1,"peak_memory_kb":null,"oom_killed":false,"killed":false})"
+                "\n");
+        QTest::newRow("refused without code")
+                << QByteArray(R"({"event":"refused","layer":"x","message":"m"})"
+                              "\n");
+    }
+
+    void malformedLinesAreErrorsNotRecords()
+    {
+        QFETCH(QByteArray, line);
+        JailReport report;
+        report.addBytes(line);
+        report.finish();
+        QCOMPARE(report.errors().size(), 1);
+        QVERIFY(!report.started());
+        QVERIFY(!report.exit());
+        QVERIFY(!report.refusal());
+    }
+
+    void aSecondRecordOfTheSameKindIsAnError()
+    {
+        JailReport report;
+        report.addBytes(kExit + kExit);
+        report.finish();
+        QVERIFY(report.exit());
+        QCOMPARE(report.errors().size(), 1);
+    }
+
+    void overlongLineIsDroppedAndTheNextOneStillParsed()
+    {
+        JailReport report;
+        const QByteArray junk(100 * 1024, 'j');
+        for (int i = 0; i < 10; ++i)
+            report.addBytes(junk.mid(i * 10240, 10240));
+        report.addBytes("\n" + kExit);
+        report.finish();
+        QCOMPARE(report.errors().size(), 1);
+        QVERIFY2(report.errors().first().contains(QStringLiteral("longer than")),
+                 qPrintable(report.errors().first()));
+        QVERIFY(report.exit());
+    }
+
+    void emptyReportHasNothing()
+    {
+        JailReport report;
+        report.finish();
+        QVERIFY(!report.started() && !report.exit() && !report.refusal());
+        QVERIFY(report.errors().isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestJailReport)
+#include "tst_jailreport.moc"
