@@ -261,6 +261,15 @@ QString Settings::crossSettingError() const
             return describe(spec(lower)) + QStringLiteral(": must not exceed ")
                     + describe(spec(upper));
     }
+    // The jail accepts ids up to 4294967293 ((uid_t)-1 and -2 mean "unchanged" and "overflow").
+    if (integer(u"SANDBOX_UID_BASE") + integer(u"SANDBOX_UID_COUNT") - 1 > 4294967293)
+        return describe(spec(u"SANDBOX_UID_BASE")) + QStringLiteral(" with ")
+                + describe(spec(u"SANDBOX_UID_COUNT"))
+                + QStringLiteral(": the last uid of the pool would be above 4294967293");
+    // 0 stands for "the base"; any other gid below 1000 would be a system group.
+    if (const qint64 gid = integer(u"SANDBOX_GID"); gid != 0 && gid < 1000)
+        return describe(spec(u"SANDBOX_GID"))
+                + QStringLiteral(": must be 0 (the same as SANDBOX_UID_BASE) or at least 1000");
     // A file_write carrying a file of the largest allowed size must fit in a request.
     if (integer(u"MCP_MAX_BODY_MB") <= integer(u"FILE_MAX_SIZE_MB"))
         return describe(spec(u"MCP_MAX_BODY_MB")) + QStringLiteral(": must be greater than ")

@@ -58,6 +58,7 @@ SettingSpec choice(const char *group, const char *name, const char *defaultValue
 
 const char *const server = "Server";
 const char *const http = "HTTP transport";
+const char *const sandbox = "Sandbox";
 const char *const bash = "Bash";
 const char *const python = "Python";
 const char *const files = "Files";
@@ -118,6 +119,31 @@ QList<SettingSpec> buildTable()
                     NoFlags),
             integer(http, "MCP_SESSION_IDLE_SECONDS", "3600", 1, 604800,
                     "Time without a request after which an MCP session is closed, in seconds.",
+                    NoFlags),
+
+            // The jail's policy refuses ids below 1000 and above 4294967293 (server/jail).
+            integer(sandbox, "SANDBOX_UID_BASE", "100000", 1000, 4294967293,
+                    "First host uid of the pool jobs run as; every running job has a uid of its "
+                    "own.",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_UID_COUNT", "1000", 1, 1000000,
+                    "Number of host uids in the pool, which is also the most jobs running at "
+                    "once.",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_GID", "0", 0, 4294967293,
+                    "Host gid every job runs with; 0 means the same number as SANDBOX_UID_BASE.",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_OUTPUT_CAP_KB", "256", 1, 65536,
+                    "Output of a job kept in its result, per stream, in kilobytes; beyond it the "
+                    "first and last halves are kept and the whole output goes to a spill file.",
+                    NoFlags),
+            list(sandbox, "SANDBOX_REQUIRE", "identity,rlimits,seccomp",
+                 "Isolation layers that must be available, or cmcpd refuses to start (names as "
+                 "in the sandbox table logged at start-up).",
+                 NoFlags),
+            boolean(sandbox, "SANDBOX_INSECURE", "false",
+                    "Start even when a layer in SANDBOX_REQUIRE is unavailable; logged as a "
+                    "warning and marked insecure in every job result.",
                     NoFlags),
 
             list(bash, "BASH_ALLOWED_COMMANDS", "ls,cat,grep,find,echo,pwd,mkdir,touch",

@@ -566,6 +566,17 @@ private Q_SLOTS:
                 << QString();
         QTest::newRow("body raised with file size")
                 << Assignments{{"FILE_MAX_SIZE_MB", "64"}, {"MCP_MAX_BODY_MB", "100"}} << QString();
+        QTest::newRow("uid pool past the highest uid")
+                << Assignments{{"SANDBOX_UID_BASE", "4294967000"}}
+                << "SANDBOX_UID_BASE=\"4294967000\" (from environment) with "
+                   "SANDBOX_UID_COUNT=\"1000\" (from built-in default): the last uid of the "
+                   "pool would be above 4294967293";
+        QTest::newRow("uid pool ending at the highest uid")
+                << Assignments{{"SANDBOX_UID_BASE", "4294966294"}} << QString();
+        QTest::newRow("system gid") << Assignments{{"SANDBOX_GID", "100"}}
+                                    << "SANDBOX_GID=\"100\" (from environment): must be 0 (the "
+                                       "same as SANDBOX_UID_BASE) or at least 1000";
+        QTest::newRow("lowest gid") << Assignments{{"SANDBOX_GID", "1000"}} << QString();
     }
 
     void crossSettingRules()
