@@ -1,0 +1,105 @@
+#pragma once
+
+#include "JailReport.h"
+#include "JobResult.h"
+#include "OutputCapture.h"
+#include "UidPool.h"
+
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QObject>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+
+#include <memory>
+
+class QSocketNotifier;
+
+namespace cmcp {
+
+// Everything one job needs: what to run, the policy cmcp-jail applies, and the bounds.
+struct JobSpec
+{
+    QString jailProgram; // path of cmcp-jail
+    QString program; // the job's program, as cmcp-jail resolves it (policy PATH)
+    QStringList arguments;
+    QJsonObject policy; // complete, with uid and gid (server/jail/policy.h)
+    QByteArray standardInput; // empty: the job reads /dev/null
+    int timeoutMs = 0; // wall-clock limit from the start; 0: none
+    qint64 outputCapBytes = 256 * 1024; // per stream
+    QString spillDirectory; // where overflowing output is kept; empty: nowhere
+    bool insecure = false; // copied into the result (SANDBOX_INSECURE)
+};
+
+enum class JobStream { StandardOutput, StandardError };
+
+// One job under cmcp-jail, run asynchronously: the policy goes to the jail on a pipe, its
+// report comes back on a second pipe, output is captured within a cap as it arrives. On
+// timeout or cancel() the jail gets SIGTERM (it kills the whole job and still reports), and
+// SIGKILL if it is still there after a short grace. When the jail is gone, every process left
+// with the job's uid is killed (UidReaper), then the uid lease is released and finished() is
+// emitted, once.
+class JailJob : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit JailJob(JobSpec spec, QObject *parent = nullptr);
+    // A job still running is killed (SIGKILL, bounded wait) and reaped, without a result.
+    ~JailJob() override;
+
+    // The uid the job runs as comes from this lease; it goes back to its pool when the job
+    // has ended and its processes are gone.
+    void setUidLease(UidLease lease);
+
+    // A unique name; also the stem of the spill files.
+    QString id() const { return m_id; }
+    // Call once, after connecting to the signals.
+    void start();
+    // Kills the running job (result: cancelled). No effect on a job not running.
+    void cancel();
+    bool isRunning() const { return m_running; }
+
+    // SIGTERM to SIGKILL.
+    static constexpr int kKillGraceMs = 500;
+
+Q_SIGNALS:
+    // Bytes as they arrive, before any cap (to stream them as progress).
+    void outputReceived(cmcp::JobStream stream, const QByteArray &bytes);
+    // Emitted once, after start(). Do not delete the job from a slot: use deleteLater().
+    void finished(const cmcp::JobResult &result);
+
+private:
+    void stop();
+    void readOutput(JobStream stream);
+    void readReport();
+    void onProcessFinished(int exitCode, QProcess::ExitStatus status);
+    void onProcessError(QProcess::ProcessError error);
+    void finishWithError(const QString &error);
+    JobResult collectResult(int exitCode, QProcess::ExitStatus status);
+    void reapLeftovers();
+    void closeReportPipe();
+
+    const JobSpec m_spec;
+    const QString m_id;
+    UidLease m_lease;
+    QProcess *m_process = nullptr;
+    std::unique_ptr<OutputCapture> m_stdout;
+    std::unique_ptr<OutputCapture> m_stderr;
+    JailReport m_report;
+    int m_reportFd = -1;
+    QSocketNotifier *m_reportNotifier = nullptr;
+    QTimer m_timeoutTimer;
+    QTimer m_killTimer;
+    QElapsedTimer m_clock;
+    bool m_started = false;
+    bool m_running = false;
+    bool m_stopping = false;
+    bool m_timedOut = false;
+    bool m_cancelled = false;
+    QString m_reapError;
+};
+
+} // namespace cmcp

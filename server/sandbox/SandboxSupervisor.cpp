@@ -1,0 +1,65 @@
+#include "SandboxSupervisor.h"
+
+#include "Settings.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+
+namespace cmcp {
+
+SandboxOptions SandboxOptions::fromSettings(const Settings &settings)
+{
+    SandboxOptions options;
+    options.jailProgram = defaultJailProgram();
+    options.uidBase = uid_t(settings.integer(u"SANDBOX_UID_BASE"));
+    options.uidCount = uid_t(settings.integer(u"SANDBOX_UID_COUNT"));
+    const qint64 gid = settings.integer(u"SANDBOX_GID");
+    options.gid = gid == 0 ? gid_t(options.uidBase) : gid_t(gid);
+    options.outputCapBytes = settings.integer(u"SANDBOX_OUTPUT_CAP_KB") * 1024;
+    options.insecure = settings.flag(u"SANDBOX_INSECURE");
+    return options;
+}
+
+QString SandboxOptions::defaultJailProgram()
+{
+    const QDir here(QCoreApplication::applicationDirPath());
+    const QString installed = here.filePath(QStringLiteral("cmcp-jail"));
+    if (QFileInfo(installed).isExecutable())
+        return installed;
+    return here.filePath(QStringLiteral("jail/cmcp-jail"));
+}
+
+SandboxSupervisor::SandboxSupervisor(SandboxOptions options)
+    : m_options(std::move(options)),
+      m_pool(UidPool::create(m_options.uidBase, m_options.uidCount, m_options.gid))
+{
+}
+
+JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent, QString *error)
+{
+    std::optional<UidLease> lease = m_pool->acquire();
+    if (!lease) {
+        *error = QStringLiteral("all %1 sandbox uids are in use by running jobs "
+                                "(SANDBOX_UID_COUNT); try again when one has finished")
+                         .arg(m_options.uidCount);
+        return nullptr;
+    }
+    JobSpec spec;
+    spec.jailProgram = m_options.jailProgram;
+    spec.program = request.program;
+    spec.arguments = request.arguments;
+    spec.policy = request.policy;
+    spec.policy.insert(QStringLiteral("uid"), qint64(lease->uid()));
+    spec.policy.insert(QStringLiteral("gid"), qint64(lease->gid()));
+    spec.standardInput = request.standardInput;
+    spec.timeoutMs = request.timeoutMs;
+    spec.outputCapBytes = m_options.outputCapBytes;
+    spec.spillDirectory = m_options.spillDirectory;
+    spec.insecure = m_options.insecure;
+    auto *job = new JailJob(std::move(spec), parent);
+    job->setUidLease(std::move(*lease));
+    return job;
+}
+
+} // namespace cmcp

@@ -1,0 +1,65 @@
+#pragma once
+
+#include "JailJob.h"
+#include "UidPool.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <sys/types.h>
+
+#include <memory>
+
+namespace cmcp {
+
+class Settings;
+
+// The supervisor's bounds, from the SANDBOX_* settings.
+struct SandboxOptions
+{
+    QString jailProgram; // cmcp-jail
+    uid_t uidBase = 100000;
+    uid_t uidCount = 1000;
+    gid_t gid = 100000;
+    qint64 outputCapBytes = 256 * 1024; // per stream
+    QString spillDirectory; // empty: overflowing output is not kept
+    bool insecure = false;
+
+    // Everything but spillDirectory, which the tools' workspace layout decides; jailProgram is
+    // defaultJailProgram().
+    static SandboxOptions fromSettings(const Settings &settings);
+    // cmcp-jail beside the running program (installed), or in its build tree's jail/.
+    static QString defaultJailProgram();
+};
+
+// What one call asks for; the supervisor adds the uid, the gid and its bounds.
+struct JobRequest
+{
+    QString program;
+    QStringList arguments;
+    QJsonObject policy; // without uid and gid: those come from the pool
+    QByteArray standardInput;
+    int timeoutMs = 0;
+};
+
+// Hands out jobs, each with a host uid of its own from the pool for as long as it runs.
+class SandboxSupervisor
+{
+public:
+    explicit SandboxSupervisor(SandboxOptions options);
+
+    const SandboxOptions &options() const { return m_options; }
+    uid_t uidsAvailable() const { return m_pool->available(); }
+
+    // A job ready to start (connect its signals, then start()), owned by `parent`. Refused,
+    // with nullptr and a message a model can act on, when every uid is in use.
+    JailJob *createJob(const JobRequest &request, QObject *parent, QString *error);
+
+private:
+    SandboxOptions m_options;
+    std::shared_ptr<UidPool> m_pool;
+};
+
+} // namespace cmcp
