@@ -7,6 +7,8 @@
 #include "Logging.h"
 #include "McpServer.h"
 #include "SandboxProbe.h"
+#include "SandboxRequirements.h"
+#include "SandboxSupervisor.h"
 #include "Settings.h"
 #include "SettingsTable.h"
 #include "StdioTransport.h"
@@ -76,6 +78,39 @@ void trimHeapAfterSessionsClose(McpServer &mcp)
         if (!debounce->isActive())
             debounce->start();
     });
+}
+
+// SANDBOX_REQUIRE against the probe: a misspelt layer (2, a bad setting) or a required layer
+// the machine lacks (1) stops start-up with one line, unless SANDBOX_INSECURE accepts the
+// weaker isolation, which is then said loudly here and in every job result. 0: carry on.
+int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings &settings)
+{
+    const QStringList required = settings.list(u"SANDBOX_REQUIRE");
+    if (const QString unknown = SandboxRequirements::unknownLayers(sandbox, required);
+        !unknown.isEmpty()) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(unknown));
+        return 2;
+    }
+    const SandboxOptions options = SandboxOptions::fromSettings(settings);
+    const QStringList missing = SandboxRequirements::missingLayers(sandbox, required);
+    if (!missing.isEmpty() && !options.insecure) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(SandboxRequirements::refusal(missing)));
+        return 1;
+    }
+    if (!missing.isEmpty())
+        spdlog::warn("sandbox: SANDBOX_INSECURE=1: running without required layers: {}; every "
+                     "job result is marked insecure",
+                     missing.join(QStringLiteral("; ")).toStdString());
+    else if (options.insecure)
+        spdlog::warn("sandbox: SANDBOX_INSECURE=1: every job result is marked insecure");
+    spdlog::info("sandbox: jobs run as uids {}..{}, gid {}; required layers: {}", options.uidBase,
+                 options.uidBase + options.uidCount - 1, options.gid,
+                 required.isEmpty() ? std::string("none")
+                                    : required.join(QLatin1Char(',')).toStdString());
+    if (!QFileInfo(options.jailProgram).isExecutable())
+        spdlog::warn("sandbox: no cmcp-jail at {}: every job will fail to start",
+                     options.jailProgram.toStdString());
+    return 0;
 }
 
 QString defaultEnvFile()
@@ -170,6 +205,8 @@ int main(int argc, char *argv[])
     const SandboxCapabilities sandbox = SandboxProbe::run();
     for (const QString &line : sandbox.table().split(QLatin1Char('\n')))
         spdlog::info("sandbox: {}", line.toStdString());
+    if (const int refused = checkSandboxRequirements(sandbox, *settings))
+        return refused;
 
     raiseDescriptorLimit();
     McpServer mcp(ServerIdentity{});

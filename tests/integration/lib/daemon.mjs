@@ -26,8 +26,13 @@ export function scratchDir() {
     return mkdtempSync(join(tmpdir(), 'cmcp-int-'));
 }
 
+// Without root the jail cannot switch jobs to the uid pool: the identity layer is unavailable,
+// and with the default SANDBOX_REQUIRE cmcpd refuses to start. These tests run no job, so without
+// root they require no layer (a test that sets SANDBOX_REQUIRE itself still gets its value).
+const sandboxDefaults = process.getuid() === 0 ? {} : { SANDBOX_REQUIRE: '' };
+
 export function settingArgs(settings = {}) {
-    return Object.entries(settings).flatMap(([name, value]) => ['--set', `${name}=${value}`]);
+    return Object.entries({ ...sandboxDefaults, ...settings }).flatMap(([name, value]) => ['--set', `${name}=${value}`]);
 }
 
 // The caller's environment without cmcpd settings (MCP_AUTH_TOKEN, LOG_LEVEL, …), which would

@@ -1,0 +1,58 @@
+// cmcpd's start-up check of SANDBOX_REQUIRE against the machine's sandbox layers: a misspelt
+// layer and a missing one stop it with one line; SANDBOX_INSECURE=1 lets it run, loudly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+import { cleanEnv, cmcpdPath, settingArgs } from './lib/daemon.mjs';
+
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find(path => existsSync(path));
+
+// cmcpd --stdio with stdin at end of file: it starts, finds no session, and exits 0.
+function runDaemon(settings, { asNobody = false } = {}) {
+    const args = ['--stdio', ...settingArgs(settings)];
+    const [command, commandArgs] = asNobody && process.getuid() === 0
+        ? [setpriv, ['--reuid=65534', '--regid=65534', '--clear-groups', '--', cmcpdPath(), ...args]]
+        : [cmcpdPath(), args];
+    const result = spawnSync(command, commandArgs, { cwd: '/', env: cleanEnv(), input: '', timeout: 20_000, encoding: 'utf8' });
+    assert.equal(result.error, undefined, `cannot run ${command}: ${result.error}`);
+    return result;
+}
+
+test('an unknown layer name in SANDBOX_REQUIRE stops start-up, SANDBOX_INSECURE or not', () => {
+    for (const insecure of ['false', 'true']) {
+        const result = runDaemon({ SANDBOX_REQUIRE: 'identity,seccom', SANDBOX_INSECURE: insecure });
+        assert.equal(result.status, 2, result.stderr);
+        const errors = result.stderr.split('\n').filter(line => line.startsWith('cmcpd:'));
+        assert.deepEqual(errors, [
+            'cmcpd: SANDBOX_REQUIRE="identity,seccom": unknown layer "seccom" (known: identity, rlimits, '
+            + 'cgroup, userns, namespaces, openat2, landlock, seccomp, apparmor)',
+        ]);
+    }
+});
+
+// Without root the identity layer is unavailable (the jail cannot switch uids): as root the
+// daemon is run as nobody to get there.
+test('a required layer the machine lacks stops start-up with the reason', { skip: process.getuid() === 0 && !setpriv && 'needs setpriv to run cmcpd without root' }, () => {
+    const result = runDaemon({ SANDBOX_REQUIRE: 'rlimits,identity' }, { asNobody: true });
+    assert.equal(result.status, 1, result.stderr);
+    const errors = result.stderr.split('\n').filter(line => line.startsWith('cmcpd:'));
+    assert.equal(errors.length, 1, result.stderr);
+    assert.match(errors[0], /^cmcpd: SANDBOX_REQUIRE names layers this machine cannot apply: identity \(not root \(euid \d+\): jails cannot switch to the uid pool\); remove them from SANDBOX_REQUIRE, or set SANDBOX_INSECURE=1 to run with weaker isolation$/);
+    assert.doesNotMatch(result.stderr, /stdin closed/); // it never got as far as serving
+});
+
+test('SANDBOX_INSECURE=1 starts anyway and says so as a warning', { skip: process.getuid() === 0 && !setpriv && 'needs setpriv to run cmcpd without root' }, () => {
+    const result = runDaemon({ SANDBOX_REQUIRE: 'identity', SANDBOX_INSECURE: 'true' }, { asNobody: true });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stderr, /warning +\[cmcp\] sandbox: SANDBOX_INSECURE=1: running without required layers: identity \(not root/);
+    assert.match(result.stderr, /stdin closed/);
+});
+
+test('with nothing missing the daemon starts and names what it requires', () => {
+    const result = runDaemon({ SANDBOX_REQUIRE: 'rlimits' });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stderr, /sandbox: jobs run as uids 100000\.\.100999, gid 100000; required layers: rlimits/);
+    assert.doesNotMatch(result.stderr, /SANDBOX_INSECURE/);
+});
