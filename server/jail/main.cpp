@@ -68,7 +68,7 @@ void runJob(const JobProcess &job)
     // 1. identity: from here on the process is the job's unprivileged uid (inside a user
     //    namespace, still holding that namespace's capabilities for the mount work).
     check(switchIdentity(policy, job.launch, error), "identity", kExitIdentity);
-    // 2. resources (the cgroup was joined before the monitor let the job go).
+    // 2. resources: rlimits here; the monitor joins the job to its cgroup meanwhile.
     if (policy.wants(Layer::Rlimits))
         check(applyRlimits(policy, error), "rlimits", kExitRlimits);
     // 3. namespaces: the minimal root, loopback, hostname.
@@ -80,6 +80,8 @@ void runJob(const JobProcess &job)
     // 5. Landlock (sets no_new_privs itself).
     if (policy.wants(Layer::Landlock))
         check(applyLandlock(policy, error), "landlock", kExitLandlock);
+    // 2 (end). resources: in its cgroup before anything of the job runs.
+    check(awaitPlacement(job.launch, error), "cgroup", kExitCgroup);
     // 6. every capability gone, verified; descriptors close on exec.
     check(sealIdentity(policy, error), "identity", kExitIdentity);
     // 7. seccomp, compiled by the monitor, loaded last.

@@ -56,8 +56,19 @@ pid_t cloneJob(int flags)
             ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
 }
 
+// Reads the monitor's next byte on the go pipe; end-of-file means the monitor is gone.
+bool readFromMonitor(int fd, char expected)
+{
+    char byte = 0;
+    ssize_t n;
+    do
+        n = ::read(fd, &byte, 1);
+    while (n < 0 && errno == EINTR);
+    return n == 1 && byte == expected;
+}
+
 // The job process, right after clone: restore what the monitor changed for itself, wait for
-// the monitor's go (its id maps and cgroup placement), then run the layers.
+// the monitor's go (its id maps are written), then run the layers.
 [[noreturn]] void startJob(JobProcess &job, Pipe go, JobBody body)
 {
     sigset_t none;
@@ -65,12 +76,7 @@ pid_t cloneJob(int flags)
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     ::close(go.write);
-    char byte = 0;
-    ssize_t n;
-    do
-        n = ::read(go.read, &byte, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1)
+    if (!readFromMonitor(go.read, 'g'))
         ::_exit(kExitIdentity); // the monitor is gone: nothing may run unmonitored
     job.launch.monitorAliveFd = go.read;
     body(job);
@@ -105,6 +111,14 @@ std::string drain(int fd)
 
 } // namespace
 
+bool awaitPlacement(const Launch &launch, std::string &error)
+{
+    if (readFromMonitor(launch.monitorAliveFd, 'p'))
+        return true;
+    error = "the monitor did not place the job in its cgroup";
+    return false;
+}
+
 void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv, JobBody body)
 {
     const sigset_t signals = monitoredSignals();
@@ -118,9 +132,6 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
 
     JobCgroup cgroup;
     std::string error;
-    if (policy.wants(Layer::Cgroup) && !createCgroup(policy, ::getpid(), cgroup, error))
-        refuse("cgroup", kExitCgroup, error);
-
     Pipe go = makePipe();
     Pipe failure = makePipe();
     const auto started = Clock::now();
@@ -149,10 +160,15 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     };
     if (policy.wants(Layer::Namespaces) && !writeIdMaps(policy, pid, error))
         abandon("namespaces", kExitNamespaces, error);
-    if (policy.wants(Layer::Cgroup) && !enterCgroup(cgroup, pid, error))
-        abandon("cgroup", kExitCgroup, error);
     if (::write(go.write, "g", 1) != 1)
         abandon("identity", kExitIdentity, errnoText("releasing the job", errno));
+    // The cgroup is made while the job builds its root (cgroup migration is the slowest step
+    // on v1 hierarchies); the job waits for "placed" before it seals and execs.
+    if (policy.wants(Layer::Cgroup)
+        && !(createCgroup(policy, ::getpid(), cgroup, error) && enterCgroup(cgroup, pid, error)))
+        abandon("cgroup", kExitCgroup, error);
+    if (::write(go.write, "p", 1) != 1)
+        abandon("cgroup", kExitCgroup, errnoText("telling the job it is placed", errno));
 
     // End-of-file on the failure pipe: the job's exec closed it (success) or the job died.
     std::string failed = drain(failure.read);

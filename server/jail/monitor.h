@@ -20,6 +20,10 @@ struct JobProcess
 
 using JobBody = void (*)(const JobProcess &job);
 
+// For the job process: blocks until the monitor has placed it in its cgroup (which it does
+// while the job builds its root). Must come before anything of the job runs.
+bool awaitPlacement(const Launch &launch, std::string &error);
+
 // Never returns: exits with the job's status (128 + N for signal N), or a refusal's code.
 [[noreturn]] void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv,
                              JobBody body);
