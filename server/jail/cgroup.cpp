@@ -215,11 +215,14 @@ std::vector<Hierarchy> mountedHierarchies()
     return hierarchies;
 }
 
-// The v1 controllers the policy needs: memory and cpuacct always (accounting), pids and cpu
-// only for their limits.
-std::vector<std::string> neededV1Controllers(const CgroupPolicy &policy)
+// The v1 controllers the policy needs: memory always (limit, peak, OOM count), cpuacct for CPU
+// time unless a v2 tree counts it (its cpu.stat needs no controller), pids and cpu only for
+// their limits. Every hierarchy joined costs a migration, the slowest step of a jail's start.
+std::vector<std::string> neededV1Controllers(const CgroupPolicy &policy, bool v2Mounted)
 {
-    std::vector<std::string> needed = {"memory", "cpuacct"};
+    std::vector<std::string> needed = {"memory"};
+    if (!v2Mounted)
+        needed.emplace_back("cpuacct");
     if (policy.pids)
         needed.emplace_back("pids");
     if (policy.cpuPercent)
@@ -454,10 +457,13 @@ bool createCgroup(const Policy &policy, pid_t jailPid, JobCgroup &out, std::stri
     const CgroupPolicy cgroupPolicy = policy.cgroup.value_or(CgroupPolicy{});
     const std::string name =
             cgroupPolicy.name.empty() ? "job-" + std::to_string(jailPid) : cgroupPolicy.name;
-    const std::vector<std::string> neededV1 = neededV1Controllers(cgroupPolicy);
+    const std::vector<Hierarchy> hierarchies = mountedHierarchies();
+    const bool v2Mounted = std::any_of(hierarchies.begin(), hierarchies.end(),
+                                       [](const Hierarchy &h) { return h.unified; });
+    const std::vector<std::string> neededV1 = neededV1Controllers(cgroupPolicy, v2Mounted);
 
     std::string notes; // why hierarchies could not be used, for a failure message
-    for (const Hierarchy &hierarchy : mountedHierarchies()) {
+    for (const Hierarchy &hierarchy : hierarchies) {
         if (!isRelevant(hierarchy, neededV1))
             continue;
         std::string dir;

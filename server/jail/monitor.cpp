@@ -160,15 +160,15 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     };
     if (policy.wants(Layer::Namespaces) && !writeIdMaps(policy, pid, error))
         abandon("namespaces", kExitNamespaces, error);
-    if (::write(go.write, "g", 1) != 1)
-        abandon("identity", kExitIdentity, errnoText("releasing the job", errno));
+    // A failed write means the job process already died (EPIPE): it said why on the failure
+    // pipe, read below.
+    (void)!::write(go.write, "g", 1);
     // The cgroup is made while the job builds its root (cgroup migration is the slowest step
     // on v1 hierarchies); the job waits for "placed" before it seals and execs.
     if (policy.wants(Layer::Cgroup)
         && !(createCgroup(policy, ::getpid(), cgroup, error) && enterCgroup(cgroup, pid, error)))
         abandon("cgroup", kExitCgroup, error);
-    if (::write(go.write, "p", 1) != 1)
-        abandon("cgroup", kExitCgroup, errnoText("telling the job it is placed", errno));
+    (void)!::write(go.write, "p", 1);
 
     // End-of-file on the failure pipe: the job's exec closed it (success) or the job died.
     std::string failed = drain(failure.read);

@@ -282,11 +282,16 @@ accounting)
     # no rusage of a waited-for child holds its time) is counted from the cgroup.
     need_cgroup
     policy "{\"name\":\"$NAME\"}"
-    jail_report 20 /usr/bin/sh -c '( /usr/bin/timeout 0.6 /usr/bin/sh -c "while :; do :; done" & ); /usr/bin/sleep 0.9'
+    # The orphan burns 400 ms of CPU time (not wall time: other tests may share the cores),
+    # then leaves a marker the job waits for.
+    jail_report 20 /usr/bin/sh -c '( /usr/bin/python3 -I -S -c "import time
+t = time.process_time()
+while time.process_time() - t < 0.4: pass
+open(\"burnt\", \"w\").close()" & ); while [ ! -e burnt ]; do /usr/bin/sleep 0.05; done'
     expect_rc 0
     cpu=$(exit_number cpu_ms)
     peak=$(exit_number peak_memory_kb)
-    [ "$cpu" -ge 300 ] || fail "cpu_ms $cpu: the orphan's ~600 ms of CPU are not counted"
+    [ "$cpu" -ge 380 ] || fail "cpu_ms $cpu: the orphan's 400 ms of CPU are not counted"
     [ "$peak" -gt 0 ] || fail "peak_memory_kb is 0"
     expect_exit_field oom_killed false
     pass "cpu_ms $cpu, peak_memory_kb $peak"
