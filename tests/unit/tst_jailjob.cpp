@@ -308,6 +308,21 @@ exec ls -l /proc/self/fd
         QCOMPARE(result->standardOutput.head, QByteArray("HELLO JAIL\n"));
     }
 
+    // The job exits without reading: writing the rest must not raise SIGPIPE in the daemon.
+    void standardInputTheJobDoesNotReadIsHarmless()
+    {
+        const uid_t uid = 100501;
+        REQUIRE_ROOT();
+        Workspace ws(uid);
+        QVERIFY(ws.ok);
+        JobSpec spec = shellJob(uid, ws.dir.path(), "exit 4");
+        spec.standardInput = QByteArray(4 * 1024 * 1024, 'i');
+        JailJob job(spec);
+        const std::optional<JobResult> result = run(job);
+        QVERIFY(result);
+        QCOMPARE(result->exitCode, 4);
+    }
+
     void withoutStandardInputTheJobReadsEndOfFile()
     {
         const uid_t uid = 100501;
