@@ -435,7 +435,7 @@ void McpServer::callTool(const Request &request)
 void McpServer::listResources(const Request &request)
 {
     QJsonArray items;
-    for (const ResourceDefinition &resource : m_resources.resources()) {
+    for (const ResourceDefinition &resource : m_resources.listAll()) {
         QJsonObject object{{QLatin1String("uri"), resource.uri}, {QLatin1String("name"), resource.name}};
         insertIfSet(object, "title", resource.title);
         insertIfSet(object, "description", resource.description);

@@ -15,6 +15,20 @@ void ResourceRegistry::addTemplate(ResourceTemplateDefinition resourceTemplate)
     Q_EMIT listChanged();
 }
 
+void ResourceRegistry::addLister(ResourceLister lister)
+{
+    m_listers.append(std::move(lister));
+    Q_EMIT listChanged();
+}
+
+QList<ResourceDefinition> ResourceRegistry::listAll() const
+{
+    QList<ResourceDefinition> all = m_resources;
+    for (const ResourceLister &lister : m_listers)
+        all.append(lister());
+    return all;
+}
+
 const ResourceTemplateDefinition *ResourceRegistry::findTemplate(const QString &uriTemplate) const
 {
     for (const ResourceTemplateDefinition &t : m_templates) {

@@ -39,6 +39,10 @@ struct ResourceDefinition
     ResourceReader read;
 };
 
+// Resources that come and go with something outside the registry (the workspace's files), asked
+// for at each resources/list; they are read through a template. Must not block for long.
+using ResourceLister = std::function<QList<ResourceDefinition>()>;
+
 // A family of resources named by an RFC 6570 template: `{name}` matches one path segment,
 // `{+name}` matches the rest of the URI, slashes included.
 struct ResourceTemplateDefinition
@@ -60,7 +64,10 @@ public:
 
     void addResource(ResourceDefinition resource);
     void addTemplate(ResourceTemplateDefinition resourceTemplate);
+    void addLister(ResourceLister lister);
     const QList<ResourceDefinition> &resources() const { return m_resources; }
+    // The fixed resources, then those of every lister.
+    QList<ResourceDefinition> listAll() const;
     const QList<ResourceTemplateDefinition> &templates() const { return m_templates; }
     const ResourceTemplateDefinition *findTemplate(const QString &uriTemplate) const;
 
@@ -89,6 +96,7 @@ private:
 
     QList<ResourceDefinition> m_resources;
     QList<ResourceTemplateDefinition> m_templates;
+    QList<ResourceLister> m_listers;
     QList<CompiledTemplate> m_compiled;
 };
 
