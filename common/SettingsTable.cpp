@@ -164,6 +164,14 @@ QList<SettingSpec> buildTable()
                     "Largest file the file tools read or write, in megabytes.", Live),
             list(files, "FILE_ALLOWED_EXTENSIONS", "txt,md,csv,json,py",
                  "File name extensions the file tools accept, without the dot.", Live),
+            boolean(files, "FILE_ALLOW_NO_EXTENSION", "false",
+                    "Whether the file tools accept file names without an extension (Makefile, "
+                    ".bashrc); otherwise such names are refused like a disallowed extension.",
+                    Live),
+            integer(files, "FILE_LIST_MAX_ENTRIES", "1000", 1, 1000000,
+                    "Most entries file_list returns and workspace files resources/list shows; "
+                    "longer listings are cut short and marked truncated.",
+                    Live),
 
             integer(web, "WEB_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
                     "Time limit of a web request, in seconds.", Live),

@@ -2,6 +2,7 @@
 // (Streamable HTTP at /mcp, legacy SSE at /sse) or over stdio.
 
 #include "ConformanceFixtures.h"
+#include "FileTools.h"
 #include "HttpOptions.h"
 #include "HttpServer.h"
 #include "Logging.h"
@@ -212,6 +213,10 @@ int main(int argc, char *argv[])
     McpServer mcp(ServerIdentity{});
     trimHeapAfterSessionsClose(mcp);
     mcp.setMaxSessions(int(settings->integer(u"MCP_MAX_SESSIONS")));
+    if (!registerFileTools(mcp, *settings, &error)) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+        return 1;
+    }
     if (parser.isSet(fixturesOption)) {
         spdlog::warn("conformance fixtures registered: test tools are exposed (never use this in production)");
         registerConformanceFixtures(mcp);

@@ -1,0 +1,513 @@
+#include "FileManager.h"
+
+#include "ContainedRoot.h"
+#include "PathErrors.h"
+#include "RegularFile.h"
+#include "TextCodec.h"
+#include "WorkspacePath.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QMutexLocker>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+
+#include <cerrno>
+#include <deque>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cmcp {
+
+namespace {
+
+QString failed(const QString &shown, const QString &problem)
+{
+    return QStringLiteral("%1: %2").arg(shown.isEmpty() ? QStringLiteral("\"\"") : shown, problem);
+}
+
+// Parses a path that must name a file (not the root) whose extension the settings allow.
+std::optional<WorkspacePath> parseFilePath(const QString &text, const FileOptions *options,
+                                           QString *error)
+{
+    QString problem;
+    std::optional<WorkspacePath> path = WorkspacePath::parse(text, &problem);
+    if (path && path->isRoot())
+        problem = QStringLiteral("names the workspace root, not a file");
+    else if (path && options)
+        problem = options->checkName(path->name());
+    if (!problem.isEmpty()) {
+        *error = failed(text, problem);
+        return std::nullopt;
+    }
+    return path;
+}
+
+struct LineWindow
+{
+    QByteArray bytes;
+    qint64 totalLines = 0;
+};
+
+// Streams the file, keeping only lines [offset, offset + limit): lets a model page through a
+// file larger than FILE_MAX_SIZE_MB while what it gets back stays within the bound.
+std::optional<LineWindow> readLineWindow(const RegularFile &file, qint64 offset, qint64 limit,
+                                         qint64 maxBytes, QString *error)
+{
+    LineWindow window;
+    qint64 line = 0;
+    bool lineHasBytes = false;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t got = ::read(file.fd(), buffer, sizeof buffer);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            *error = describePathError(errno);
+            return std::nullopt;
+        }
+        if (got == 0)
+            break;
+        const char *start = buffer;
+        const char *end = buffer + got;
+        while (start < end) {
+            const char *newline = static_cast<const char *>(std::memchr(start, '\n', end - start));
+            const char *pieceEnd = newline ? newline + 1 : end;
+            if (line >= offset && line - offset < limit) {
+                if (window.bytes.size() + (pieceEnd - start) > maxBytes) {
+                    *error = QStringLiteral("the requested lines hold more than %1 bytes; ask "
+                                            "for fewer with limit")
+                                     .arg(maxBytes);
+                    return std::nullopt;
+                }
+                window.bytes.append(start, pieceEnd - start);
+            }
+            lineHasBytes = !newline;
+            if (newline)
+                ++line;
+            start = pieceEnd;
+        }
+    }
+    window.totalLines = line + (lineHasBytes ? 1 : 0);
+    return window;
+}
+
+QByteArray temporaryName()
+{
+    return QByteArrayLiteral(".cmcp-write-")
+            + QByteArray::number(QRandomGenerator::system()->generate64(), 16) + ".tmp";
+}
+
+bool writeFully(int fd, const QByteArray &data)
+{
+    qsizetype written = 0;
+    while (written < data.size()) {
+        const ssize_t n = ::write(fd, data.constData() + written, size_t(data.size() - written));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        written += n;
+    }
+    return true;
+}
+
+// The current content's hash for if_match, read without following a symbolic link.
+std::optional<QString> currentHash(int parentFd, const QByteArray &leaf, qint64 maxBytes)
+{
+    UniqueFd fd(::openat(parentFd, leaf.constData(),
+                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat st
+    {
+    };
+    if (!fd.isValid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)
+        || st.st_size > maxBytes)
+        return std::nullopt;
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    char buffer[65536];
+    for (;;) {
+        const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return std::nullopt;
+        if (got == 0)
+            break;
+        hash.addData(QByteArrayView(buffer, got));
+    }
+    return QString::fromLatin1(hash.result().toHex());
+}
+
+struct DirectoryEntry
+{
+    QByteArray name;
+    struct stat status;
+};
+
+// The entries of an open directory, "." and ".." left out; lstat-like, links not followed.
+QList<DirectoryEntry> readDirectory(int dirFd)
+{
+    QList<DirectoryEntry> entries;
+    const int copy = ::openat(dirFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (copy < 0)
+        return entries;
+    DIR *dir = ::fdopendir(copy);
+    if (!dir) {
+        ::close(copy);
+        return entries;
+    }
+    while (const dirent *entry = ::readdir(dir)) {
+        if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0)
+            continue;
+        DirectoryEntry found{QByteArray(entry->d_name), {}};
+        if (::fstatat(dirFd, entry->d_name, &found.status, AT_SYMLINK_NOFOLLOW) == 0)
+            entries.append(found);
+    }
+    ::closedir(dir);
+    std::sort(entries.begin(), entries.end(),
+              [](const DirectoryEntry &a, const DirectoryEntry &b) { return a.name < b.name; });
+    return entries;
+}
+
+} // namespace
+
+FileManager::FileManager(Workspace workspace, std::shared_ptr<const ContainedRoot> root,
+                         FileOptions options)
+    : m_workspace(std::move(workspace)),
+      m_root(std::move(root)),
+      m_options(std::move(options))
+{
+}
+
+QString FileManager::sha256Hex(const QByteArray &data)
+{
+    return QString::fromLatin1(QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex());
+}
+
+FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) const
+{
+    using Outcome = FileOutcome<FileReadResult>;
+    QString error;
+    const std::optional<WorkspacePath> path = parseFilePath(request.path, &m_options, &error);
+    if (!path)
+        return Outcome::failure(error);
+    const std::optional<TextCodec> codec = TextCodec::forName(request.encoding, &error);
+    if (!codec)
+        return Outcome::failure(error);
+    const bool window = request.offset || request.limit;
+    if (window && !codec->isAsciiCompatible())
+        return Outcome::failure(failed(request.path,
+                                       QStringLiteral("offset and limit count lines, "
+                                                      "which needs utf-8 or latin-1")));
+
+    const RegularFile file = RegularFile::openForRead(*m_root, *path);
+    if (!file.ok())
+        return Outcome::failure(failed(request.path, file.error()));
+
+    FileReadResult result;
+    result.path = path->display();
+    result.size = file.status().st_size;
+    result.modified = modifiedSeconds(file.status());
+    QByteArray bytes;
+    if (window) {
+        const std::optional<LineWindow> lines =
+                readLineWindow(file, request.offset.value_or(0),
+                               request.limit.value_or(std::numeric_limits<qint64>::max()),
+                               m_options.maxBytes, &error);
+        if (!lines)
+            return Outcome::failure(failed(request.path, error));
+        bytes = lines->bytes;
+        result.totalLines = lines->totalLines;
+        result.endOfFile = request.offset.value_or(0) + request.limit.value_or(lines->totalLines)
+                >= lines->totalLines;
+    } else {
+        if (file.status().st_size > m_options.maxBytes)
+            return Outcome::failure(failed(
+                    request.path,
+                    QStringLiteral("file is too large: %1 bytes, FILE_MAX_SIZE_MB allows %2; read "
+                                   "it in parts with offset and limit")
+                            .arg(file.status().st_size)
+                            .arg(m_options.maxBytes)));
+        if (!file.readAll(m_options.maxBytes, &bytes, &error))
+            return Outcome::failure(failed(request.path, error));
+        result.size = bytes.size();
+        result.sha256 = sha256Hex(bytes);
+    }
+    const std::optional<QString> content = codec->decode(bytes, &error);
+    if (!content)
+        return Outcome::failure(failed(request.path, error));
+    result.content = *content;
+    return {result, {}};
+}
+
+FileOutcome<QByteArray> FileManager::readBytes(const QString &text, double *modified) const
+{
+    QString error;
+    const std::optional<WorkspacePath> path = parseFilePath(text, &m_options, &error);
+    if (!path)
+        return FileOutcome<QByteArray>::failure(error);
+    const RegularFile file = RegularFile::openForRead(*m_root, *path);
+    QByteArray bytes;
+    if (!file.ok() || !file.readAll(m_options.maxBytes, &bytes, &error))
+        return FileOutcome<QByteArray>::failure(failed(text, file.ok() ? error : file.error()));
+    if (modified)
+        *modified = modifiedSeconds(file.status());
+    return {bytes, {}};
+}
+
+FileOutcome<FileWriteResult> FileManager::write(const FileWriteRequest &request)
+{
+    using Outcome = FileOutcome<FileWriteResult>;
+    QString error;
+    const std::optional<WorkspacePath> path = parseFilePath(request.path, &m_options, &error);
+    if (!path)
+        return Outcome::failure(error);
+    const std::optional<TextCodec> codec = TextCodec::forName(request.encoding, &error);
+    if (!codec)
+        return Outcome::failure(error);
+    const std::optional<QByteArray> data = codec->encode(request.content, &error);
+    if (!data)
+        return Outcome::failure(failed(request.path, error));
+    QMutexLocker lock(&m_changes);
+    return writeLocked(*path, request.path, *data, request.ifMatch);
+}
+
+FileOutcome<FileWriteResult> FileManager::writeBytes(const QString &text, const QByteArray &data,
+                                                     const std::optional<QString> &ifMatch)
+{
+    QString error;
+    const std::optional<WorkspacePath> path = parseFilePath(text, &m_options, &error);
+    if (!path)
+        return FileOutcome<FileWriteResult>::failure(error);
+    QMutexLocker lock(&m_changes);
+    return writeLocked(*path, text, data, ifMatch);
+}
+
+FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
+                                                      const QString &shown, const QByteArray &data,
+                                                      const std::optional<QString> &ifMatch)
+{
+    using Outcome = FileOutcome<FileWriteResult>;
+    if (data.size() > m_options.maxBytes)
+        return Outcome::failure(failed(shown,
+                                       QStringLiteral("content is too large: %1 bytes, "
+                                                      "FILE_MAX_SIZE_MB allows %2")
+                                               .arg(data.size())
+                                               .arg(m_options.maxBytes)));
+    const ContainedRoot::Opened parent = m_root->openParent(path, true, &m_workspace);
+    if (!parent.ok())
+        return Outcome::failure(failed(shown, describePathError(parent.error)));
+    const QByteArray leaf = QFile::encodeName(path.name());
+
+    struct stat existing
+    {
+    };
+    const bool exists =
+            ::fstatat(parent.fd.get(), leaf.constData(), &existing, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!exists && errno != ENOENT)
+        return Outcome::failure(failed(shown, describePathError(errno)));
+    if (exists && !S_ISREG(existing.st_mode))
+        return Outcome::failure(failed(shown,
+                                       QStringLiteral("not a regular file: it is %1; only "
+                                                      "regular files are written")
+                                               .arg(describeFileType(existing.st_mode))));
+    if (ifMatch) {
+        if (ifMatch->isEmpty() && exists)
+            return Outcome::failure(failed(shown,
+                                           QStringLiteral("if_match mismatch: the file "
+                                                          "exists (\"\" means it must not)")));
+        if (!ifMatch->isEmpty()) {
+            const std::optional<QString> current =
+                    exists ? currentHash(parent.fd.get(), leaf, m_options.maxBytes) : std::nullopt;
+            if (current != ifMatch->toLower())
+                return Outcome::failure(failed(
+                        shown,
+                        exists ? QStringLiteral("if_match mismatch: the file changed since "
+                                                "it was read (its sha256 is now %1)")
+                                         .arg(current.value_or(QStringLiteral("unknown")))
+                               : QStringLiteral("if_match mismatch: the file does not exist")));
+        }
+    }
+
+    // A temporary file beside the target, renamed over it once complete and on disk: readers
+    // see the old content or the new one, never a part.
+    const QByteArray temporary = temporaryName();
+    UniqueFd fd(::openat(parent.fd.get(), temporary.constData(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0664));
+    if (!fd.isValid())
+        return Outcome::failure(failed(shown, describePathError(errno)));
+    auto discard = [&](int error) {
+        ::unlinkat(parent.fd.get(), temporary.constData(), 0);
+        return Outcome::failure(failed(shown, describePathError(error)));
+    };
+    if (!writeFully(fd.get(), data))
+        return discard(errno);
+    // A replaced file keeps its owner, group and mode; a new one goes to the sandbox group.
+    if (exists) {
+        if (::geteuid() == 0 && ::fchown(fd.get(), existing.st_uid, existing.st_gid) != 0)
+            return discard(errno);
+        if (::fchmod(fd.get(), existing.st_mode & 07777) != 0)
+            return discard(errno);
+    } else if (!m_workspace.adoptCreated(fd.get(), false)) {
+        return discard(errno);
+    }
+    if (::fsync(fd.get()) != 0)
+        return discard(errno);
+    if (::renameat(parent.fd.get(), temporary.constData(), parent.fd.get(), leaf.constData()) != 0)
+        return discard(errno);
+    // The rename itself must reach the disk for the new content to survive a crash.
+    const UniqueFd directory(::openat(parent.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (directory.isValid())
+        ::fsync(directory.get());
+
+    FileWriteResult result;
+    result.path = path.display();
+    result.size = data.size();
+    result.sha256 = sha256Hex(data);
+    result.created = !exists;
+    return {result, {}};
+}
+
+FileOutcome<FileListResult> FileManager::list(const FileListRequest &request) const
+{
+    using Outcome = FileOutcome<FileListResult>;
+    QString error;
+    const std::optional<WorkspacePath> path = WorkspacePath::parse(request.path, &error);
+    if (!path)
+        return Outcome::failure(failed(request.path, error));
+    ContainedRoot::Opened top = m_root->openBeneath(*path, O_RDONLY | O_DIRECTORY, 0, true);
+    if (!top.ok())
+        return Outcome::failure(failed(request.path, describePathError(top.error)));
+
+    QRegularExpression pattern;
+    if (!request.pattern.isEmpty()) {
+        pattern = QRegularExpression::fromWildcard(request.pattern, Qt::CaseSensitive);
+        if (!pattern.isValid())
+            return Outcome::failure(
+                    QStringLiteral("pattern '%1' is not a valid glob").arg(request.pattern));
+    }
+
+    FileListResult result;
+    result.path = path->display();
+    struct Pending
+    {
+        UniqueFd fd;
+        WorkspacePath path;
+    };
+    std::deque<Pending> pending;
+    pending.push_back({std::move(top.fd), *path});
+    while (!pending.empty() && !result.truncated) {
+        Pending directory = std::move(pending.front());
+        pending.pop_front();
+        for (const DirectoryEntry &entry : readDirectory(directory.fd.get())) {
+            const QString name = QFile::decodeName(entry.name);
+            const WorkspacePath entryPath = directory.path.child(name);
+            const bool isDirectory = S_ISDIR(entry.status.st_mode);
+            // Directories are entered through their own name with O_NOFOLLOW: a symbolic link
+            // is listed, never walked into.
+            if (request.recursive && isDirectory) {
+                UniqueFd child(::openat(directory.fd.get(), entry.name.constData(),
+                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (child.isValid())
+                    pending.push_back({std::move(child), entryPath});
+            }
+            if (!request.pattern.isEmpty() && !pattern.match(name).hasMatch())
+                continue;
+            if (result.entries.size() >= m_options.listMaxEntries) {
+                result.truncated = true;
+                break;
+            }
+            FileListEntry item;
+            item.name = name;
+            item.path = entryPath.display();
+            item.isDirectory = isDirectory;
+            item.isSymlink = S_ISLNK(entry.status.st_mode);
+            if (S_ISREG(entry.status.st_mode))
+                item.size = entry.status.st_size;
+            item.modified = modifiedSeconds(entry.status);
+            result.entries.append(item);
+        }
+    }
+    return {result, {}};
+}
+
+FileOutcome<FileDeleteResult> FileManager::remove(const QString &text)
+{
+    using Outcome = FileOutcome<FileDeleteResult>;
+    QString error;
+    const std::optional<WorkspacePath> path = parseFilePath(text, nullptr, &error);
+    if (!path)
+        return Outcome::failure(error);
+    QMutexLocker lock(&m_changes);
+    const ContainedRoot::Opened parent = m_root->openParent(*path, false, nullptr);
+    if (!parent.ok())
+        return Outcome::failure(failed(text, describePathError(parent.error)));
+    const QByteArray leaf = QFile::encodeName(path->name());
+    struct stat st
+    {
+    };
+    if (::fstatat(parent.fd.get(), leaf.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return Outcome::failure(failed(text, describePathError(errno)));
+    // The name itself goes: a symbolic link is removed, not what it points to.
+    if (::unlinkat(parent.fd.get(), leaf.constData(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0)
+        return Outcome::failure(failed(text, describePathError(errno)));
+    return {FileDeleteResult{path->display()}, {}};
+}
+
+FileOutcome<FileMoveResult> FileManager::move(const FileMoveRequest &request)
+{
+    using Outcome = FileOutcome<FileMoveResult>;
+    QString error;
+    const std::optional<WorkspacePath> source = parseFilePath(request.source, nullptr, &error);
+    if (!source)
+        return Outcome::failure(error);
+    const std::optional<WorkspacePath> destination =
+            parseFilePath(request.destination, nullptr, &error);
+    if (!destination)
+        return Outcome::failure(error);
+    if (*source == *destination)
+        return Outcome::failure(QStringLiteral("source and destination are the same path: %1")
+                                        .arg(source->display()));
+
+    QMutexLocker lock(&m_changes);
+    const ContainedRoot::Opened from = m_root->openParent(*source, false, nullptr);
+    if (!from.ok())
+        return Outcome::failure(failed(request.source, describePathError(from.error)));
+    const QByteArray fromLeaf = QFile::encodeName(source->name());
+    struct stat st
+    {
+    };
+    if (::fstatat(from.fd.get(), fromLeaf.constData(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return Outcome::failure(failed(request.source, describePathError(errno)));
+    // Directories carry no extension; for anything else both names must be allowed, or a
+    // rename would turn an allowed file into a forbidden one and back.
+    if (!S_ISDIR(st.st_mode)) {
+        for (const auto &[shown, path] :
+             {std::pair(request.source, *source), std::pair(request.destination, *destination)}) {
+            const QString problem = m_options.checkName(path.name());
+            if (!problem.isEmpty())
+                return Outcome::failure(failed(shown, problem));
+        }
+    }
+    const ContainedRoot::Opened to = m_root->openParent(*destination, true, &m_workspace);
+    if (!to.ok())
+        return Outcome::failure(failed(request.destination, describePathError(to.error)));
+    const QByteArray toLeaf = QFile::encodeName(destination->name());
+    const unsigned flags = request.overwrite ? 0 : RENAME_NOREPLACE;
+    if (::renameat2(from.fd.get(), fromLeaf.constData(), to.fd.get(), toLeaf.constData(), flags)
+        != 0) {
+        const int error = errno;
+        if (error == EEXIST)
+            return Outcome::failure(failed(request.destination,
+                                           QStringLiteral("already exists; pass overwrite: true "
+                                                          "to replace it")));
+        return Outcome::failure(failed(request.source, describePathError(error)));
+    }
+    return {FileMoveResult{source->display(), destination->display()}, {}};
+}
+
+} // namespace cmcp

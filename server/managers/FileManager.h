@@ -1,0 +1,148 @@
+#pragma once
+
+#include "FileOptions.h"
+#include "Workspace.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QMutex>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace cmcp {
+
+class ContainedRoot;
+class WorkspacePath;
+
+// A result or the message saying why there is none.
+template<typename T>
+struct FileOutcome
+{
+    std::optional<T> value;
+    QString error;
+
+    static FileOutcome failure(QString message) { return {std::nullopt, std::move(message)}; }
+    bool ok() const { return value.has_value(); }
+};
+
+struct FileReadRequest
+{
+    QString path;
+    QString encoding = QStringLiteral("utf-8"); // a text encoding Qt knows, or "base64"
+    std::optional<qint64> offset; // lines to skip (text only)
+    std::optional<qint64> limit; // most lines returned (text only)
+};
+
+struct FileReadResult
+{
+    QString path;
+    QString content;
+    qint64 size = 0; // of the whole file, in bytes
+    double modified = 0; // seconds since the epoch
+    QString sha256; // of the whole file, for file_write's if_match; empty for a line window
+    std::optional<qint64> totalLines; // set when reading a line window
+    bool endOfFile = true; // false when a line window stops before the end
+};
+
+struct FileWriteRequest
+{
+    QString path;
+    QString content;
+    QString encoding = QStringLiteral("utf-8");
+    std::optional<QString> ifMatch; // sha256 of the current content; "" = must not exist
+};
+
+struct FileWriteResult
+{
+    QString path;
+    qint64 size = 0;
+    QString sha256;
+    bool created = false;
+};
+
+struct FileListRequest
+{
+    QString path = QStringLiteral("/");
+    QString pattern; // a glob on entry names; empty matches all
+    bool recursive = false;
+};
+
+struct FileListEntry
+{
+    QString name;
+    QString path;
+    bool isDirectory = false;
+    bool isSymlink = false;
+    std::optional<qint64> size; // regular files only
+    double modified = 0;
+};
+
+struct FileListResult
+{
+    QString path;
+    QList<FileListEntry> entries;
+    bool truncated = false; // FILE_LIST_MAX_ENTRIES was reached
+};
+
+struct FileDeleteResult
+{
+    QString path;
+};
+
+struct FileMoveRequest
+{
+    QString source;
+    QString destination;
+    bool overwrite = false;
+};
+
+struct FileMoveResult
+{
+    QString source;
+    QString destination;
+};
+
+// The file operations on the workspace, with no knowledge of MCP. Every path goes through
+// ContainedRoot, so the kernel keeps it inside; only regular files are read or written, and a
+// write replaces its file atomically (temporary file, fsync, rename) or leaves it untouched.
+// Thread-safe: calls may run on worker threads. Changes (write, delete, move) are serialised
+// among themselves, which makes if_match a true compare-and-swap between calls of this manager;
+// against jobs writing the same file directly it is a check, not a lock.
+class FileManager
+{
+public:
+    FileManager(Workspace workspace, std::shared_ptr<const ContainedRoot> root,
+                FileOptions options);
+
+    const Workspace &workspace() const { return m_workspace; }
+    const FileOptions &options() const { return m_options; }
+    const ContainedRoot &root() const { return *m_root; }
+
+    FileOutcome<FileReadResult> read(const FileReadRequest &request) const;
+    FileOutcome<FileWriteResult> write(const FileWriteRequest &request);
+    FileOutcome<FileListResult> list(const FileListRequest &request) const;
+    FileOutcome<FileDeleteResult> remove(const QString &path);
+    FileOutcome<FileMoveResult> move(const FileMoveRequest &request);
+
+    // The raw bytes of a regular file (bounded by maxBytes), for resources and editing.
+    FileOutcome<QByteArray> readBytes(const QString &path, double *modified = nullptr) const;
+    // Replaces a file with `data` under the same guard as write().
+    FileOutcome<FileWriteResult> writeBytes(const QString &path, const QByteArray &data,
+                                            const std::optional<QString> &ifMatch);
+
+    static QString sha256Hex(const QByteArray &data);
+
+private:
+    FileOutcome<FileWriteResult> writeLocked(const WorkspacePath &path, const QString &shown,
+                                             const QByteArray &data,
+                                             const std::optional<QString> &ifMatch);
+
+    Workspace m_workspace;
+    std::shared_ptr<const ContainedRoot> m_root;
+    FileOptions m_options;
+    QMutex m_changes;
+};
+
+} // namespace cmcp

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+#include <optional>
+
+namespace cmcp {
+
+// The `encoding` argument of the file tools: "base64" for binary content carried as base64
+// text, or the name of a text encoding Qt knows ("utf-8", "latin-1", "utf-16", ...).
+class TextCodec
+{
+public:
+    // nullopt, with the reason, for an encoding nobody knows.
+    static std::optional<TextCodec> forName(const QString &name, QString *error);
+
+    bool isBase64() const { return m_base64; }
+    // Lines can be cut at '\n' bytes only where every character below 0x80 is one byte.
+    bool isAsciiCompatible() const;
+
+    // Strict both ways: undecodable bytes or unencodable characters are errors, never
+    // replacement characters silently written to or read from a file.
+    std::optional<QString> decode(const QByteArray &bytes, QString *error) const;
+    std::optional<QByteArray> encode(const QString &text, QString *error) const;
+
+private:
+    QString m_name;
+    bool m_base64 = false;
+    int m_encoding = 0; // QStringConverter::Encoding
+};
+
+} // namespace cmcp

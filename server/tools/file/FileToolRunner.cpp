@@ -1,0 +1,35 @@
+#include "FileToolRunner.h"
+
+#include "ToolCall.h"
+
+namespace cmcp {
+
+FileToolRunner::FileToolRunner(QObject *parent) : QObject(parent)
+{
+    // Disk work gains little from many threads; a few keep one slow call from holding up others.
+    m_pool.setMaxThreadCount(4);
+}
+
+FileToolRunner::~FileToolRunner()
+{
+    m_pool.waitForDone();
+}
+
+void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work)
+{
+    // The destructor waits for every task, so `this` outlives the work; a completion queued
+    // after the destructor has run is dropped with the object.
+    m_pool.start([this, call, work = std::move(work)] {
+        Completion completion = work();
+        QMetaObject::invokeMethod(
+                this,
+                [call, completion = std::move(completion)] {
+                    if (completion.onLoop && !completion.result.isError)
+                        completion.onLoop();
+                    call->finish(completion.result);
+                },
+                Qt::QueuedConnection);
+    });
+}
+
+} // namespace cmcp

@@ -1,0 +1,111 @@
+#include "FileToolSchemas.h"
+
+#include <QJsonDocument>
+
+namespace cmcp::fileschemas {
+
+namespace {
+
+QJsonObject json(const char *text)
+{
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray(text));
+    Q_ASSERT_X(document.isObject(), "fileschemas", text);
+    return document.object();
+}
+
+} // namespace
+
+QJsonObject readInput()
+{
+    return json(R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
+        "path":{"type":"string","description":"File path relative to the workspace root (a leading / is the root)."},
+        "encoding":{"type":"string","default":"utf-8","description":"Text encoding (utf-8, latin-1, utf-16, ...) or base64 for binary content."},
+        "offset":{"type":"integer","minimum":0,"description":"Lines to skip before the first line returned (text only)."},
+        "limit":{"type":"integer","minimum":1,"description":"Most lines returned (text only); with offset, pages through files larger than FILE_MAX_SIZE_MB."}}})");
+}
+
+QJsonObject readOutput()
+{
+    return json(
+            R"({"type":"object","required":["success","path","content","size","modified"],"properties":{
+        "success":{"type":"boolean"},
+        "path":{"type":"string"},
+        "content":{"type":"string","description":"The file's text, or base64 with encoding base64."},
+        "size":{"type":"integer","description":"Size of the whole file in bytes."},
+        "modified":{"type":"number","description":"Last modification, seconds since the epoch."},
+        "sha256":{"type":"string","description":"Hash of the whole file, for file_write's if_match (not set for a line window)."},
+        "total_lines":{"type":"integer","description":"Lines in the file (line windows only)."},
+        "end_of_file":{"type":"boolean","description":"Whether the line window reaches the end."}}})");
+}
+
+QJsonObject writeInput()
+{
+    return json(
+            R"({"type":"object","required":["path","content"],"additionalProperties":false,"properties":{
+        "path":{"type":"string","description":"File path relative to the workspace root; missing parent directories are created."},
+        "content":{"type":"string","description":"The whole new content."},
+        "encoding":{"type":"string","default":"utf-8","description":"Text encoding of content, or base64 for binary content."},
+        "if_match":{"type":"string","pattern":"^([0-9a-fA-F]{64})?$","description":"Write only if the file's current sha256 is this (from file_read); the empty string means the file must not exist yet."}}})");
+}
+
+QJsonObject writeOutput()
+{
+    return json(R"({"type":"object","required":["success","path"],"properties":{
+        "success":{"type":"boolean"},
+        "path":{"type":"string"},
+        "size":{"type":"integer"},
+        "sha256":{"type":"string","description":"Hash of the content written, the if_match of the next write."},
+        "created":{"type":"boolean"}}})");
+}
+
+QJsonObject listInput()
+{
+    return json(R"({"type":"object","additionalProperties":false,"properties":{
+        "path":{"type":"string","default":"/","description":"Directory relative to the workspace root."},
+        "pattern":{"type":"string","description":"Glob on entry names, e.g. *.py."},
+        "recursive":{"type":"boolean","default":false,"description":"List subdirectories too (symbolic links are not entered); bounded by FILE_LIST_MAX_ENTRIES."}}})");
+}
+
+QJsonObject listOutput()
+{
+    return json(R"({"type":"object","required":["success","path","entries"],"properties":{
+        "success":{"type":"boolean"},
+        "path":{"type":"string"},
+        "truncated":{"type":"boolean","description":"True when FILE_LIST_MAX_ENTRIES cut the listing short."},
+        "entries":{"type":"array","items":{"type":"object","required":["name","path","is_directory","size","modified"],"properties":{
+            "name":{"type":"string"},
+            "path":{"type":"string"},
+            "is_directory":{"type":"boolean"},
+            "is_symlink":{"type":"boolean"},
+            "size":{"type":["integer","null"]},
+            "modified":{"type":"number"}}}}}})");
+}
+
+QJsonObject deleteInput()
+{
+    return json(R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
+        "path":{"type":"string","description":"File, symbolic link or empty directory to delete."}}})");
+}
+
+QJsonObject deleteOutput()
+{
+    return json(R"({"type":"object","required":["success","path"],"properties":{
+        "success":{"type":"boolean"},"path":{"type":"string"}}})");
+}
+
+QJsonObject moveInput()
+{
+    return json(
+            R"({"type":"object","required":["source","destination"],"additionalProperties":false,"properties":{
+        "source":{"type":"string"},
+        "destination":{"type":"string","description":"New path; missing parent directories are created."},
+        "overwrite":{"type":"boolean","default":false,"description":"Replace an existing destination."}}})");
+}
+
+QJsonObject moveOutput()
+{
+    return json(R"({"type":"object","required":["success","source","destination"],"properties":{
+        "success":{"type":"boolean"},"source":{"type":"string"},"destination":{"type":"string"}}})");
+}
+
+} // namespace cmcp::fileschemas

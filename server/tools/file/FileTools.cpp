@@ -1,0 +1,238 @@
+#include "FileTools.h"
+
+#include "ContainedRoot.h"
+#include "FileManager.h"
+#include "FileToolRunner.h"
+#include "FileToolSchemas.h"
+#include "McpServer.h"
+#include "Settings.h"
+#include "ToolCall.h"
+#include "WorkspaceResources.h"
+
+#include <QJsonArray>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+using Completion = FileToolRunner::Completion;
+
+// Every failure: isError with the message as text, and success false plus the message in
+// structuredContent, as the original's results carry them.
+Completion failure(const QString &message)
+{
+    ToolResult result = ToolResult::text(message);
+    result.isError = true;
+    result.structuredContent =
+            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}};
+    return {result, {}};
+}
+
+QString stringArgument(const QJsonObject &arguments, const char *name, const QString &fallback = {})
+{
+    const QJsonValue value = arguments.value(QLatin1String(name));
+    return value.isString() ? value.toString() : fallback;
+}
+
+std::optional<qint64> integerArgument(const QJsonObject &arguments, const char *name)
+{
+    const QJsonValue value = arguments.value(QLatin1String(name));
+    return value.isDouble() ? std::optional<qint64>(qint64(value.toDouble())) : std::nullopt;
+}
+
+// Tells subscribers that these files changed and, when files appeared or vanished, every
+// session that the list changed.
+std::function<void()> announce(ResourceRegistry *resources, QStringList changedPaths,
+                               bool listChanged)
+{
+    return [resources, changedPaths, listChanged] {
+        for (const QString &path : changedPaths)
+            resources->notifyUpdated(workspaceresources::uriFor(path));
+        if (listChanged)
+            Q_EMIT resources->listChanged();
+    };
+}
+
+Completion readFile(FileManager &files, const QJsonObject &arguments)
+{
+    FileReadRequest request;
+    request.path = stringArgument(arguments, "path");
+    request.encoding = stringArgument(arguments, "encoding", request.encoding);
+    request.offset = integerArgument(arguments, "offset");
+    request.limit = integerArgument(arguments, "limit");
+    const FileOutcome<FileReadResult> outcome = files.read(request);
+    if (!outcome.ok())
+        return failure(outcome.error);
+    const FileReadResult &read = *outcome.value;
+    QJsonObject value{{QLatin1String("success"), true},
+                      {QLatin1String("path"), read.path},
+                      {QLatin1String("content"), read.content},
+                      {QLatin1String("size"), double(read.size)},
+                      {QLatin1String("modified"), read.modified}};
+    if (!read.sha256.isEmpty())
+        value.insert(QLatin1String("sha256"), read.sha256);
+    if (read.totalLines) {
+        value.insert(QLatin1String("total_lines"), double(*read.totalLines));
+        value.insert(QLatin1String("end_of_file"), read.endOfFile);
+    }
+    return {ToolResult::structured(value), {}};
+}
+
+Completion writeFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
+{
+    FileWriteRequest request;
+    request.path = stringArgument(arguments, "path");
+    request.content = stringArgument(arguments, "content");
+    request.encoding = stringArgument(arguments, "encoding", request.encoding);
+    if (const QJsonValue ifMatch = arguments.value(QLatin1String("if_match")); ifMatch.isString())
+        request.ifMatch = ifMatch.toString();
+    const FileOutcome<FileWriteResult> outcome = files.write(request);
+    if (!outcome.ok())
+        return failure(outcome.error);
+    const FileWriteResult &written = *outcome.value;
+    return {ToolResult::structured({{QLatin1String("success"), true},
+                                    {QLatin1String("path"), written.path},
+                                    {QLatin1String("size"), double(written.size)},
+                                    {QLatin1String("sha256"), written.sha256},
+                                    {QLatin1String("created"), written.created}}),
+            announce(resources, {written.path}, written.created)};
+}
+
+Completion listFiles(FileManager &files, const QJsonObject &arguments)
+{
+    FileListRequest request;
+    request.path = stringArgument(arguments, "path", request.path);
+    request.pattern = stringArgument(arguments, "pattern");
+    request.recursive = arguments.value(QLatin1String("recursive")).toBool(false);
+    const FileOutcome<FileListResult> outcome = files.list(request);
+    if (!outcome.ok())
+        return failure(outcome.error);
+    QJsonArray entries;
+    for (const FileListEntry &entry : outcome.value->entries) {
+        entries.append(QJsonObject{{QLatin1String("name"), entry.name},
+                                   {QLatin1String("path"), entry.path},
+                                   {QLatin1String("is_directory"), entry.isDirectory},
+                                   {QLatin1String("is_symlink"), entry.isSymlink},
+                                   {QLatin1String("size"),
+                                    entry.size ? QJsonValue(double(*entry.size)) : QJsonValue()},
+                                   {QLatin1String("modified"), entry.modified}});
+    }
+    return {ToolResult::structured({{QLatin1String("success"), true},
+                                    {QLatin1String("path"), outcome.value->path},
+                                    {QLatin1String("entries"), entries},
+                                    {QLatin1String("truncated"), outcome.value->truncated}}),
+            {}};
+}
+
+Completion deleteFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
+{
+    const FileOutcome<FileDeleteResult> outcome = files.remove(stringArgument(arguments, "path"));
+    if (!outcome.ok())
+        return failure(outcome.error);
+    return {ToolResult::structured({{QLatin1String("success"), true},
+                                    {QLatin1String("path"), outcome.value->path}}),
+            announce(resources, {outcome.value->path}, true)};
+}
+
+Completion moveFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
+{
+    FileMoveRequest request;
+    request.source = stringArgument(arguments, "source");
+    request.destination = stringArgument(arguments, "destination");
+    request.overwrite = arguments.value(QLatin1String("overwrite")).toBool(false);
+    const FileOutcome<FileMoveResult> outcome = files.move(request);
+    if (!outcome.ok())
+        return failure(outcome.error);
+    const FileMoveResult &moved = *outcome.value;
+    return {ToolResult::structured({{QLatin1String("success"), true},
+                                    {QLatin1String("source"), moved.source},
+                                    {QLatin1String("destination"), moved.destination}}),
+            announce(resources, {moved.source, moved.destination}, true)};
+}
+
+using Operation = std::function<Completion(const QJsonObject &arguments)>;
+
+ToolDefinition fileTool(FileToolRunner *runner, const char *name, const char *title,
+                        const char *description, QJsonObject input, QJsonObject output,
+                        ToolAnnotations annotations, Operation operation)
+{
+    ToolDefinition tool;
+    tool.name = QLatin1String(name);
+    tool.title = QLatin1String(title);
+    tool.description = QLatin1String(description);
+    tool.inputSchema = std::move(input);
+    tool.outputSchema = std::move(output);
+    tool.annotations = annotations;
+    tool.handler = [runner, operation](const std::shared_ptr<ToolCall> &call) {
+        const QJsonObject arguments = call->arguments();
+        runner->run(call, [operation, arguments] { return operation(arguments); });
+    };
+    return tool;
+}
+
+} // namespace
+
+bool registerFileTools(McpServer &server, const Settings &settings, QString *error)
+{
+    const Workspace workspace = Workspace::fromSettings(settings);
+    if (!workspace.ensureExists(error))
+        return false;
+    const std::shared_ptr<const ContainedRoot> root =
+            ContainedRoot::open(workspace.path(), ContainedRoot::Resolver::Openat2, error);
+    if (!root)
+        return false;
+    spdlog::info(
+            "files: workspace {} (group {}), paths resolved by {}", workspace.path().toStdString(),
+            workspace.ownershipApplies() ? std::to_string(workspace.sandboxGid()) : "unchanged",
+            root->resolver() == ContainedRoot::Resolver::Openat2
+                    ? "openat2 RESOLVE_BENEATH"
+                    : "a per-component O_NOFOLLOW walk (no openat2: symbolic links are not "
+                      "followed)");
+
+    auto files =
+            std::make_shared<FileManager>(workspace, root, FileOptions::fromSettings(settings));
+    auto *runner = new FileToolRunner(&server);
+    ResourceRegistry *resources = &server.resources();
+    ToolRegistry &tools = server.tools();
+    // Annotations: {readOnly, destructive, idempotent, openWorld}.
+    tools.add(fileTool(runner, "file_read", "Read a file",
+                       "Reads a file of the workspace. Returns content, size, modified and sha256 "
+                       "(pass it as if_match to file_write). offset/limit read a window of lines; "
+                       "encoding base64 reads binary files.",
+                       fileschemas::readInput(), fileschemas::readOutput(),
+                       {true, false, true, false},
+                       [files](const QJsonObject &a) { return readFile(*files, a); }));
+    tools.add(fileTool(
+            runner, "file_write", "Write a file",
+            "Writes a whole file of the workspace atomically, creating missing parent "
+            "directories. With if_match the write happens only if the file still has "
+            "that sha256, so concurrent writers cannot overwrite each other unknowingly.",
+            fileschemas::writeInput(), fileschemas::writeOutput(), {false, true, true, false},
+            [files, resources](const QJsonObject &a) { return writeFile(*files, resources, a); }));
+    tools.add(fileTool(runner, "file_list", "List a directory",
+                       "Lists a directory of the workspace: name, path, is_directory, size and "
+                       "modified of each entry; pattern filters names by glob; recursive descends "
+                       "into subdirectories. Symbolic links are listed, not followed.",
+                       fileschemas::listInput(), fileschemas::listOutput(),
+                       {true, false, true, false},
+                       [files](const QJsonObject &a) { return listFiles(*files, a); }));
+    tools.add(fileTool(
+            runner, "file_delete", "Delete a file",
+            "Deletes a file, symbolic link (not its target) or empty directory of the "
+            "workspace.",
+            fileschemas::deleteInput(), fileschemas::deleteOutput(), {false, true, false, false},
+            [files, resources](const QJsonObject &a) { return deleteFile(*files, resources, a); }));
+    tools.add(fileTool(
+            runner, "file_move", "Move or rename a file",
+            "Moves or renames a file or directory within the workspace, creating missing "
+            "parent directories. An existing destination is replaced only with "
+            "overwrite: true.",
+            fileschemas::moveInput(), fileschemas::moveOutput(), {false, true, false, false},
+            [files, resources](const QJsonObject &a) { return moveFile(*files, resources, a); }));
+    workspaceresources::registerOn(*resources, files);
+    return true;
+}
+
+} // namespace cmcp

@@ -1,0 +1,123 @@
+#include "WorkspaceResources.h"
+
+#include "FileManager.h"
+#include "JsonRpc.h"
+#include "ResourceRegistry.h"
+
+#include <QStringDecoder>
+#include <QUrl>
+
+namespace cmcp::workspaceresources {
+
+namespace {
+
+const QString scheme = QStringLiteral("file:///");
+
+bool isTextual(const QString &mimeType)
+{
+    return mimeType.startsWith(QLatin1String("text/"))
+            || mimeType == QLatin1String("application/json")
+            || mimeType == QLatin1String("application/xml")
+            || mimeType == QLatin1String("application/yaml");
+}
+
+void read(const std::shared_ptr<FileManager> &files, const QString &uri,
+          const QHash<QString, QString> &variables, const ResourceReadDone &done)
+{
+    const QString path =
+            QUrl::fromPercentEncoding(variables.value(QStringLiteral("path")).toUtf8());
+    const FileOutcome<QByteArray> bytes = files->readBytes(path);
+    if (!bytes.ok()) {
+        done(ResourceReadResult::failure(jsonrpc::ResourceNotFound, bytes.error));
+        return;
+    }
+    const QString mimeType = mimeTypeFor(path.section(QLatin1Char('/'), -1));
+    if (isTextual(mimeType)) {
+        QStringDecoder decoder(QStringConverter::Utf8, QStringConverter::Flag::Stateless);
+        const QString text = decoder.decode(*bytes.value);
+        if (!decoder.hasError()) {
+            done(ResourceReadResult::success({QJsonObject{{QLatin1String("uri"), uri},
+                                                          {QLatin1String("mimeType"), mimeType},
+                                                          {QLatin1String("text"), text}}}));
+            return;
+        }
+    }
+    const QString blobType =
+            isTextual(mimeType) ? QStringLiteral("application/octet-stream") : mimeType;
+    done(ResourceReadResult::success(
+            {QJsonObject{{QLatin1String("uri"), uri},
+                         {QLatin1String("mimeType"), blobType},
+                         {QLatin1String("blob"), QString::fromLatin1(bytes.value->toBase64())}}}));
+}
+
+QList<ResourceDefinition> listFiles(const std::shared_ptr<FileManager> &files)
+{
+    QList<ResourceDefinition> resources;
+    const FileOutcome<FileListResult> listing =
+            files->list(FileListRequest{QStringLiteral("/"), QString(), true});
+    if (!listing.ok())
+        return resources;
+    for (const FileListEntry &entry : listing.value->entries) {
+        if (entry.isDirectory || entry.isSymlink || !entry.size
+            || !files->options().checkName(entry.name).isEmpty())
+            continue;
+        ResourceDefinition resource;
+        resource.uri = uriFor(entry.path);
+        resource.name = entry.path;
+        resource.mimeType = mimeTypeFor(entry.name);
+        resource.size = entry.size;
+        resources.append(resource);
+    }
+    return resources;
+}
+
+} // namespace
+
+QString uriFor(const QString &workspacePath)
+{
+    return scheme + QString::fromLatin1(QUrl::toPercentEncoding(workspacePath, "/"));
+}
+
+QString mimeTypeFor(const QString &name)
+{
+    static const QHash<QString, QString> byExtension{
+            {QStringLiteral("txt"), QStringLiteral("text/plain")},
+            {QStringLiteral("md"), QStringLiteral("text/markdown")},
+            {QStringLiteral("csv"), QStringLiteral("text/csv")},
+            {QStringLiteral("json"), QStringLiteral("application/json")},
+            {QStringLiteral("py"), QStringLiteral("text/x-python")},
+            {QStringLiteral("html"), QStringLiteral("text/html")},
+            {QStringLiteral("xml"), QStringLiteral("application/xml")},
+            {QStringLiteral("yaml"), QStringLiteral("application/yaml")},
+            {QStringLiteral("yml"), QStringLiteral("application/yaml")},
+            {QStringLiteral("sh"), QStringLiteral("text/x-shellscript")},
+            {QStringLiteral("js"), QStringLiteral("text/javascript")},
+            {QStringLiteral("png"), QStringLiteral("image/png")},
+            {QStringLiteral("jpg"), QStringLiteral("image/jpeg")},
+            {QStringLiteral("jpeg"), QStringLiteral("image/jpeg")},
+            {QStringLiteral("gif"), QStringLiteral("image/gif")},
+            {QStringLiteral("pdf"), QStringLiteral("application/pdf")},
+    };
+    const qsizetype dot = name.lastIndexOf(QLatin1Char('.'));
+    if (dot <= 0)
+        return QStringLiteral("text/plain");
+    return byExtension.value(name.mid(dot + 1).toLower(),
+                             QStringLiteral("application/octet-stream"));
+}
+
+void registerOn(ResourceRegistry &registry, const std::shared_ptr<FileManager> &files)
+{
+    ResourceTemplateDefinition workspaceFile;
+    workspaceFile.uriTemplate = scheme + QStringLiteral("{+path}");
+    workspaceFile.name = QStringLiteral("workspace-file");
+    workspaceFile.title = QStringLiteral("Workspace file");
+    workspaceFile.description =
+            QStringLiteral("A file of the shared workspace, by its path relative "
+                           "to the workspace root.");
+    workspaceFile.read = [files](const QString &uri, const QHash<QString, QString> &variables,
+                                 ResourceReadDone done) { read(files, uri, variables, done); };
+    registry.addTemplate(std::move(workspaceFile));
+    registry.addLister([files] { return listFiles(files); });
+}
+
+} // namespace cmcp::workspaceresources

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <QString>
+
+#include <memory>
+
+namespace cmcp {
+
+class FileManager;
+class ResourceRegistry;
+class WorkspacePath;
+
+// The workspace's files as MCP resources: each regular file with an allowed extension is
+// listed as file:///<path> (resources/list, bounded by FILE_LIST_MAX_ENTRIES), and the template
+// file:///{+path} reads any of them, as text when its MIME type is textual and it decodes as
+// UTF-8, otherwise as a base64 blob. Reads go through the FileManager, hence through the same
+// kernel containment and checks as file_read.
+namespace workspaceresources {
+
+void registerOn(ResourceRegistry &registry, const std::shared_ptr<FileManager> &files);
+
+// file:///a/b%20c.txt for "a/b c.txt".
+QString uriFor(const QString &workspacePath);
+QString mimeTypeFor(const QString &name);
+
+} // namespace workspaceresources
+
+} // namespace cmcp

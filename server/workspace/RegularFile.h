@@ -1,0 +1,41 @@
+#pragma once
+
+#include "ContainedRoot.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <sys/stat.h>
+
+namespace cmcp {
+
+// A regular file below the workspace, open for reading. Anything else (FIFO, socket, device,
+// directory) is refused before it is ever opened for reading, so that no open blocks on a FIFO
+// and no device driver sees an open; the file is looked up once with O_PATH, checked, then
+// opened and checked to be the same inode, which defeats a swap in between.
+class RegularFile
+{
+public:
+    static RegularFile openForRead(const ContainedRoot &root, const WorkspacePath &path);
+
+    bool ok() const { return m_fd.isValid(); }
+    // Why it could not be opened; empty when ok().
+    const QString &error() const { return m_error; }
+    int fd() const { return m_fd.get(); }
+    const struct stat &status() const { return m_status; }
+
+    // Reads from the current position to the end; false (and `data` incomplete) when the file
+    // holds more than `maxBytes` or reading fails.
+    bool readAll(qint64 maxBytes, QByteArray *data, QString *error) const;
+
+private:
+    UniqueFd m_fd;
+    struct stat m_status
+    {
+    };
+    QString m_error;
+};
+
+double modifiedSeconds(const struct stat &status);
+
+} // namespace cmcp
