@@ -24,6 +24,9 @@ struct Launch
     // the monitor is gone, which is how the job process checks, after setting its parent-death
     // signal, that the monitor did not die before (inside a pid namespace getppid() is 0).
     int monitorAliveFd = -1;
+    // --pass-fd: a descriptor of the supervisor's the job keeps, at the same number (e.g. the
+    // channel a job runner reports a result on); -1 for none. Everything else above 2 closes.
+    int passFd = -1;
 };
 
 // cgroup.cpp, run by the monitor (privileged, outside the job's namespaces). One cgroup per

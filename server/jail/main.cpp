@@ -1,6 +1,6 @@
 // cmcp-jail: applies a job policy's isolation layers in a fixed order, then execs the job.
 //
-//   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] -- PROGRAM [ARGS...]
+//   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] [--pass-fd N] -- PROGRAM [ARGS...]
 //
 // This file is the one place that defines the order. The jail process becomes the job's
 // monitor (monitor.cpp); the job process applies the layers below and execs. Every step either
@@ -38,8 +38,8 @@ namespace {
 {
     refuse("usage", kExitUsage,
            message
-                   + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] -- "
-                     "PROGRAM [ARGS...])");
+                   + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] "
+                     "[--pass-fd N] -- PROGRAM [ARGS...])");
 }
 
 bool parseFd(const char *s, int &out)
@@ -84,6 +84,10 @@ void runJob(const JobProcess &job)
     check(awaitPlacement(job.launch, error), "cgroup", kExitCgroup);
     // 6. every capability gone, verified; descriptors close on exec.
     check(sealIdentity(policy, error), "identity", kExitIdentity);
+    // The one descriptor the supervisor hands the job survives the exec.
+    if (job.launch.passFd >= 0 && ::fcntl(job.launch.passFd, F_SETFD, 0) != 0)
+        failJob(job.monitorFd, "identity", kExitIdentity,
+                errnoText("--pass-fd " + std::to_string(job.launch.passFd), errno));
     // 7. seccomp, compiled by the monitor, loaded last.
     if (policy.wants(Layer::Seccomp))
         check(applySeccomp(job.seccomp, error), "seccomp", kExitSeccomp);
@@ -99,7 +103,7 @@ void runJob(const JobProcess &job)
 int main(int argc, char *argv[])
 {
     // --- command line ---------------------------------------------------------------------
-    int policyFd = -1;
+    int policyFd = -1, passFd = -1, reportFd = -1;
     const char *policyFile = nullptr;
     int i = 1;
     for (; i < argc; ++i) {
@@ -115,17 +119,23 @@ int main(int argc, char *argv[])
                 usage("--policy-fd: not a descriptor number");
         } else if (a == "--policy") {
             policyFile = argv[++i];
+        } else if (a == "--pass-fd") {
+            if (!parseFd(argv[++i], passFd) || passFd <= 2)
+                usage("--pass-fd: not a descriptor above 2");
+            if (::fcntl(passFd, F_SETFD, FD_CLOEXEC) != 0)
+                usage("--pass-fd " + std::to_string(passFd) + ": " + std::strerror(errno));
         } else if (a == "--report-fd") {
-            int fd = -1;
-            if (!parseFd(argv[++i], fd) || fd <= 2)
+            if (!parseFd(argv[++i], reportFd) || reportFd <= 2)
                 usage("--report-fd: not a descriptor above 2");
-            if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
-                usage("--report-fd " + std::to_string(fd) + ": " + std::strerror(errno));
-            setReportFd(fd);
+            if (::fcntl(reportFd, F_SETFD, FD_CLOEXEC) != 0)
+                usage("--report-fd " + std::to_string(reportFd) + ": " + std::strerror(errno));
+            setReportFd(reportFd);
         } else {
             usage(a + ": unknown option");
         }
     }
+    if (passFd >= 0 && (passFd == policyFd || passFd == reportFd))
+        usage("--pass-fd must differ from --policy-fd and --report-fd");
     if ((policyFd >= 0) == (policyFile != nullptr))
         usage("exactly one of --policy-fd and --policy is needed");
     if (i >= argc)
@@ -150,5 +160,5 @@ int main(int argc, char *argv[])
         refuse("seccomp", kExitSeccomp, error);
 
     // --- the monitor: cgroup, clone into the namespaces, go, wait, report -----------------
-    runMonitor(policy, seccomp, jobArgv, runJob);
+    runMonitor(policy, seccomp, jobArgv, passFd, runJob);
 }

@@ -119,7 +119,8 @@ bool awaitPlacement(const Launch &launch, std::string &error)
     return false;
 }
 
-void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv, JobBody body)
+void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv, int passFd,
+                JobBody body)
 {
     const sigset_t signals = monitoredSignals();
     ::sigprocmask(SIG_BLOCK, &signals, nullptr);
@@ -146,11 +147,13 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     }
     if (pid == 0) {
         ::close(failure.read);
-        JobProcess job{policy, seccomp, argv, Launch{}, failure.write};
+        JobProcess job{policy, seccomp, argv, Launch{-1, passFd}, failure.write};
         startJob(job, go, body);
     }
     ::close(go.read);
     ::close(failure.write);
+    if (passFd >= 0)
+        ::close(passFd); // the job's alone: its reader sees end-of-file when the job is gone
 
     auto abandon = [&](const char *layer, int code, const std::string &message) {
         killJob(pid, cgroup);

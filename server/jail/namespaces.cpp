@@ -9,6 +9,7 @@
 //   /proc                a fresh procfs of the job's own pid namespace
 //   /tmp                 a private tmpfs of tmp_size_mb, noexec
 //   <workspace_at>       the workspace, the only writable bind, noexec
+//   /cmcp/bin            links to the policy's "bin" programs (a PATH of exactly those)
 // Everything but /tmp, /dev/shm and the workspace is read-only afterwards, the root included.
 #include "layers.h"
 
@@ -219,6 +220,22 @@ bool populateEtc(const Policy &policy, const std::string &root, std::string &err
                          error);
 }
 
+// The "bin" links: kBinDirectory/<name> -> the program, so PATH can name exactly these.
+bool populateBin(const Policy &policy, const std::string &root, std::string &error)
+{
+    const std::string dir = root + kBinDirectory;
+    if (!makeDirs(dir, error))
+        return false;
+    for (const std::string &program : policy.namespaces->bin) {
+        const std::string link = dir + program.substr(program.rfind('/'));
+        if (::symlink(program.c_str(), link.c_str()) != 0) {
+            error = errnoText("symlink " + link, errno);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool populateDev(const std::string &root, std::string &error)
 {
     const std::string dev = root + "/dev";
@@ -342,7 +359,8 @@ bool enterMinimalRoot(const Policy &policy, std::string &error)
     const std::string inner = root + ns.workspaceAt;
     const std::string tmpOptions = "size=" + std::to_string(ns.tmpSizeMb) + "m,mode=1777";
     bool ok = populateSystem(policy, root, error) && populateEtc(policy, root, error)
-            && populateDev(root, error) && makeDirs(root + "/proc", error)
+            && (ns.bin.empty() || populateBin(policy, root, error)) && populateDev(root, error)
+            && makeDirs(root + "/proc", error)
             && mountOrFail("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                            nullptr, error)
             && forbidNestedUserNamespaces(root + "/proc", error) && makeDirs(root + "/tmp", error)

@@ -291,6 +291,27 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
                 }
                 out.execPaths->push_back(std::move(path));
             }
+        } else if (key == "bin") {
+            if (!it.value().is_array() || it.value().size() > 256) {
+                error = where + ": must be an array of at most 256 programs beneath /usr";
+                return false;
+            }
+            std::set<std::string> names;
+            for (const json &e : it.value()) {
+                std::string path;
+                if (!readString(e, where, path, error))
+                    return false;
+                if (!absoluteClean(path) || path == "/usr" || !beneathOrEqual(path, "/usr")) {
+                    error = where + ": \"" + path + "\" must be a clean absolute path beneath /usr";
+                    return false;
+                }
+                if (!names.insert(path.substr(path.rfind('/') + 1)).second) {
+                    error = where + ": two programs named \"" + path.substr(path.rfind('/') + 1)
+                            + "\"";
+                    return false;
+                }
+                out.bin.push_back(std::move(path));
+            }
         } else {
             error = where + ": unknown key";
             return false;

@@ -79,6 +79,11 @@ struct SeccompPolicy
 //   Absent: /usr keeps exec (Landlock alone decides what execve may start). Name files where
 //   it matters: a directory given for shared libraries (e.g. /usr/lib/x86_64-linux-gnu) lets
 //   the ELF loader start any program beneath it (Debian ships a few dozen helpers there).
+// - bin: programs (absolute paths beneath /usr, distinct names, at most 256) linked into
+//   kBinDirectory by their names, so a PATH of that directory alone finds exactly them.
+// Where the namespaces layer's "bin" links are.
+inline constexpr const char *kBinDirectory = "/cmcp/bin";
+
 struct NamespacesPolicy
 {
     bool network = false;
@@ -86,6 +91,7 @@ struct NamespacesPolicy
     std::string workspaceAt = "/workspace";
     std::uint64_t tmpSizeMb = 64;
     std::optional<std::vector<std::string>> execPaths;
+    std::vector<std::string> bin;
 };
 
 // The uid and gid a job has inside its user namespace.

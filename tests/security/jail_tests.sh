@@ -79,6 +79,25 @@ fds)
     pass
     ;;
 
+pass-fd)
+    # --pass-fd hands exactly one descriptor to the job, at its number; the others still close,
+    # and the reader sees end-of-file once the job is gone (the monitor keeps no copy).
+    need_root
+    exec 7</etc/passwd
+    policy
+    timeout -k 2 10 "$JAIL" --policy-fd 9 --pass-fd 8 -- /usr/bin/sh -c 'ls -1 /proc/self/fd | tr "\n" " " >&2; echo via-8 >&8' \
+        9<<<"$POLICY" 8>"$TMPROOT/passed" >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    [ "$(cat "$TMPROOT/passed")" = via-8 ] || fail "nothing arrived on the passed descriptor"
+    grep -qw 7 "$ERR" && fail "descriptor 7 leaked into the job: $(cat "$ERR")"
+    grep -qw 8 "$ERR" || fail "descriptor 8 is not open in the job: $(cat "$ERR")"
+    timeout 10 "$JAIL" --policy-fd 9 --pass-fd 9 -- /usr/bin/true 9<<<"$POLICY" >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 90 "--pass-fd equal to --policy-fd"; expect_err "--pass-fd must differ"
+    pass
+    ;;
+
 session)
     need_root
     policy

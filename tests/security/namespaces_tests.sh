@@ -98,6 +98,18 @@ exec-paths)
     pass
     ;;
 
+bin)
+    # "bin" links exactly the listed programs into /cmcp/bin: with PATH=/cmcp/bin a shell finds
+    # those and nothing else.
+    need_namespaces
+    POLICY="{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"PATH\":\"/cmcp/bin\"},\"layers\":[\"identity\",\"namespaces\"],\"namespaces\":{\"bin\":[\"/usr/bin/ls\",\"/usr/bin/cat\"]}}"
+    jail 10 /usr/bin/bash -c 'echo $(ls /cmcp/bin) ""; id; echo "id-rc=$?"'
+    [ "$(head -1 "$OUT")" = "cat ls " ] || fail "/cmcp/bin holds: $(head -1 "$OUT")"
+    grep -q 'id-rc=127' "$OUT" || fail "id was found along PATH"
+    expect_err "id: command not found"
+    pass
+    ;;
+
 network)
     # A listener on the host's loopback is out of reach; the job's own loopback works.
     need_namespaces
@@ -196,6 +208,8 @@ policy)
     policy '{"tmp_size_mb":0}'; expect_policy_refused "$POLICY" "namespaces.tmp_size_mb: 0 is outside [1, 4096]"
     policy '{"exec_paths":["/etc/x"]}'; expect_policy_refused "$POLICY" "namespaces.exec_paths: \"/etc/x\" must be a clean absolute path beneath /usr"
     policy '{"hostname":"a b"}'; expect_policy_refused "$POLICY" "namespaces.hostname: 1-63 letters"
+    policy '{"bin":["/usr/bin/ls","/usr/local/bin/ls"]}'; expect_policy_refused "$POLICY" "namespaces.bin: two programs named \"ls\""
+    policy '{"bin":["/bin/ls"]}'; expect_policy_refused "$POLICY" "namespaces.bin: \"/bin/ls\" must be a clean absolute path beneath /usr"
     policy '{"mystery":1}'; expect_policy_refused "$POLICY" "namespaces.mystery: unknown key"
     policy '{}' '["identity","rlimits"]'; expect_policy_refused "$POLICY" "namespaces: given but the \"namespaces\" layer is not requested"
     pass
