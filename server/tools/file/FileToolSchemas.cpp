@@ -1,5 +1,6 @@
 #include "FileToolSchemas.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 
 namespace cmcp::fileschemas {
@@ -11,6 +12,17 @@ QJsonObject json(const char *text)
     const QJsonDocument document = QJsonDocument::fromJson(QByteArray(text));
     Q_ASSERT_X(document.isObject(), "fileschemas", text);
     return document.object();
+}
+
+// Failures carry {success: false, error} as structured content too, so every output schema
+// admits that shape beside the tool's own.
+QJsonObject orFailure(const QJsonObject &success)
+{
+    static const QJsonObject failure =
+            json(R"({"type":"object","required":["success","error"],"properties":{
+        "success":{"const":false},"error":{"type":"string"}}})");
+    return QJsonObject{{QLatin1String("type"), QLatin1String("object")},
+                       {QLatin1String("anyOf"), QJsonArray{success, failure}}};
 }
 
 } // namespace
@@ -26,16 +38,16 @@ QJsonObject readInput()
 
 QJsonObject readOutput()
 {
-    return json(
+    return orFailure(json(
             R"({"type":"object","required":["success","path","content","size","modified"],"properties":{
-        "success":{"type":"boolean"},
+        "success":{"const":true},
         "path":{"type":"string"},
         "content":{"type":"string","description":"The file's text, or base64 with encoding base64."},
         "size":{"type":"integer","description":"Size of the whole file in bytes."},
         "modified":{"type":"number","description":"Last modification, seconds since the epoch."},
         "sha256":{"type":"string","description":"Hash of the whole file, for file_write's if_match (not set for a line window)."},
         "total_lines":{"type":"integer","description":"Lines in the file (line windows only)."},
-        "end_of_file":{"type":"boolean","description":"Whether the line window reaches the end."}}})");
+        "end_of_file":{"type":"boolean","description":"Whether the line window reaches the end."}}})"));
 }
 
 QJsonObject writeInput()
@@ -50,12 +62,12 @@ QJsonObject writeInput()
 
 QJsonObject writeOutput()
 {
-    return json(R"({"type":"object","required":["success","path"],"properties":{
-        "success":{"type":"boolean"},
+    return orFailure(json(R"({"type":"object","required":["success","path"],"properties":{
+        "success":{"const":true},
         "path":{"type":"string"},
         "size":{"type":"integer"},
         "sha256":{"type":"string","description":"Hash of the content written, the if_match of the next write."},
-        "created":{"type":"boolean"}}})");
+        "created":{"type":"boolean"}}})"));
 }
 
 QJsonObject listInput()
@@ -68,8 +80,8 @@ QJsonObject listInput()
 
 QJsonObject listOutput()
 {
-    return json(R"({"type":"object","required":["success","path","entries"],"properties":{
-        "success":{"type":"boolean"},
+    return orFailure(json(R"({"type":"object","required":["success","path","entries"],"properties":{
+        "success":{"const":true},
         "path":{"type":"string"},
         "truncated":{"type":"boolean","description":"True when FILE_LIST_MAX_ENTRIES cut the listing short."},
         "entries":{"type":"array","items":{"type":"object","required":["name","path","is_directory","size","modified"],"properties":{
@@ -78,7 +90,7 @@ QJsonObject listOutput()
             "is_directory":{"type":"boolean"},
             "is_symlink":{"type":"boolean"},
             "size":{"type":["integer","null"]},
-            "modified":{"type":"number"}}}}}})");
+            "modified":{"type":"number"}}}}}})"));
 }
 
 QJsonObject deleteInput()
@@ -89,8 +101,8 @@ QJsonObject deleteInput()
 
 QJsonObject deleteOutput()
 {
-    return json(R"({"type":"object","required":["success","path"],"properties":{
-        "success":{"type":"boolean"},"path":{"type":"string"}}})");
+    return orFailure(json(R"({"type":"object","required":["success","path"],"properties":{
+        "success":{"const":true},"path":{"type":"string"}}})"));
 }
 
 QJsonObject moveInput()
@@ -104,8 +116,9 @@ QJsonObject moveInput()
 
 QJsonObject moveOutput()
 {
-    return json(R"({"type":"object","required":["success","source","destination"],"properties":{
-        "success":{"type":"boolean"},"source":{"type":"string"},"destination":{"type":"string"}}})");
+    return orFailure(
+            json(R"({"type":"object","required":["success","source","destination"],"properties":{
+        "success":{"const":true},"source":{"type":"string"},"destination":{"type":"string"}}})"));
 }
 
 } // namespace cmcp::fileschemas
