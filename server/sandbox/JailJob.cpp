@@ -127,6 +127,7 @@ JailJob::~JailJob()
         reapLeftovers();
     }
     closeReportPipe();
+    closeChannelPipe();
     if (!m_reapError.isEmpty())
         m_lease.retire();
 }
@@ -154,17 +155,43 @@ void JailJob::start()
     m_stderr = std::make_unique<OutputCapture>(m_spec.outputCapBytes, spillPath(".stderr"));
 
     QString error;
+    // The result channel first: its number goes into the policy's environment.
+    int channelWriteFd = -1;
+    QJsonObject policy = m_spec.policy;
+    if (m_spec.resultChannel) {
+        int channelPipe[2];
+        if (!makePipe(channelPipe, &error)) {
+            finishWithError(error);
+            return;
+        }
+        channelWriteFd = channelPipe[1];
+        m_channelFd = channelPipe[0];
+        fcntl(m_channelFd, F_SETFL, fcntl(m_channelFd, F_GETFL) | O_NONBLOCK);
+        m_channelNotifier = new QSocketNotifier(m_channelFd, QSocketNotifier::Read, this);
+        connect(m_channelNotifier, &QSocketNotifier::activated, this, &JailJob::readChannel);
+        QJsonObject env = policy.value(QLatin1String("env")).toObject();
+        env.insert(QLatin1String(kResultChannelVariable), QString::number(channelWriteFd));
+        policy.insert(QLatin1String("env"), env);
+    }
+    const auto closeChannelWriteEnd = [&channelWriteFd] {
+        if (channelWriteFd >= 0)
+            ::close(channelWriteFd);
+        channelWriteFd = -1;
+    };
+
     int policyPipe[2];
     if (!makePipe(policyPipe, &error)) {
+        closeChannelWriteEnd();
         finishWithError(error);
         return;
     }
     const bool policyWritten = writePolicy(
-            policyPipe[1], QJsonDocument(m_spec.policy).toJson(QJsonDocument::Compact), &error);
+            policyPipe[1], QJsonDocument(policy).toJson(QJsonDocument::Compact), &error);
     ::close(policyPipe[1]);
     int reportPipe[2];
     if (!policyWritten || !makePipe(reportPipe, &error)) {
         ::close(policyPipe[0]);
+        closeChannelWriteEnd();
         finishWithError(error);
         return;
     }
@@ -175,13 +202,14 @@ void JailJob::start()
     m_reportNotifier = new QSocketNotifier(m_reportFd, QSocketNotifier::Read, this);
     connect(m_reportNotifier, &QSocketNotifier::activated, this, &JailJob::readReport);
 
+    QStringList jailArguments{QStringLiteral("--policy-fd"), QString::number(policyFd),
+                              QStringLiteral("--report-fd"), QString::number(reportWriteFd)};
+    if (channelWriteFd >= 0)
+        jailArguments << QStringLiteral("--pass-fd") << QString::number(channelWriteFd);
+    jailArguments << QStringLiteral("--") << m_spec.program << m_spec.arguments;
     m_process = new QProcess(this);
     m_process->setProgram(m_spec.jailProgram);
-    m_process->setArguments(QStringList{QStringLiteral("--policy-fd"), QString::number(policyFd),
-                                        QStringLiteral("--report-fd"),
-                                        QString::number(reportWriteFd), QStringLiteral("--"),
-                                        m_spec.program}
-                            + m_spec.arguments);
+    m_process->setArguments(jailArguments);
     // Nothing of the daemon's environment (secrets included) reaches the jail; the job's
     // environment is the policy's "env".
     m_process->setProcessEnvironment(QProcessEnvironment());
@@ -189,13 +217,15 @@ void JailJob::start()
     if (m_spec.standardInput.isEmpty())
         m_process->setStandardInputFile(QProcess::nullDevice());
     // In the forked child, before exec, with system calls only: every descriptor above 2 gets
-    // close-on-exec (also ones the daemon inherited without it), then the two pipes lose it, in
-    // this child alone. The jail starts with stdio and its two pipes, nothing else. On kernels
+    // close-on-exec (also ones the daemon inherited without it), then the pipes lose it, in
+    // this child alone. The jail starts with stdio and its pipes, nothing else. On kernels
     // before 5.11 close_range cannot mark: the jail still closes every descriptor of the job.
-    m_process->setChildProcessModifier([policyFd, reportWriteFd] {
+    m_process->setChildProcessModifier([policyFd, reportWriteFd, channelWriteFd] {
         ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
         ::fcntl(policyFd, F_SETFD, 0);
         ::fcntl(reportWriteFd, F_SETFD, 0);
+        if (channelWriteFd >= 0)
+            ::fcntl(channelWriteFd, F_SETFD, 0);
     });
     connect(m_process, &QProcess::readyReadStandardOutput, this,
             [this] { readOutput(JobStream::StandardOutput); });
@@ -208,6 +238,7 @@ void JailJob::start()
     // The child holds its copies now (or never will): the daemon's are not needed.
     ::close(policyFd);
     ::close(reportWriteFd);
+    closeChannelWriteEnd();
     if (!m_spec.standardInput.isEmpty()) {
         m_process->write(m_spec.standardInput);
         m_process->closeWriteChannel();
@@ -266,6 +297,40 @@ void JailJob::readReport()
     }
 }
 
+// Read as it arrives, so a job writing more than a pipe holds never blocks; beyond the cap the
+// bytes are drained and dropped.
+void JailJob::readChannel()
+{
+    if (m_channelFd < 0)
+        return;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t n = ::read(m_channelFd, buffer, sizeof buffer);
+        if (n > 0) {
+            const qint64 room = kResultChannelCapBytes - m_channel.size();
+            if (n > room)
+                m_channelOverflowed = true;
+            m_channel.append(buffer, qMin<qint64>(n, qMax<qint64>(room, 0)));
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0 && m_channelNotifier)
+            m_channelNotifier->setEnabled(false);
+        return;
+    }
+}
+
+void JailJob::closeChannelPipe()
+{
+    delete m_channelNotifier;
+    m_channelNotifier = nullptr;
+    if (m_channelFd >= 0) {
+        ::close(m_channelFd);
+        m_channelFd = -1;
+    }
+}
+
 void JailJob::closeReportPipe()
 {
     if (m_reportNotifier) {
@@ -292,6 +357,9 @@ void JailJob::onProcessFinished(int exitCode, QProcess::ExitStatus status)
     readReport();
     m_report.finish();
     closeReportPipe();
+    // The job and everything it started are gone, so is every writer of the channel.
+    readChannel();
+    closeChannelPipe();
     m_stdout->finish();
     m_stderr->finish();
     reapLeftovers();
@@ -319,6 +387,7 @@ void JailJob::finishWithError(const QString &error)
     m_timeoutTimer.stop();
     m_killTimer.stop();
     closeReportPipe();
+    closeChannelPipe();
     JobResult result;
     result.insecure = m_spec.insecure;
     result.error = error;
@@ -359,6 +428,8 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
     result.standardError = capturedStream(*m_stderr);
     result.reportErrors = m_report.errors();
     result.error = m_reapError;
+    result.channel = m_channel;
+    result.channelOverflowed = m_channelOverflowed;
     if (const auto &started = m_report.started())
         result.layers = started->layers;
 

@@ -31,6 +31,10 @@ struct JobSpec
     qint64 outputCapBytes = 256 * 1024; // per stream
     QString spillDirectory; // where overflowing output is kept; empty: nowhere
     bool insecure = false; // copied into the result (SANDBOX_INSECURE)
+    // A pipe the job gets as one extra descriptor (cmcp-jail --pass-fd), for a result that must
+    // not travel in its output. Its number is in the job's environment as kResultChannelVariable;
+    // what the job writes there ends up in JobResult::channel, at most kResultChannelCapBytes.
+    bool resultChannel = false;
 };
 
 enum class JobStream { StandardOutput, StandardError };
@@ -64,6 +68,8 @@ public:
 
     // SIGTERM to SIGKILL.
     static constexpr int kKillGraceMs = 500;
+    static constexpr const char *kResultChannelVariable = "CMCP_RESULT_FD";
+    static constexpr qint64 kResultChannelCapBytes = 8 * 1024 * 1024;
 
 Q_SIGNALS:
     // Bytes as they arrive, before any cap (to stream them as progress).
@@ -75,12 +81,14 @@ private:
     void stop();
     void readOutput(JobStream stream);
     void readReport();
+    void readChannel();
     void onProcessFinished(int exitCode, QProcess::ExitStatus status);
     void onProcessError(QProcess::ProcessError error);
     void finishWithError(const QString &error);
     JobResult collectResult(int exitCode, QProcess::ExitStatus status);
     void reapLeftovers();
     void closeReportPipe();
+    void closeChannelPipe();
 
     const JobSpec m_spec;
     const QString m_id;
@@ -91,6 +99,10 @@ private:
     JailReport m_report;
     int m_reportFd = -1;
     QSocketNotifier *m_reportNotifier = nullptr;
+    int m_channelFd = -1;
+    QSocketNotifier *m_channelNotifier = nullptr;
+    QByteArray m_channel;
+    bool m_channelOverflowed = false;
     QTimer m_timeoutTimer;
     QTimer m_killTimer;
     QElapsedTimer m_clock;

@@ -49,6 +49,8 @@ struct JobResult
     std::optional<JobRefusal> refusal;
     QString error; // the supervisor failed (e.g. cmcp-jail could not be started)
     QStringList reportErrors; // what in the jail's report could not be understood
+    QByteArray channel; // what the job wrote on its result channel (JobSpec::resultChannel)
+    bool channelOverflowed = false; // it wrote more than the cap; the rest was dropped
 
     bool truncated() const { return standardOutput.truncated || standardError.truncated; }
     // snake_case keys, for an MCP result's structuredContent: exit_code, signal, timed_out,

@@ -54,6 +54,7 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.policy.insert(QStringLiteral("gid"), qint64(lease->gid()));
     spec.standardInput = request.standardInput;
     spec.timeoutMs = request.timeoutMs;
+    spec.resultChannel = request.resultChannel;
     spec.outputCapBytes = m_options.outputCapBytes;
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;

@@ -42,6 +42,7 @@ struct JobRequest
     QJsonObject policy; // without uid and gid: those come from the pool
     QByteArray standardInput;
     int timeoutMs = 0;
+    bool resultChannel = false; // JobSpec::resultChannel
 };
 
 // Hands out jobs, each with a host uid of its own from the pool for as long as it runs.

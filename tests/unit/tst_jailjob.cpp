@@ -554,6 +554,56 @@ exec ls -l /proc/self/fd
                  qPrintable(QString::number(peakKb - rssBeforeKb)));
     }
 
+    // The result channel: one descriptor, named in the job's environment, whose bytes come back
+    // apart from the output, capped; a job without it has neither the descriptor nor the name.
+    void resultChannelCarriesWhatTheJobWritesApartFromItsOutput()
+    {
+        const uid_t uid = 100530;
+        REQUIRE_ROOT();
+        Workspace ws(uid);
+        QVERIFY(ws.ok);
+        JobSpec spec = shellJob(uid, ws.dir.path(),
+                                QStringLiteral("echo out; printf 'the result' >&$CMCP_RESULT_FD; "
+                                               "ls /proc/self/fd | wc -l >&2"));
+        spec.resultChannel = true;
+        JailJob job(spec);
+        const std::optional<JobResult> result = run(job);
+        QVERIFY(result);
+        QCOMPARE(result->exitCode, 0);
+        QCOMPARE(result->standardOutput.head, QByteArray("out\n"));
+        QCOMPARE(result->channel, QByteArray("the result"));
+        QVERIFY(!result->channelOverflowed);
+        // stdio, the channel, and the descriptor ls opens on /proc/self/fd.
+        QCOMPARE(result->standardError.head.trimmed(), QByteArray("5"));
+
+        JailJob plain(shellJob(uid, ws.dir.path(),
+                               QStringLiteral("echo \"[${CMCP_RESULT_FD-unset}]\"; "
+                                              "ls /proc/self/fd | wc -l")));
+        const std::optional<JobResult> plainResult = run(plain);
+        QVERIFY(plainResult);
+        QCOMPARE(plainResult->standardOutput.head, QByteArray("[unset]\n4\n"));
+        QVERIFY(plainResult->channel.isEmpty());
+    }
+
+    void resultChannelBeyondItsCapIsDrainedAndMarked()
+    {
+        const uid_t uid = 100531;
+        REQUIRE_ROOT();
+        Workspace ws(uid);
+        QVERIFY(ws.ok);
+        const qint64 bytes = JailJob::kResultChannelCapBytes + 1000000;
+        JobSpec spec = shellJob(
+                uid, ws.dir.path(),
+                QStringLiteral("head -c %1 /dev/zero >&$CMCP_RESULT_FD; echo done").arg(bytes));
+        spec.resultChannel = true;
+        JailJob job(spec);
+        const std::optional<JobResult> result = run(job);
+        QVERIFY(result);
+        QCOMPARE(result->standardOutput.head, QByteArray("done\n"));
+        QCOMPARE(result->channel.size(), JailJob::kResultChannelCapBytes);
+        QVERIFY(result->channelOverflowed);
+    }
+
     void refusedPolicyNamesTheStepAndTheJobNeverRuns_data()
     {
         QTest::addColumn<QString>("key");
