@@ -147,11 +147,23 @@ QList<SettingSpec> buildTable()
                     NoFlags),
 
             list(bash, "BASH_ALLOWED_COMMANDS", "ls,cat,grep,find,echo,pwd,mkdir,touch",
-                 "Programs the bash tool may run, as command names.", Live),
+                 "Programs the bash tool may run, as command names found in /usr/bin or "
+                 "/usr/sbin; the kernel lets a command execute bash and exactly these. Empty "
+                 "allows none (bash builtins only); * alone allows every program beneath /usr, "
+                 "still jailed.",
+                 Live),
             integer(bash, "BASH_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
                     "Time limit of a bash command whose call sets none, in seconds.", Live),
             integer(bash, "BASH_TIMEOUT_MAX", "120", minSeconds, maxSeconds,
                     "Largest time limit a bash call may ask for, in seconds.", Live),
+            boolean(bash, "BASH_NETWORK", "false",
+                    "Whether commands may use the network; otherwise they have loopback only, in "
+                    "a network namespace of their own.",
+                    NoFlags),
+            text(bash, "BASH_APPARMOR_PROFILE", "",
+                 "AppArmor profile commands run under when AppArmor is enabled and the profile is "
+                 "loaded; empty: none.",
+                 NoFlags),
 
             integer(python, "PYTHON_MEMORY_LIMIT", "256", 16, 65536,
                     "Memory limit of a Python job, in megabytes.", Live),
@@ -159,6 +171,14 @@ QList<SettingSpec> buildTable()
                     "Time limit of a Python job whose call sets none, in seconds.", Live),
             integer(python, "PYTHON_TIMEOUT_MAX", "120", minSeconds, maxSeconds,
                     "Largest time limit a Python call may ask for, in seconds.", Live),
+            boolean(python, "PYTHON_NETWORK", "false",
+                    "Whether Python code may use the network; otherwise it has loopback only, in "
+                    "a network namespace of its own.",
+                    NoFlags),
+            text(python, "PYTHON_APPARMOR_PROFILE", "",
+                 "AppArmor profile Python code runs under when AppArmor is enabled and the "
+                 "profile is loaded; empty: none.",
+                 NoFlags),
 
             integer(files, "FILE_MAX_SIZE_MB", "10", 1, 1024,
                     "Largest file the file tools read or write, in megabytes.", Live),

@@ -13,11 +13,13 @@
 #include "Settings.h"
 #include "SettingsTable.h"
 #include "StdioTransport.h"
+#include "SystemTools.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QSocketNotifier>
 
 #include <spdlog/spdlog.h>
@@ -149,9 +151,10 @@ int main(int argc, char *argv[])
     const QCommandLineOption setOption(QStringLiteral("set"), QStringLiteral("Set a setting; wins over files and the environment. Repeatable."), QStringLiteral("NAME=VALUE"));
     const QCommandLineOption printConfigOption(QStringLiteral("print-config"), QStringLiteral("Print the effective settings and where each came from, then exit."));
     const QCommandLineOption markdownOption(QStringLiteral("settings-markdown"), QStringLiteral("Print the settings table as Markdown (for the README), then exit."));
+    const QCommandLineOption jobPoliciesOption(QStringLiteral("print-job-policies"), QStringLiteral("Print the programs and jail policies of the system tools' jobs as JSON, then exit."));
     const QCommandLineOption fixturesOption(QStringLiteral("conformance-fixtures"), QStringLiteral("Register the MCP conformance suite's test tools, resources and prompts."));
     parser.addOptions({helpOption, versionOption, stdioOption, testModeOption, configOption, hostOption, portOption,
-                       setOption, printConfigOption, markdownOption, fixturesOption});
+                       setOption, printConfigOption, markdownOption, jobPoliciesOption, fixturesOption});
     if (!parser.parse(app.arguments())) {
         std::fprintf(stderr, "cmcpd: %s (see cmcpd --help)\n", qPrintable(parser.errorText()));
         return 2;
@@ -208,12 +211,25 @@ int main(int argc, char *argv[])
         spdlog::info("sandbox: {}", line.toStdString());
     if (const int refused = checkSandboxRequirements(sandbox, *settings))
         return refused;
+    if (parser.isSet(jobPoliciesOption)) {
+        const std::optional<QJsonObject> policies = systemJobPolicies(*settings, sandbox, &error);
+        if (!policies) {
+            std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+            return 1;
+        }
+        writeOut(QString::fromUtf8(QJsonDocument(*policies).toJson(QJsonDocument::Indented)));
+        return 0;
+    }
 
     raiseDescriptorLimit();
     McpServer mcp(ServerIdentity{});
     trimHeapAfterSessionsClose(mcp);
     mcp.setMaxSessions(int(settings->integer(u"MCP_MAX_SESSIONS")));
     if (!registerFileTools(mcp, *settings, &error)) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+        return 1;
+    }
+    if (!registerSystemTools(mcp, *settings, sandbox, &error)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;
     }

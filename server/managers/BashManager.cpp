@@ -1,0 +1,167 @@
+#include "BashManager.h"
+
+#include "CommandPrecheck.h"
+#include "Settings.h"
+
+namespace cmcp {
+
+namespace {
+
+const QString kUnrestricted = QStringLiteral("*");
+
+} // namespace
+
+std::optional<QString> workspaceRelativeDirectory(const QString &workingDir, QString *error)
+{
+    if (workingDir.contains(QChar(0))) {
+        *error = QStringLiteral("working_dir contains a NUL character");
+        return std::nullopt;
+    }
+    // "/" is the workspace's root, as for the file tools.
+    QStringList parts;
+    for (const QString &part : workingDir.split(QLatin1Char('/'), Qt::SkipEmptyParts)) {
+        if (part == QLatin1String("."))
+            continue;
+        if (part == QLatin1String("..")) {
+            *error = QStringLiteral("working_dir '%1' leaves the workspace: '..' is not allowed")
+                             .arg(workingDir);
+            return std::nullopt;
+        }
+        parts.append(part);
+    }
+    return parts.join(QLatin1Char('/'));
+}
+
+QList<QPair<QString, QString>> baseJobEnvironment(const QString &workspaceInside)
+{
+    return {{QStringLiteral("HOME"), workspaceInside},
+            {QStringLiteral("PWD"), workspaceInside},
+            {QStringLiteral("USER"), QStringLiteral("sandbox")},
+            {QStringLiteral("LOGNAME"), QStringLiteral("sandbox")},
+            {QStringLiteral("SHELL"), QStringLiteral("/bin/bash")},
+            {QStringLiteral("TMPDIR"), QStringLiteral("/tmp")},
+            {QStringLiteral("LANG"), QStringLiteral("C.UTF-8")},
+            {QStringLiteral("TERM"), QStringLiteral("dumb")}};
+}
+
+std::unique_ptr<BashManager> BashManager::fromConfig(const Settings &settings,
+                                                     const JobPolicy &policy, QString *error)
+{
+    Options options;
+    options.allowedCommands = settings.list(u"BASH_ALLOWED_COMMANDS");
+    options.timeoutDefaultSeconds = int(settings.integer(u"BASH_TIMEOUT_DEFAULT"));
+    options.timeoutMaxSeconds = int(settings.integer(u"BASH_TIMEOUT_MAX"));
+    options.network = settings.flag(u"BASH_NETWORK");
+    options.apparmorProfile = settings.text(u"BASH_APPARMOR_PROFILE");
+
+    ProgramFiles files;
+    const std::optional<FoundProgram> bash = ProgramFiles::find(QStringLiteral("bash"), error);
+    if (!bash || !files.addProgram(bash->realPath, error)) {
+        error->prepend(QStringLiteral("system_run_command needs bash: "));
+        return nullptr;
+    }
+    QList<FoundProgram> allowed;
+    if (options.allowedCommands.contains(kUnrestricted)) {
+        if (options.allowedCommands.size() != 1) {
+            *error = QStringLiteral("BASH_ALLOWED_COMMANDS: '*' (every program) cannot be "
+                                    "combined with names");
+            return nullptr;
+        }
+    } else {
+        for (const QString &name : options.allowedCommands) {
+            std::optional<FoundProgram> program = ProgramFiles::find(name, error);
+            if (!program || !files.addProgram(program->realPath, error)) {
+                error->prepend(QStringLiteral("BASH_ALLOWED_COMMANDS: %1: ").arg(name));
+                return nullptr;
+            }
+            allowed.append(*program);
+        }
+    }
+    return std::make_unique<BashManager>(std::move(options), policy, std::move(files),
+                                         bash->realPath, std::move(allowed));
+}
+
+BashManager::BashManager(Options options, const JobPolicy &policy, ProgramFiles files, QString bash,
+                         QList<FoundProgram> allowed)
+    : m_options(std::move(options)),
+      m_policy(policy),
+      m_files(std::move(files)),
+      m_bash(std::move(bash)),
+      m_allowed(std::move(allowed)),
+      m_unrestricted(m_options.allowedCommands == QStringList{kUnrestricted})
+{
+}
+
+JobPolicySpec BashManager::spec(const QString &cwd) const
+{
+    JobPolicySpec spec;
+    spec.executables = m_files.executables();
+    spec.mappable = m_files.mappable();
+    spec.unrestrictedPrograms = m_unrestricted;
+    spec.bin = m_allowed;
+    spec.network = m_options.network;
+    spec.cwd = cwd;
+    spec.environment = baseJobEnvironment(m_policy.jobWorkspace());
+    spec.apparmorProfile = m_options.apparmorProfile;
+    return spec;
+}
+
+QJsonObject BashManager::policy(const QString &cwd) const
+{
+    return m_policy.build(spec(cwd));
+}
+
+QList<QPair<QString, QString>> BashManager::environment() const
+{
+    const JobPolicySpec base = spec({});
+    QList<QPair<QString, QString>> environment = base.environment;
+    environment.append({QStringLiteral("PATH"), m_policy.path(base)});
+    return environment;
+}
+
+PreparedJob BashManager::prepare(const CommandRequest &request, bool precheck) const
+{
+    PreparedJob prepared;
+    if (request.command.trimmed().isEmpty()) {
+        prepared.refusal = QStringLiteral("command is empty");
+        return prepared;
+    }
+    if (request.command.contains(QChar(0))) {
+        prepared.refusal = QStringLiteral("command contains a NUL character");
+        return prepared;
+    }
+    QString error;
+    const std::optional<QString> cwd = workspaceRelativeDirectory(request.workingDir, &error);
+    if (!cwd) {
+        prepared.refusal = error;
+        return prepared;
+    }
+    if (request.timeoutSeconds && *request.timeoutSeconds < 1) {
+        prepared.refusal = QStringLiteral("timeout must be at least 1 second");
+        return prepared;
+    }
+    if (precheck) {
+        const PrecheckVerdict verdict = precheckCommand(request.command, m_options.allowedCommands);
+        if (!verdict.allowed) {
+            prepared.refusal = verdict.reason;
+            return prepared;
+        }
+    }
+    prepared.timeoutSeconds =
+            int(qMin<qint64>(request.timeoutSeconds.value_or(m_options.timeoutDefaultSeconds),
+                             m_options.timeoutMaxSeconds));
+
+    JobRequest job;
+    job.program = m_bash;
+    // umask 002: the workspace is shared with the file tools and other jobs' uids through the
+    // sandbox group, so what a command creates must stay group-writable. On the command's own
+    // first line, so that bash's messages keep the command's line numbers.
+    job.arguments = {QStringLiteral("--norc"), QStringLiteral("--noprofile"), QStringLiteral("-c"),
+                     QStringLiteral("umask 002; ") + request.command};
+    job.policy = policy(*cwd);
+    job.timeoutMs = prepared.timeoutSeconds * 1000;
+    prepared.request = job;
+    return prepared;
+}
+
+} // namespace cmcp

@@ -1,0 +1,106 @@
+#include "SystemToolSchemas.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace cmcp::systemschemas {
+
+namespace {
+
+QJsonObject json(const char *text)
+{
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray(text));
+    Q_ASSERT_X(document.isObject(), "systemschemas", text);
+    return document.object();
+}
+
+// Refusals (bad arguments, the pre-check, a jail that would not start) carry
+// {success: false, error}; every output schema admits that shape beside the tool's own.
+QJsonObject orFailure(const QJsonObject &success)
+{
+    static const QJsonObject failure =
+            json(R"({"type":"object","required":["success","error"],"properties":{
+        "success":{"const":false},"error":{"type":"string"}}})");
+    return QJsonObject{{QLatin1String("type"), QLatin1String("object")},
+                       {QLatin1String("anyOf"), QJsonArray{success, failure}}};
+}
+
+// The accounting record of the job (JobResult::toJson) and how the call ended.
+QJsonObject withAccounting(QJsonObject schema)
+{
+    static const QJsonObject accounting = json(R"({
+        "exit_code":{"type":"integer","description":"The exit status; 128 + the signal number when a signal ended the job."},
+        "signal":{"type":["integer","null"]},
+        "timed_out":{"type":"boolean"},
+        "cancelled":{"type":"boolean"},
+        "oom_killed":{"type":"boolean","description":"The memory limit was reached and the job was killed."},
+        "truncated":{"type":"boolean","description":"Output beyond SANDBOX_OUTPUT_CAP_KB was cut out of the middle."},
+        "wall_ms":{"type":"integer"},
+        "cpu_ms":{"type":["integer","null"]},
+        "peak_memory_kb":{"type":["integer","null"]},
+        "layers":{"type":"array","items":{"type":"string"},"description":"Isolation layers the jail applied."},
+        "insecure":{"type":"boolean"},
+        "timeout_seconds":{"type":"integer","description":"The time limit the job ran under."},
+        "message":{"type":"string","description":"How the job ended when it did not end on its own (timeout, memory limit, signal, cancellation)."}})");
+    QJsonObject properties = schema.value(QLatin1String("properties")).toObject();
+    for (auto it = accounting.begin(); it != accounting.end(); ++it)
+        properties.insert(it.key(), it.value());
+    schema.insert(QLatin1String("properties"), properties);
+    return schema;
+}
+
+} // namespace
+
+QJsonObject commandInput()
+{
+    return json(
+            R"({"type":"object","required":["command"],"additionalProperties":false,"properties":{
+        "command":{"type":"string","description":"The bash command. Only the programs in BASH_ALLOWED_COMMANDS (and bash builtins) can run."},
+        "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
+        "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default BASH_TIMEOUT_DEFAULT, at most BASH_TIMEOUT_MAX)."}}})");
+}
+
+QJsonObject commandOutput()
+{
+    return orFailure(withAccounting(json(
+            R"({"type":"object","required":["success","stdout","stderr","exit_code"],"properties":{
+        "success":{"type":"boolean","description":"The command exited with status 0 within its time limit."},
+        "stdout":{"type":"string"},
+        "stderr":{"type":"string"}}})")));
+}
+
+QJsonObject pythonInput()
+{
+    return json(R"({"type":"object","required":["code"],"additionalProperties":false,"properties":{
+        "code":{"type":"string","description":"Python 3 code (standard library only), run as __main__. Set _ to return a value."},
+        "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
+        "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default PYTHON_TIMEOUT_DEFAULT, at most PYTHON_TIMEOUT_MAX)."}}})");
+}
+
+QJsonObject pythonOutput()
+{
+    return orFailure(withAccounting(json(
+            R"({"type":"object","required":["success","output","error","result"],"properties":{
+        "success":{"type":"boolean","description":"The code ran to its end without an exception (sys.exit(0) counts as success)."},
+        "output":{"type":"string","description":"What the code printed on stdout."},
+        "error":{"type":"string","description":"What it printed on stderr, tracebacks included."},
+        "result":{"description":"The value of _ after the code ran, as JSON; null when _ was not set."},
+        "result_repr":{"type":"boolean","description":"_ was not JSON-serialisable: result is its repr()."},
+        "result_error":{"type":"string","description":"Why the result could not be read."}}})")));
+}
+
+QJsonObject envInput()
+{
+    return json(R"({"type":"object","additionalProperties":false,"properties":{
+        "var_name":{"type":"string","description":"One variable to return as requested_var."}}})");
+}
+
+QJsonObject envOutput()
+{
+    return orFailure(json(R"({"type":"object","required":["success","variables"],"properties":{
+        "success":{"const":true},
+        "variables":{"type":"object","additionalProperties":{"type":"string"},"description":"The environment sandboxed commands and code see."},
+        "requested_var":{"type":["string","null"],"description":"The value of var_name; null when it is not set there."}}})"));
+}
+
+} // namespace cmcp::systemschemas

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+
+#include <optional>
+
+namespace cmcp {
+
+class McpServer;
+class Settings;
+struct SandboxCapabilities;
+
+// Registers system_run_command, system_run_python and system_env_var on `server`. Resolves the
+// allowed programs and the interpreter (with the files each needs) once, here; false with a
+// reason when one cannot be used, which must stop start-up.
+bool registerSystemTools(McpServer &server, const Settings &settings,
+                         const SandboxCapabilities &capabilities, QString *error);
+
+// {"command": {"program", "arguments_before_command", "policy"}, "python": {"program",
+// "policy"}}: the programs and policies (without uid and gid) the two tools' jobs run under,
+// for cmcpd --print-job-policies and the security tests that run them through cmcp-jail
+// directly, past the daemon's pre-check.
+std::optional<QJsonObject> systemJobPolicies(const Settings &settings,
+                                             const SandboxCapabilities &capabilities,
+                                             QString *error);
+
+} // namespace cmcp
