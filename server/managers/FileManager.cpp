@@ -1,6 +1,7 @@
 #include "FileManager.h"
 
 #include "ContainedRoot.h"
+#include "DirectoryEntries.h"
 #include "PathErrors.h"
 #include "RegularFile.h"
 #include "TextCodec.h"
@@ -16,7 +17,6 @@
 #include <deque>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,37 +140,6 @@ std::optional<QString> currentHash(int parentFd, const QByteArray &leaf, qint64 
         hash.addData(QByteArrayView(buffer, got));
     }
     return QString::fromLatin1(hash.result().toHex());
-}
-
-struct DirectoryEntry
-{
-    QByteArray name;
-    struct stat status;
-};
-
-// The entries of an open directory, "." and ".." left out; lstat-like, links not followed.
-QList<DirectoryEntry> readDirectory(int dirFd)
-{
-    QList<DirectoryEntry> entries;
-    const int copy = ::openat(dirFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (copy < 0)
-        return entries;
-    DIR *dir = ::fdopendir(copy);
-    if (!dir) {
-        ::close(copy);
-        return entries;
-    }
-    while (const dirent *entry = ::readdir(dir)) {
-        if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0)
-            continue;
-        DirectoryEntry found{QByteArray(entry->d_name), {}};
-        if (::fstatat(dirFd, entry->d_name, &found.status, AT_SYMLINK_NOFOLLOW) == 0)
-            entries.append(found);
-    }
-    ::closedir(dir);
-    std::sort(entries.begin(), entries.end(),
-              [](const DirectoryEntry &a, const DirectoryEntry &b) { return a.name < b.name; });
-    return entries;
 }
 
 } // namespace

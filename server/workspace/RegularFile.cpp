@@ -49,6 +49,33 @@ RegularFile RegularFile::openForRead(const ContainedRoot &root, const WorkspaceP
     return file;
 }
 
+RegularFile RegularFile::openEntry(int dirFd, const QByteArray &name, const struct stat &seen)
+{
+    RegularFile file;
+    if (!S_ISREG(seen.st_mode)) {
+        file.m_error =
+                QStringLiteral("not a regular file: it is %1").arg(describeFileType(seen.st_mode));
+        return file;
+    }
+    UniqueFd fd(::openat(dirFd, name.constData(),
+                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd.isValid()) {
+        file.m_error = describePathError(errno);
+        return file;
+    }
+    if (::fstat(fd.get(), &file.m_status) != 0) {
+        file.m_error = describePathError(errno);
+        return file;
+    }
+    if (file.m_status.st_dev != seen.st_dev || file.m_status.st_ino != seen.st_ino
+        || !S_ISREG(file.m_status.st_mode)) {
+        file.m_error = QStringLiteral("the file was replaced while being opened; try again");
+        return file;
+    }
+    file.m_fd = std::move(fd);
+    return file;
+}
+
 bool RegularFile::readAll(qint64 maxBytes, QByteArray *data, QString *error) const
 {
     data->clear();

@@ -17,6 +17,10 @@ class RegularFile
 {
 public:
     static RegularFile openForRead(const ContainedRoot &root, const WorkspacePath &path);
+    // The entry `name` of an open directory that a walk found to be the regular file `seen`
+    // (fstatat without following): opened with O_NOFOLLOW and refused unless it is still that
+    // inode, so a name swapped for a link or a FIFO meanwhile is neither followed nor read.
+    static RegularFile openEntry(int dirFd, const QByteArray &name, const struct stat &seen);
 
     bool ok() const { return m_fd.isValid(); }
     // Why it could not be opened; empty when ok().

@@ -66,10 +66,10 @@ describe('file tools', () => {
         rmSync(sandbox, { recursive: true, force: true });
     });
 
-    test('the five tools are listed with input and output schemas', () => withDiagnostics(daemon, async () => {
+    test('the file tools are listed with input and output schemas', () => withDiagnostics(daemon, async () => {
         const tools = (await client.listTools()).tools.filter(tool => tool.name.startsWith('file_'));
         const names = tools.map(tool => tool.name).sort();
-        assert.deepEqual(names, ['file_delete', 'file_list', 'file_move', 'file_read', 'file_write']);
+        assert.deepEqual(names, ['file_delete', 'file_edit', 'file_list', 'file_move', 'file_read', 'file_search', 'file_write']);
         for (const tool of tools) {
             assert.ok(tool.outputSchema, `${tool.name} has an outputSchema`);
             assert.equal(tool.inputSchema.type, 'object');

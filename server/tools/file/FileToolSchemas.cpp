@@ -121,4 +121,60 @@ QJsonObject moveOutput()
         "success":{"const":true},"source":{"type":"string"},"destination":{"type":"string"}}})"));
 }
 
+QJsonObject editInput()
+{
+    return json(
+            R"({"type":"object","required":["path","edits"],"additionalProperties":false,"properties":{
+        "path":{"type":"string","description":"UTF-8 text file to edit, relative to the workspace root."},
+        "edits":{"type":"array","minItems":1,"description":"Applied in order, each to the result of the ones before. Each old_text must occur exactly once: first compared exactly, then line by line ignoring line endings and trailing whitespace (leading whitespace must match). new_text takes the file's line ending.","items":{"type":"object","required":["old_text","new_text"],"additionalProperties":false,"properties":{
+            "old_text":{"type":"string","minLength":1,"description":"Text to replace, quoted from the file with enough context to be unique."},
+            "new_text":{"type":"string","description":"Replacement text."}}}},
+        "dry_run":{"type":"boolean","default":false,"description":"Return the diff without writing."},
+        "if_match":{"type":"string","pattern":"^[0-9a-fA-F]{64}$","description":"Edit only if the file's current sha256 is this (from file_read)."}}})");
+}
+
+QJsonObject editOutput()
+{
+    return orFailure(
+            json(R"({"type":"object","required":["success","path","diff","written"],"properties":{
+        "success":{"const":true},
+        "path":{"type":"string"},
+        "diff":{"type":"string","description":"Unified diff of the change; empty when the edits change nothing."},
+        "written":{"type":"boolean","description":"False for a dry run or when nothing changed."},
+        "sha256":{"type":"string","description":"Hash of the content after the edits, the if_match of the next change."},
+        "edits":{"type":"array","items":{"type":"object","required":["line","match"],"properties":{
+            "line":{"type":"integer","description":"First line the edit replaced."},
+            "match":{"enum":["exact","whitespace"],"description":"How old_text was found."}}}}}})"));
+}
+
+QJsonObject searchInput()
+{
+    return json(
+            R"({"type":"object","required":["pattern"],"additionalProperties":false,"properties":{
+        "pattern":{"type":"string","minLength":1,"maxLength":1000,"description":"Text to find; literal unless regex is true."},
+        "path":{"type":"string","default":"/","description":"Directory searched recursively (symbolic links are not followed), or one file."},
+        "glob":{"type":"string","description":"Glob on file names, e.g. *.py."},
+        "regex":{"type":"boolean","default":false,"description":"Treat pattern as a Perl-compatible regular expression, matched against each line (its first 4096 characters)."},
+        "ignore_case":{"type":"boolean","default":false},
+        "max_results":{"type":"integer","minimum":1,"maximum":1000,"default":100,"description":"Most matching lines returned."}}})");
+}
+
+QJsonObject searchOutput()
+{
+    return orFailure(json(
+            R"({"type":"object","required":["success","path","matches","truncated","files_scanned"],"properties":{
+        "success":{"const":true},
+        "path":{"type":"string"},
+        "matches":{"type":"array","items":{"type":"object","required":["path","line","column","text"],"properties":{
+            "path":{"type":"string"},
+            "line":{"type":"integer"},
+            "column":{"type":"integer"},
+            "text":{"type":"string","description":"The line, cut to 200 characters around the match (… marks a cut)."}}}},
+        "truncated":{"type":"boolean","description":"True when a limit stopped the search early."},
+        "truncated_by":{"enum":["max_results","max_files","max_bytes","time"]},
+        "files_scanned":{"type":"integer"},
+        "skipped_binary":{"type":"integer"},
+        "skipped_large":{"type":"integer","description":"Files over FILE_MAX_SIZE_MB, not searched."}}})"));
+}
+
 } // namespace cmcp::fileschemas

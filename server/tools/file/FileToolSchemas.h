@@ -17,5 +17,9 @@ QJsonObject deleteInput();
 QJsonObject deleteOutput();
 QJsonObject moveInput();
 QJsonObject moveOutput();
+QJsonObject editInput();
+QJsonObject editOutput();
+QJsonObject searchInput();
+QJsonObject searchOutput();
 
 } // namespace cmcp::fileschemas

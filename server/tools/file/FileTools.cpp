@@ -1,7 +1,9 @@
 #include "FileTools.h"
 
 #include "ContainedRoot.h"
+#include "FileEditor.h"
 #include "FileManager.h"
+#include "FileSearcher.h"
 #include "FileToolRunner.h"
 #include "FileToolSchemas.h"
 #include "McpServer.h"
@@ -152,6 +154,70 @@ Completion moveFile(FileManager &files, ResourceRegistry *resources, const QJson
             announce(resources, {moved.source, moved.destination}, true)};
 }
 
+Completion editFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
+{
+    FileEditRequest request;
+    request.path = stringArgument(arguments, "path");
+    for (const QJsonValue &edit : arguments.value(QLatin1String("edits")).toArray()) {
+        const QJsonObject object = edit.toObject();
+        request.edits.append(
+                {stringArgument(object, "old_text"), stringArgument(object, "new_text")});
+    }
+    request.dryRun = arguments.value(QLatin1String("dry_run")).toBool(false);
+    if (const QJsonValue ifMatch = arguments.value(QLatin1String("if_match")); ifMatch.isString())
+        request.ifMatch = ifMatch.toString();
+    const FileOutcome<FileEditResult> outcome = cmcp::editFile(files, request);
+    if (!outcome.ok())
+        return failure(outcome.error);
+    const FileEditResult &edited = *outcome.value;
+    QJsonArray applied;
+    for (const AppliedEdit &edit : edited.applied)
+        applied.append(
+                QJsonObject{{QLatin1String("line"), double(edit.line)},
+                            {QLatin1String("match"),
+                             edit.exact ? QLatin1String("exact") : QLatin1String("whitespace")}});
+    QJsonObject value{
+            {QLatin1String("success"), true},         {QLatin1String("path"), edited.path},
+            {QLatin1String("diff"), edited.diff},     {QLatin1String("written"), edited.written},
+            {QLatin1String("sha256"), edited.sha256}, {QLatin1String("edits"), applied}};
+    const ToolResult result = ToolResult::structured(value);
+    if (!edited.written)
+        return {result, {}};
+    return {result, announce(resources, {edited.path}, false)};
+}
+
+Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
+{
+    FileSearchRequest request;
+    request.pattern = stringArgument(arguments, "pattern");
+    request.path = stringArgument(arguments, "path", request.path);
+    request.glob = stringArgument(arguments, "glob");
+    request.regex = arguments.value(QLatin1String("regex")).toBool(false);
+    request.ignoreCase = arguments.value(QLatin1String("ignore_case")).toBool(false);
+    request.maxResults =
+            int(integerArgument(arguments, "max_results").value_or(request.maxResults));
+    const FileOutcome<FileSearchResult> outcome = cmcp::searchFiles(files, request);
+    if (!outcome.ok())
+        return failure(outcome.error);
+    const FileSearchResult &found = *outcome.value;
+    QJsonArray matches;
+    for (const FileSearchMatch &match : found.matches)
+        matches.append(QJsonObject{{QLatin1String("path"), match.path},
+                                   {QLatin1String("line"), double(match.line)},
+                                   {QLatin1String("column"), double(match.column)},
+                                   {QLatin1String("text"), match.text}});
+    QJsonObject value{{QLatin1String("success"), true},
+                      {QLatin1String("path"), found.path},
+                      {QLatin1String("matches"), matches},
+                      {QLatin1String("truncated"), found.truncated},
+                      {QLatin1String("files_scanned"), double(found.filesScanned)},
+                      {QLatin1String("skipped_binary"), double(found.skippedBinary)},
+                      {QLatin1String("skipped_large"), double(found.skippedLarge)}};
+    if (found.truncated)
+        value.insert(QLatin1String("truncated_by"), found.truncatedBy);
+    return {ToolResult::structured(value), {}};
+}
+
 using Operation = std::function<Completion(const QJsonObject &arguments)>;
 
 ToolDefinition fileTool(FileToolRunner *runner, const char *name, const char *title,
@@ -231,6 +297,23 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
             "overwrite: true.",
             fileschemas::moveInput(), fileschemas::moveOutput(), {false, true, false, false},
             [files, resources](const QJsonObject &a) { return moveFile(*files, resources, a); }));
+    tools.add(fileTool(
+            runner, "file_edit", "Edit a file",
+            "Replaces text in a UTF-8 file of the workspace and returns a unified diff. Each "
+            "edit's old_text must occur exactly once; it is matched exactly, or else line by line "
+            "ignoring line endings and trailing whitespace. The file keeps its line endings. "
+            "dry_run shows the diff without writing; if_match guards against concurrent changes.",
+            fileschemas::editInput(), fileschemas::editOutput(), {false, true, false, false},
+            [files, resources](const QJsonObject &a) { return editFile(*files, resources, a); }));
+    tools.add(fileTool(runner, "file_search", "Search file contents",
+                       "Finds the lines of the workspace's text files that contain pattern: "
+                       "literal text by default, a regular expression with regex: true. Returns "
+                       "path, line, column and the line's text for each match, up to max_results; "
+                       "glob filters file names. Binary files, files over FILE_MAX_SIZE_MB and "
+                       "symbolic links are skipped; truncated says when a limit stopped it early.",
+                       fileschemas::searchInput(), fileschemas::searchOutput(),
+                       {true, false, true, false},
+                       [files](const QJsonObject &a) { return searchFiles(*files, a); }));
     workspaceresources::registerOn(*resources, files);
     return true;
 }

@@ -7,9 +7,10 @@ namespace cmcp {
 class McpServer;
 class Settings;
 
-// Registers file_read, file_write, file_list, file_delete and file_move, and the workspace as
-// resources, on `server`. Opens (and creates) the workspace first; false with a reason when it
-// cannot, which must stop start-up: tools that cannot reach their directory are worse than none.
+// Registers file_read, file_write, file_list, file_delete, file_move, file_edit and file_search,
+// and the workspace as resources, on `server`. Opens (and creates) the workspace first; false with
+// a reason when it cannot, which must stop start-up: tools that cannot reach their directory are
+// worse than none.
 bool registerFileTools(McpServer &server, const Settings &settings, QString *error);
 
 } // namespace cmcp

@@ -1,0 +1,36 @@
+#include "DirectoryEntries.h"
+
+#include <algorithm>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace cmcp {
+
+QList<DirectoryEntry> readDirectory(int dirFd)
+{
+    QList<DirectoryEntry> entries;
+    // fdopendir takes the descriptor over; a copy leaves the caller's open.
+    const int copy = ::openat(dirFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (copy < 0)
+        return entries;
+    DIR *dir = ::fdopendir(copy);
+    if (!dir) {
+        ::close(copy);
+        return entries;
+    }
+    while (const dirent *entry = ::readdir(dir)) {
+        if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0)
+            continue;
+        DirectoryEntry found{QByteArray(entry->d_name), {}};
+        if (::fstatat(dirFd, entry->d_name, &found.status, AT_SYMLINK_NOFOLLOW) == 0)
+            entries.append(found);
+    }
+    ::closedir(dir);
+    std::sort(entries.begin(), entries.end(),
+              [](const DirectoryEntry &a, const DirectoryEntry &b) { return a.name < b.name; });
+    return entries;
+}
+
+} // namespace cmcp
