@@ -402,10 +402,19 @@ void JailJob::finishWithError(const QString &error)
 // behind by the job (with the pid-namespace layer there is nothing; without it, daemonized
 // descendants). Killing them here means no process of a finished job survives, whichever
 // layers the policy chose.
+//
+// A job that ran in a pid namespace (the jail reported it started with the namespaces layer)
+// and whose end the jail reported leaves nothing: the job was the namespace's init, and the
+// kernel kills every other process of the namespace and waits for them before init's exit
+// can be collected, which the jail did before it reported. The reaper, a fork of the daemon
+// that blocks the event loop, is then skipped.
 void JailJob::reapLeftovers()
 {
     const qint64 uid = m_spec.policy.value(QLatin1String("uid")).toInteger(-1);
     if (uid < kLowestJobUid || !UidReaper::canReap())
+        return;
+    const auto &started = m_report.started();
+    if (m_report.exit() && started && started->layers.contains(QLatin1String("namespaces")))
         return;
     QString error;
     if (!UidReaper::killAllProcessesOf(uid_t(uid), &error)) {

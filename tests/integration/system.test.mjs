@@ -297,6 +297,12 @@ describe('system tools', () => {
         assert.ok(elapsed < 100, `the job took ${elapsed} ms to die`);
     }));
 
+    test('what a job leaves running dies with it', needsRoot, () => withDiagnostics(daemon, async () => {
+        const result = await python("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(30)\n_ = 'parent done'");
+        assert.equal(result.result, 'parent done');
+        assert.deepEqual(poolProcesses(), [], 'a daemonized child of the job survived it');
+    }));
+
     test('many calls at once, each in its own jail, none waiting on another', needsRoot, () => withDiagnostics(daemon, async () => {
         const started = Date.now();
         const results = await Promise.all(Array.from({ length: 12 }, (_, i) =>
@@ -306,5 +312,38 @@ describe('system tools', () => {
         assert.ok(elapsed < 4000, `12 one-second calls took ${elapsed} ms`);
         const commands = await Promise.all(Array.from({ length: 12 }, (_, i) => command(`echo ${i}`)));
         commands.forEach((result, i) => assert.equal(result.stdout, `${i}\n`));
+    }));
+});
+
+describe('system_run_command with BASH_ALLOWED_COMMANDS=*', () => {
+    let daemon;
+    let client;
+    let sandbox;
+
+    before(async () => {
+        sandbox = mkdtempSync(join(tmpdir(), 'cmcp-system-any-'));
+        chmodSync(sandbox, 0o755);
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: { SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE + UID_COUNT, SANDBOX_UID_COUNT: 8, BASH_ALLOWED_COMMANDS: '*' },
+        });
+        client = new Client({ name: 'system-any-test', version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
+    });
+
+    after(async () => {
+        await client?.close();
+        await daemon?.stop();
+        rmSync(sandbox, { recursive: true, force: true });
+    });
+
+    test('every program beneath /usr runs, still jailed', needsRoot, () => withDiagnostics(daemon, async () => {
+        const run = async command => (await client.callTool({ name: 'system_run_command', arguments: { command } })).structuredContent;
+        const id = await run('id -u; echo hi | wc -c; sh -c "echo nested"');
+        assert.equal(id.stdout, '1000\n3\nnested\n', id.stderr);
+        const contained = await run('cat /etc/shadow; ls /root; echo x > /usr/x');
+        assert.equal(contained.stdout, '');
+        assert.match(contained.stderr, /shadow: No such file/);
+        assert.match(contained.stderr, /Read-only file system|Permission denied/);
     }));
 });
