@@ -4,12 +4,19 @@
 //   system_run_python  {"code":"print(1)"}    vs  python3 -I -S -c 'print(1)'
 // The client is a single keep-alive HTTP/1.1 connection written here (no SDK: see BENCHMARKS.md
 // for what the SDK adds), the bare programs are started with posix_spawn and their output read
-// to the end. Also reported: the jail's own wall_ms from each result (the job from clone to
-// exit), which separates the jail's cost from the daemon's and HTTP's.
+// to the end. A third column runs the same program under cmcp-jail alone, with the policy the
+// daemon uses (cmcpd --print-job-policies), started the same way: the difference between it and
+// the tool is the daemon's share (HTTP, JSON, the supervisor, the Python runner), the
+// difference between it and the bare program the jail's.
 //
 //   cmcp-system-bench [--cmcpd PATH] [--n N] [--warmup W]
 //
-// Needs root (the jobs switch to host uids 120300..120315). Plain C++, no Qt.
+// Needs root (the jobs switch to host uids 120300..120316).
+#include <QByteArray>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -67,8 +74,9 @@ Stats statsOf(std::vector<double> samples)
     return stats;
 }
 
-// Runs argv to its end with stdin /dev/null, returns its stdout.
-std::string runBare(const std::vector<const char *> &argv)
+// Runs argv to its end with stdin /dev/null, returns its stdout. With a policy, the policy is
+// readable on descriptor 3 (for cmcp-jail --policy-fd 3).
+std::string runBare(const std::vector<const char *> &argv, const std::string &policy = {})
 {
     int out[2];
     if (pipe2(out, O_CLOEXEC) != 0)
@@ -77,6 +85,14 @@ std::string runBare(const std::vector<const char *> &argv)
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    int policyPipe[2] = {-1, -1};
+    if (!policy.empty()) {
+        if (pipe2(policyPipe, O_CLOEXEC) != 0
+            || write(policyPipe[1], policy.data(), policy.size()) != ssize_t(policy.size()))
+            die("policy pipe");
+        close(policyPipe[1]);
+        posix_spawn_file_actions_adddup2(&actions, policyPipe[0], 3);
+    }
     std::vector<char *> args;
     for (const char *a : argv)
         args.push_back(const_cast<char *>(a));
@@ -86,6 +102,8 @@ std::string runBare(const std::vector<const char *> &argv)
         die(std::string("posix_spawn ") + args[0]);
     posix_spawn_file_actions_destroy(&actions);
     close(out[1]);
+    if (policyPipe[0] >= 0)
+        close(policyPipe[0]);
     std::string output;
     char buffer[4096];
     for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) != 0;) {
@@ -200,12 +218,45 @@ std::string callBody(long id, const char *tool, const char *argument, const char
             + argument + "\":\"" + value + "\"}}}";
 }
 
-void report(const char *what, const std::vector<double> &bare, const std::vector<double> &tool,
-            const std::vector<double> &jail)
+void report(const char *what, const std::vector<double> &bare, const std::vector<double> &jailed,
+            const std::vector<double> &tool, const std::vector<double> &jobWall)
 {
-    const Stats b = statsOf(bare), t = statsOf(tool), j = statsOf(jail);
-    std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1fx |\n", what, b.median, b.p99,
-                t.median, t.p99, j.median, t.median - b.median, t.median / b.median);
+    const Stats b = statsOf(bare), j = statsOf(jailed), t = statsOf(tool), w = statsOf(jobWall);
+    std::printf("| %s | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.1f | %.2f | %.2f | %.1fx |\n",
+                what, b.median, b.p99, j.median, j.p99, t.median, t.p99, w.median,
+                t.median - b.median, t.median - j.median, t.median / b.median);
+}
+
+// The program and the policy (with uid, gid and workspace) of one tool's jobs.
+struct JailedRun
+{
+    std::string program;
+    std::string policy;
+};
+
+JailedRun jailedRun(const std::string &cmcpd, const char *root, const char *kind)
+{
+    const std::string command = "cd " + std::string(root) + " && " + cmcpd + " --set SANDBOX_ROOT="
+            + root + " --set SANDBOX_UID_BASE=120300 --set LOG_LEVEL=warning --print-job-policies";
+    FILE *pipe = popen(command.c_str(), "r");
+    if (!pipe)
+        die("popen cmcpd --print-job-policies");
+    QByteArray text;
+    char buffer[65536];
+    for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+        text.append(buffer, qsizetype(n));
+    if (pclose(pipe) != 0)
+        die("cmcpd --print-job-policies failed");
+    const QJsonObject job =
+            QJsonDocument::fromJson(text).object().value(QLatin1String(kind)).toObject();
+    QJsonObject policy = job.value(QLatin1String("policy")).toObject();
+    // A uid of its own, the pool's group: the workspace is group-writable for it.
+    policy.insert(QLatin1String("uid"), 120316);
+    policy.insert(QLatin1String("gid"), 120300);
+    policy.insert(QLatin1String("workspace"),
+                  QString::fromLocal8Bit(root) + QLatin1String("/workspace"));
+    return {job.value(QLatin1String("program")).toString().toStdString(),
+            QJsonDocument(policy).toJson(QJsonDocument::Compact).toStdString()};
 }
 
 } // namespace
@@ -278,9 +329,18 @@ int main(int argc, char **argv)
     connection->setSession(session);
     connection->post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
 
+    const std::string jail = cmcpd.substr(0, cmcpd.rfind('/')) + "/jail/cmcp-jail";
+    const JailedRun commandJob = jailedRun(cmcpd, root, "command");
+    const JailedRun pythonJob = jailedRun(cmcpd, root, "python");
+    const std::vector<const char *> jailedBash{
+            jail.c_str(), "--policy-fd", "3", "--", commandJob.program.c_str(), "-c", "echo hi"};
+    const std::vector<const char *> jailedPython{
+            jail.c_str(), "--policy-fd", "3",  "--",      pythonJob.program.c_str(),
+            "-I",         "-S",          "-c", "print(1)"};
     const std::vector<const char *> bash{"/usr/bin/bash", "-c", "echo hi"};
     const std::vector<const char *> python{"/usr/bin/python3", "-I", "-S", "-c", "print(1)"};
-    std::vector<double> bareBash, toolBash, jailBash, barePython, toolPython, jailPython;
+    std::vector<double> bareBash, jailedBashMs, toolBash, jailBash, barePython, jailedPythonMs,
+            toolPython, jailPython;
     long id = 1;
     for (int i = 0; i < warmup + n; ++i) {
         const bool keep = i >= warmup;
@@ -288,6 +348,12 @@ int main(int argc, char **argv)
         if (runBare(bash) != "hi\n")
             die("bash -c 'echo hi' did not print hi");
         const double bareB = msSince(start);
+        start = Clock::now();
+        if (runBare(jailedBash, commandJob.policy) != "hi\n") {
+            stopDaemon();
+            die("bash -c 'echo hi' under cmcp-jail did not print hi");
+        }
+        const double jailedB = msSince(start);
         start = Clock::now();
         const std::string commandAnswer =
                 connection->post(callBody(id++, "system_run_command", "command", "echo hi"));
@@ -301,6 +367,12 @@ int main(int argc, char **argv)
             die("python3 did not print 1");
         const double bareP = msSince(start);
         start = Clock::now();
+        if (runBare(jailedPython, pythonJob.policy) != "1\n") {
+            stopDaemon();
+            die("python3 under cmcp-jail did not print 1");
+        }
+        const double jailedP = msSince(start);
+        start = Clock::now();
         const std::string pythonAnswer =
                 connection->post(callBody(id++, "system_run_python", "code", "print(1)"));
         const double toolP = msSince(start);
@@ -311,19 +383,23 @@ int main(int argc, char **argv)
         if (!keep)
             continue;
         bareBash.push_back(bareB);
+        jailedBashMs.push_back(jailedB);
         toolBash.push_back(toolB);
         jailBash.push_back(jailWallMs(commandAnswer));
         barePython.push_back(bareP);
+        jailedPythonMs.push_back(jailedP);
         toolPython.push_back(toolP);
         jailPython.push_back(jailWallMs(pythonAnswer));
     }
     stopDaemon();
 
     std::printf("%d interleaved rounds after %d warm-up rounds; milliseconds\n\n", n, warmup);
-    std::printf("| call | bare median | bare p99 | tool median | tool p99 | jail wall_ms median | "
-                "overhead (median) | ratio |\n|---|---|---|---|---|---|---|---|\n");
-    report("`system_run_command` `echo hi` vs `bash -c 'echo hi'`", bareBash, toolBash, jailBash);
+    std::printf("| call | bare median / p99 | cmcp-jail alone median / p99 | tool over /mcp median "
+                "/ p99 | job wall_ms median | tool − bare | tool − jail alone | tool / bare |\n"
+                "|---|---|---|---|---|---|---|---|\n");
+    report("`system_run_command` `echo hi` vs `bash -c 'echo hi'`", bareBash, jailedBashMs,
+           toolBash, jailBash);
     report("`system_run_python` `print(1)` vs `python3 -I -S -c 'print(1)'`", barePython,
-           toolPython, jailPython);
+           jailedPythonMs, toolPython, jailPython);
     return 0;
 }
