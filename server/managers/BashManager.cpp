@@ -35,7 +35,6 @@ std::optional<QString> workspaceRelativeDirectory(const QString &workingDir, QSt
 QList<QPair<QString, QString>> baseJobEnvironment(const QString &workspaceInside)
 {
     return {{QStringLiteral("HOME"), workspaceInside},
-            {QStringLiteral("PWD"), workspaceInside},
             {QStringLiteral("USER"), QStringLiteral("sandbox")},
             {QStringLiteral("LOGNAME"), QStringLiteral("sandbox")},
             {QStringLiteral("SHELL"), QStringLiteral("/bin/bash")},

@@ -72,10 +72,11 @@ private Q_SLOTS:
         QCOMPARE(files.executables().size(), 2);
         QCOMPARE(files.executables().first(), ls->realPath);
         QVERIFY(files.executables().last().contains(QLatin1String("ld-linux")));
-        QVERIFY(std::any_of(
-                files.mappable().begin(), files.mappable().end(),
-                [](const QString &path) { return path.endsWith(QLatin1String("/libc.so.6")); }));
-        for (const QString &path : files.mappable())
+        const QStringList mappable = files.mappable();
+        QVERIFY(std::any_of(mappable.begin(), mappable.end(), [](const QString &path) {
+            return path.endsWith(QLatin1String("/libc.so.6"));
+        }));
+        for (const QString &path : mappable)
             QVERIFY2(path.startsWith(QLatin1String("/usr/")), qPrintable(path));
         // Nothing twice, however many programs share a library.
         const std::optional<FoundProgram> cat = ProgramFiles::find(QStringLiteral("cat"), &error);

@@ -8,9 +8,11 @@ namespace cmcp {
 void JobCallBridge::start(const std::shared_ptr<ToolCall> &call, JailJob *job,
                           ResultMaker makeResult)
 {
-    auto *bridge = new JobCallBridge(call, job, std::move(makeResult));
+    new JobCallBridge(call, job, std::move(makeResult));
     job->start();
-    Q_UNUSED(bridge);
+    // Cancelled before the job existed: the signal has passed, so stop the job now.
+    if (call->isCancelled())
+        job->cancel();
 }
 
 JobCallBridge::JobCallBridge(const std::shared_ptr<ToolCall> &call, JailJob *job,
