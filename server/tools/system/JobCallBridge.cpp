@@ -25,6 +25,12 @@ JobCallBridge::JobCallBridge(const std::shared_ptr<ToolCall> &call, JailJob *job
     m_progressTimer.setSingleShot(true);
     m_progressTimer.setInterval(kProgressIntervalMs);
     connect(&m_progressTimer, &QTimer::timeout, this, [this] { flushProgress(false); });
+    m_heartbeatTimer.setInterval(kHeartbeatMs);
+    connect(&m_heartbeatTimer, &QTimer::timeout, this, [this] {
+        sendProgress(QStringLiteral("running for %1 s").arg(m_clock.elapsed() / 1000));
+    });
+    m_heartbeatTimer.start();
+    m_clock.start();
     connect(job, &JailJob::outputReceived, this, &JobCallBridge::onOutput);
     connect(job, &JailJob::finished, this, &JobCallBridge::onFinished);
     // The job dies with the call: the jail kills its whole tree and still reports.
@@ -33,8 +39,7 @@ JobCallBridge::JobCallBridge(const std::shared_ptr<ToolCall> &call, JailJob *job
 
 void JobCallBridge::onOutput(JobStream, const QByteArray &bytes)
 {
-    // Without a progressToken ToolCall drops the notifications; keeping no copy then matters
-    // for floods of output.
+    // Capped: a flood of output costs little here, whether or not the client wants progress.
     if (m_pending.size() < kProgressMessageCap)
         m_pending.append(bytes.left(kProgressMessageCap - m_pending.size()));
     if (!m_progressTimer.isActive())
@@ -51,15 +56,23 @@ void JobCallBridge::flushProgress(bool all)
         return;
     QByteArray lines = m_pending.left(end);
     m_pending.remove(0, end);
-    m_bytesSent += end; // the progress value: it grows with every notification
     if (lines.endsWith('\n'))
         lines.chop(1);
-    m_call->reportProgress(double(m_bytesSent), std::nullopt, QString::fromUtf8(lines));
+    sendProgress(QString::fromUtf8(lines));
+}
+
+// The progress value counts notifications, so it grows with each one as the specification
+// requires; the message carries the output. Any notification restarts the heartbeat.
+void JobCallBridge::sendProgress(const QString &message)
+{
+    m_call->reportProgress(double(++m_notifications), std::nullopt, message);
+    m_heartbeatTimer.start();
 }
 
 void JobCallBridge::onFinished(const JobResult &result)
 {
     m_progressTimer.stop();
+    m_heartbeatTimer.stop();
     flushProgress(true);
     m_call->finish(m_makeResult(result));
     deleteLater();

@@ -4,6 +4,7 @@
 #include "ToolResult.h"
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 
@@ -18,7 +19,9 @@ enum class JobStream;
 
 // Ties one running job to the tools/call that asked for it: the job's output goes to the client
 // as progress notifications (line by line, at most one notification per kProgressIntervalMs,
-// when the client passed a progressToken), a cancelled call (notifications/cancelled, the
+// when the client passed a progressToken), a job silent for kHeartbeatMs sends a notification
+// anyway (so that clients which reset their request timeout on progress wait for long jobs, and
+// the response stream carries traffic), a cancelled call (notifications/cancelled, the
 // session ending) kills the job, and the finished job's result finishes the call. It owns the
 // job and deletes itself, with the job, once the job has finished.
 class JobCallBridge : public QObject
@@ -31,6 +34,7 @@ public:
     static void start(const std::shared_ptr<ToolCall> &call, JailJob *job, ResultMaker makeResult);
 
     static constexpr int kProgressIntervalMs = 50;
+    static constexpr int kHeartbeatMs = 10000;
     // Larger bursts are cut in a notification; the whole output is still in the result.
     static constexpr qsizetype kProgressMessageCap = 16 * 1024;
 
@@ -39,14 +43,17 @@ private:
 
     void onOutput(JobStream stream, const QByteArray &bytes);
     void flushProgress(bool all);
+    void sendProgress(const QString &message);
     void onFinished(const JobResult &result);
 
     std::shared_ptr<ToolCall> m_call;
     JailJob *m_job;
     ResultMaker m_makeResult;
     QByteArray m_pending; // complete lines not sent yet, and a partial last line
-    qint64 m_bytesSent = 0;
+    qint64 m_notifications = 0;
     QTimer m_progressTimer;
+    QTimer m_heartbeatTimer;
+    QElapsedTimer m_clock;
 };
 
 } // namespace cmcp
