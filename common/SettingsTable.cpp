@@ -149,8 +149,7 @@ QList<SettingSpec> buildTable()
             list(bash, "BASH_ALLOWED_COMMANDS", "ls,cat,grep,find,echo,pwd,mkdir,touch",
                  "Programs the bash tool may run, as command names found in /usr/bin or "
                  "/usr/sbin; the kernel lets a command execute bash and exactly these. Empty "
-                 "allows none (bash builtins only); * alone allows every program beneath /usr, "
-                 "still jailed.",
+                 "allows nothing; * alone allows every program beneath /usr, still jailed.",
                  Live),
             integer(bash, "BASH_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
                     "Time limit of a bash command whose call sets none, in seconds.", Live),

@@ -55,7 +55,7 @@ QJsonObject commandInput()
 {
     return json(
             R"({"type":"object","required":["command"],"additionalProperties":false,"properties":{
-        "command":{"type":"string","description":"The bash command. Only the programs in BASH_ALLOWED_COMMANDS (and bash builtins) can run."},
+        "command":{"type":"string","description":"The bash command. Only the programs named in BASH_ALLOWED_COMMANDS can run."},
         "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
         "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default BASH_TIMEOUT_DEFAULT, at most BASH_TIMEOUT_MAX)."}}})");
 }
