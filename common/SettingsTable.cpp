@@ -174,6 +174,11 @@ QList<SettingSpec> buildTable()
                     "Whether Python code may use the network; otherwise it has loopback only, in "
                     "a network namespace of its own.",
                     NoFlags),
+            integer(python, "PYTHON_WARM_JOBS", "1", 0, 16,
+                    "Python jobs kept started and waiting, each for one call, so that a call "
+                    "does not wait for its jail and interpreter to start; 0 starts each job for "
+                    "its call.",
+                    NoFlags),
             text(python, "PYTHON_APPARMOR_PROFILE", "",
                  "AppArmor profile Python code runs under when AppArmor is enabled and the "
                  "profile is loaded; empty: none.",

@@ -31,6 +31,7 @@ std::unique_ptr<PythonManager> PythonManager::fromConfig(const Settings &setting
     options.timeoutMaxSeconds = int(settings.integer(u"PYTHON_TIMEOUT_MAX"));
     options.network = settings.flag(u"PYTHON_NETWORK");
     options.apparmorProfile = settings.text(u"PYTHON_APPARMOR_PROFILE");
+    options.warmJobs = int(settings.integer(u"PYTHON_WARM_JOBS"));
 
     // The system's interpreter, never a pyenv shim or a virtual environment on the daemon's PATH.
     ProgramFiles files;
@@ -93,16 +94,28 @@ PreparedJob PythonManager::prepare(const PythonRequest &request, QByteArray *non
     QRandomGenerator::system()->fillRange(random);
     *nonce = QByteArray(reinterpret_cast<const char *>(random), sizeof random).toHex();
 
+    JobRequest job = jobAwaitingInput();
+    job.policy = policy(*cwd);
+    job.standardInput = standardInput(*nonce, request.code);
+    job.timeoutMs = prepared.timeoutSeconds * 1000;
+    prepared.request = job;
+    return prepared;
+}
+
+JobRequest PythonManager::jobAwaitingInput() const
+{
     JobRequest job;
     job.program = m_python;
     job.arguments = {QStringLiteral("-I"), QStringLiteral("-S"), QStringLiteral("-u"),
                      QStringLiteral("-c"), pythonRunnerSource()};
-    job.policy = policy(*cwd);
-    job.standardInput = *nonce + '\n' + request.code.toUtf8();
-    job.timeoutMs = prepared.timeoutSeconds * 1000;
+    job.policy = policy();
     job.resultChannel = true;
-    prepared.request = job;
-    return prepared;
+    return job;
+}
+
+QByteArray PythonManager::standardInput(const QByteArray &nonce, const QString &code)
+{
+    return nonce + '\n' + code.toUtf8();
 }
 
 PythonOutcome PythonManager::outcome(const JobResult &result, const QByteArray &nonce)

@@ -48,6 +48,7 @@ public:
         int timeoutMaxSeconds = 120;
         bool network = false;
         QString apparmorProfile;
+        int warmJobs = 1; // PYTHON_WARM_JOBS
     };
 
     static std::unique_ptr<PythonManager> fromConfig(const Settings &settings,
@@ -58,6 +59,10 @@ public:
 
     // The job and the nonce its result must carry.
     PreparedJob prepare(const PythonRequest &request, QByteArray *nonce) const;
+    // The job prepare() makes for a call in the workspace's root, without its input: one that
+    // can be started before the call arrives (WarmJobPool) and given standardInput() then.
+    JobRequest jobAwaitingInput() const;
+    static QByteArray standardInput(const QByteArray &nonce, const QString &code);
     QJsonObject policy(const QString &cwd = {}) const;
     // Reads the result channel of a finished job.
     static PythonOutcome outcome(const JobResult &result, const QByteArray &nonce);

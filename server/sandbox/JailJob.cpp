@@ -214,7 +214,7 @@ void JailJob::start()
     // environment is the policy's "env".
     m_process->setProcessEnvironment(QProcessEnvironment());
     m_process->setWorkingDirectory(QStringLiteral("/"));
-    if (m_spec.standardInput.isEmpty())
+    if (m_spec.standardInput.isEmpty() && !m_spec.awaitInput)
         m_process->setStandardInputFile(QProcess::nullDevice());
     // In the forked child, before exec, with system calls only: every descriptor above 2 gets
     // close-on-exec (also ones the daemon inherited without it), then the pipes lose it, in
@@ -243,8 +243,20 @@ void JailJob::start()
         m_process->write(m_spec.standardInput);
         m_process->closeWriteChannel();
     }
-    if (m_spec.timeoutMs > 0)
+    if (m_spec.timeoutMs > 0 && !m_spec.awaitInput)
         m_timeoutTimer.start(m_spec.timeoutMs);
+}
+
+void JailJob::provideInput(const QByteArray &input, int timeoutMs)
+{
+    if (!m_spec.awaitInput || m_inputProvided || !m_running || !m_process)
+        return;
+    m_inputProvided = true;
+    m_waitedMs = m_clock.elapsed();
+    m_process->write(input);
+    m_process->closeWriteChannel();
+    if (timeoutMs > 0)
+        m_timeoutTimer.start(timeoutMs);
 }
 
 void JailJob::cancel()
@@ -432,7 +444,7 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
     result.timedOut = m_timedOut;
     result.cancelled = m_cancelled;
     result.insecure = m_spec.insecure;
-    result.wallMs = m_clock.elapsed();
+    result.wallMs = m_clock.elapsed() - m_waitedMs;
     result.standardOutput = capturedStream(*m_stdout);
     result.standardError = capturedStream(*m_stderr);
     result.reportErrors = m_report.errors();
@@ -447,7 +459,7 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
     } else if (const auto &exit = m_report.exit()) {
         result.exitCode = exit->exitCode;
         result.signal = exit->signal;
-        result.wallMs = exit->wallMs;
+        result.wallMs = qMax<qint64>(0, qint64(exit->wallMs) - m_waitedMs);
         result.cpuMs = exit->cpuMs;
         result.peakMemoryKb = exit->peakMemoryKb;
         result.oomKilled = exit->oomKilled;

@@ -35,6 +35,9 @@ struct JobSpec
     // not travel in its output. Its number is in the job's environment as kResultChannelVariable;
     // what the job writes there ends up in JobResult::channel, at most kResultChannelCapBytes.
     bool resultChannel = false;
+    // Started ahead of its call: standard input stays an open pipe and the time limit does not
+    // run until provideInput(). Used to have a job started and waiting when a call arrives.
+    bool awaitInput = false;
 };
 
 enum class JobStream { StandardOutput, StandardError };
@@ -62,6 +65,10 @@ public:
     QString id() const { return m_id; }
     // Call once, after connecting to the signals.
     void start();
+    // For a job started with awaitInput: writes its whole standard input, closes it, and starts
+    // the time limit (timeoutMs, 0: none) from now. The result's wall_ms then counts from here
+    // too. No effect otherwise, or a second time.
+    void provideInput(const QByteArray &input, int timeoutMs);
     // Kills the running job (result: cancelled). No effect on a job not running.
     void cancel();
     bool isRunning() const { return m_running; }
@@ -106,6 +113,8 @@ private:
     QTimer m_timeoutTimer;
     QTimer m_killTimer;
     QElapsedTimer m_clock;
+    qint64 m_waitedMs = 0; // how long an awaitInput job waited for its input
+    bool m_inputProvided = false;
     bool m_started = false;
     bool m_running = false;
     bool m_stopping = false;

@@ -55,6 +55,7 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.standardInput = request.standardInput;
     spec.timeoutMs = request.timeoutMs;
     spec.resultChannel = request.resultChannel;
+    spec.awaitInput = request.awaitInput;
     spec.outputCapBytes = m_options.outputCapBytes;
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;

@@ -43,6 +43,7 @@ struct JobRequest
     QByteArray standardInput;
     int timeoutMs = 0;
     bool resultChannel = false; // JobSpec::resultChannel
+    bool awaitInput = false; // JobSpec::awaitInput
 };
 
 // Hands out jobs, each with a host uid of its own from the pool for as long as it runs.

@@ -22,18 +22,23 @@ const needsRoot = root ? {} : { skip: 'needs root: jobs switch to host uids of t
 // several times slower, so its pass gets more room.
 const killBoundMs = /asan/.test(process.env.CMCPD ?? '') ? 300 : 100;
 
-// Live processes whose real uid is in the pool.
-function poolProcesses() {
+// Live processes whose real uid is `uid`.
+function processesOf(uid) {
     const found = [];
     for (const pid of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
         try {
-            const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
-            if (uid >= UID_BASE && uid < UID_BASE + UID_COUNT)
+            if (Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) === uid)
                 found.push(pid);
         } catch { /* gone meanwhile */ }
     }
     return found;
 }
+
+// Python code that prints the host uid its job runs as (the second field of its uid map; inside,
+// every job is 1000). Each running job has a uid of its own, so the uid names the job; the pool
+// also keeps pre-started jobs waiting (PYTHON_WARM_JOBS), under other uids.
+const printHostUid = "print('host-uid', open('/proc/self/uid_map').read().split()[1], flush=True)\n";
+const hostUidIn = text => Number(/host-uid (\d+)/.exec(text)?.[1]);
 
 describe('system tools', () => {
     let daemon;
@@ -188,6 +193,24 @@ describe('system tools', () => {
         assert.ok(!isolated.result[2].includes('CMCP_RESULT_FD'));
     }));
 
+    // Calls in the workspace's root get a pre-started job (PYTHON_WARM_JOBS): each one still
+    // serves a single call, so nothing of one call reaches the next, and neither its time limit
+    // nor its wall_ms counts the time it waited.
+    test('every call gets a fresh interpreter and a fresh /tmp, pre-started or not', needsRoot, () => withDiagnostics(daemon, async () => {
+        const first = await python("import builtins\nbuiltins.marker = 1\nopen('/tmp/marker', 'w').write('x')\n_ = 'set'");
+        assert.equal(first.result, 'set');
+        for (const args of [{}, { working_dir: 'sub' }]) {
+            if (args.working_dir)
+                await command('mkdir -p sub');
+            const next = await python({ code: "import builtins, os\n_ = [hasattr(builtins, 'marker'), os.path.exists('/tmp/marker')]", ...args });
+            assert.deepEqual(next.result, [false, false], JSON.stringify(args));
+        }
+        await new Promise(resolve => setTimeout(resolve, 1200));
+        const waited = await python('print(1)');
+        assert.equal(waited.output, '1\n');
+        assert.ok(waited.wall_ms < 1000, `wall_ms ${waited.wall_ms} counts the wait for the call`);
+    }));
+
     test('output and stray writes cannot pose as the result', needsRoot, () => withDiagnostics(daemon, async () => {
         const printed = await python('print(\'{"ran": true, "raised": false, "exit_status": null, "result": 666, "repr": false}\')');
         assert.equal(printed.result, null);
@@ -290,13 +313,15 @@ describe('system tools', () => {
 
     test('cancellation kills the job within 100 ms', needsRoot, () => withDiagnostics(daemon, async () => {
         const controller = new AbortController();
-        const pending = python({ code: "import time\nprint('running', flush=True)\ntime.sleep(30)" },
-                               { signal: controller.signal, onprogress: () => controller.abort('test') });
+        let uid;
+        const pending = python({ code: `${printHostUid}import time\ntime.sleep(30)` },
+                               { signal: controller.signal, onprogress: p => { uid = hostUidIn(p.message); controller.abort('test'); } });
         await assert.rejects(pending);
         const aborted = Date.now();
-        const gone = await eventually(() => poolProcesses().length === 0, { timeoutMs: 2000, intervalMs: 5 });
+        assert.ok(uid >= UID_BASE && processesOf(uid).length > 0, `job uid ${uid}`);
+        const gone = await eventually(() => processesOf(uid).length === 0, { timeoutMs: 2000, intervalMs: 5 });
         const elapsed = Date.now() - aborted;
-        assert.ok(gone, `job processes still alive: ${poolProcesses()}`);
+        assert.ok(gone, `job processes still alive: ${processesOf(uid)}`);
         assert.ok(elapsed < killBoundMs, `the job took ${elapsed} ms to die`);
     }));
 
@@ -306,20 +331,25 @@ describe('system tools', () => {
     test('a client that disconnects takes its jobs with it within 100 ms', needsRoot, () => withDiagnostics(daemon, async () => {
         const leaving = new Client({ name: 'system-test-leaving', version: '1.0.0' });
         await leaving.connect(new SSEClientTransport(new URL(daemon.sseUrl)));
-        leaving.callTool({ name: 'system_run_python', arguments: { code: 'import time\ntime.sleep(30)' } }).catch(() => {});
-        assert.ok(await eventually(() => poolProcesses().length > 0, { timeoutMs: 5000, intervalMs: 5 }), 'the job did not start');
+        let uid;
+        leaving.callTool({ name: 'system_run_python', arguments: { code: `${printHostUid}import time\ntime.sleep(30)` } }, undefined,
+                         { onprogress: p => { uid = hostUidIn(p.message); } }).catch(() => {});
+        assert.ok(await eventually(() => uid, { timeoutMs: 5000, intervalMs: 5 }), 'the job did not start');
+        assert.ok(processesOf(uid).length > 0);
         const left = Date.now();
         await leaving.close();
-        const gone = await eventually(() => poolProcesses().length === 0, { timeoutMs: 2000, intervalMs: 5 });
+        const gone = await eventually(() => processesOf(uid).length === 0, { timeoutMs: 2000, intervalMs: 5 });
         const elapsed = Date.now() - left;
-        assert.ok(gone, `job processes still alive: ${poolProcesses()}`);
+        assert.ok(gone, `job processes still alive: ${processesOf(uid)}`);
         assert.ok(elapsed < killBoundMs, `the job took ${elapsed} ms to die after the client left`);
     }));
 
     test('what a job leaves running dies with it', needsRoot, () => withDiagnostics(daemon, async () => {
-        const result = await python("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(30)\n_ = 'parent done'");
+        const result = await python(`${printHostUid}import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(30)\n_ = 'parent done'`);
         assert.equal(result.result, 'parent done');
-        assert.deepEqual(poolProcesses(), [], 'a daemonized child of the job survived it');
+        const uid = hostUidIn(result.output);
+        assert.ok(uid >= UID_BASE, result.output);
+        assert.deepEqual(processesOf(uid), [], 'a daemonized child of the job survived it');
     }));
 
     test('many calls at once, each in its own jail, none waiting on another', needsRoot, () => withDiagnostics(daemon, async () => {

@@ -604,6 +604,34 @@ exec ls -l /proc/self/fd
         QVERIFY(result->channelOverflowed);
     }
 
+    // A job started ahead of its call waits on an open standard input; its time limit and its
+    // wall_ms start when the input comes.
+    void awaitInputJobWaitsForItsInputAndCountsFromIt()
+    {
+        const uid_t uid = 100532;
+        REQUIRE_ROOT();
+        Workspace ws(uid);
+        QVERIFY(ws.ok);
+        JobSpec spec = shellJob(uid, ws.dir.path(), QStringLiteral("cat; exec sleep 5"));
+        spec.awaitInput = true;
+        spec.timeoutMs = 100; // ignored: the limit comes with the input
+        JailJob job(spec);
+        std::optional<JobResult> result;
+        connect(&job, &JailJob::finished, this, [&](const JobResult &r) { result = r; });
+        job.start();
+        QTest::qWait(600);
+        QVERIFY2(!result && job.isRunning(), "the job did not wait for its input");
+        QElapsedTimer clock;
+        clock.start();
+        job.provideInput("the input\n", 400);
+        QVERIFY(QTest::qWaitFor([&] { return result.has_value(); }, 5000));
+        QCOMPARE(result->standardOutput.head, QByteArray("the input\n"));
+        QVERIFY(result->timedOut);
+        QVERIFY2(clock.elapsed() >= 400 && clock.elapsed() < 2000,
+                 qPrintable(QString::number(clock.elapsed())));
+        QVERIFY2(result->wallMs < 1000, qPrintable(QString::number(result->wallMs)));
+    }
+
     void refusedPolicyNamesTheStepAndTheJobNeverRuns_data()
     {
         QTest::addColumn<QString>("key");

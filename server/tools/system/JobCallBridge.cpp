@@ -15,6 +15,15 @@ void JobCallBridge::start(const std::shared_ptr<ToolCall> &call, JailJob *job,
         job->cancel();
 }
 
+void JobCallBridge::adopt(const std::shared_ptr<ToolCall> &call, JailJob *job,
+                          ResultMaker makeResult, const QByteArray &input, int timeoutMs)
+{
+    new JobCallBridge(call, job, std::move(makeResult));
+    job->provideInput(input, timeoutMs);
+    if (call->isCancelled())
+        job->cancel();
+}
+
 JobCallBridge::JobCallBridge(const std::shared_ptr<ToolCall> &call, JailJob *job,
                              ResultMaker makeResult)
     : m_call(call),

@@ -32,6 +32,9 @@ public:
 
     // Starts the job; `job` must have been created with a null parent.
     static void start(const std::shared_ptr<ToolCall> &call, JailJob *job, ResultMaker makeResult);
+    // For a job started ahead of the call (WarmJobPool): hands it its input and time limit.
+    static void adopt(const std::shared_ptr<ToolCall> &call, JailJob *job, ResultMaker makeResult,
+                      const QByteArray &input, int timeoutMs);
 
     static constexpr int kProgressIntervalMs = 50;
     static constexpr int kHeartbeatMs = 10000;

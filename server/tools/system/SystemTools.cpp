@@ -9,6 +9,7 @@
 #include "Settings.h"
 #include "SystemToolSchemas.h"
 #include "ToolCall.h"
+#include "WarmJobPool.h"
 #include "Workspace.h"
 
 #include <QJsonArray>
@@ -32,6 +33,8 @@ struct SystemTools
     SandboxSupervisor supervisor;
     std::unique_ptr<BashManager> bash;
     std::unique_ptr<PythonManager> python;
+    // Python jobs started ahead of their calls (PYTHON_WARM_JOBS); null when there are none.
+    std::unique_ptr<WarmJobPool> warmPython;
 };
 
 std::shared_ptr<SystemTools>
@@ -155,7 +158,7 @@ void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
     QByteArray nonce;
     const PreparedJob prepared = tools.python->prepare(request, &nonce);
     const int timeoutSeconds = prepared.timeoutSeconds;
-    runJob(tools, call, prepared, [timeoutSeconds, nonce](const JobResult &result) {
+    auto makeResult = [timeoutSeconds, nonce](const JobResult &result) {
         if (const std::optional<QString> why = notRun(result))
             return failure(*why);
         const PythonOutcome outcome = PythonManager::outcome(result, nonce);
@@ -170,7 +173,18 @@ void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
                      outcome.ranToEnd && !outcome.raised && outcome.exitStatus.value_or(0) == 0
                              && result.exitCode == 0 && !result.timedOut && !result.cancelled);
         return ToolResult::structured(value);
-    });
+    };
+    // A pre-started job runs in the workspace's root: calls elsewhere start their own.
+    const bool inRoot =
+            prepared.request && !prepared.request->policy.contains(QLatin1String("cwd"));
+    if (inRoot && tools.warmPython) {
+        if (JailJob *job = tools.warmPython->take()) {
+            JobCallBridge::adopt(call, job, makeResult, prepared.request->standardInput,
+                                 prepared.request->timeoutMs);
+            return;
+        }
+    }
+    runJob(tools, call, prepared, makeResult);
 }
 
 void envVar(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
@@ -232,6 +246,9 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     if (!tools)
         return false;
     logEnforcement(*tools);
+    if (const int warm = tools->python->options().warmJobs; warm > 0)
+        tools->warmPython = std::make_unique<WarmJobPool>(tools->supervisor,
+                                                          tools->python->jobAwaitingInput(), warm);
     ToolRegistry &registry = server.tools();
     // Annotations: {readOnly, destructive, idempotent, openWorld}.
     registry.add(systemTool(
