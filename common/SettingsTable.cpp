@@ -159,6 +159,11 @@ QList<SettingSpec> buildTable()
                     "Whether commands may use the network; otherwise they have loopback only, in "
                     "a network namespace of their own.",
                     NoFlags),
+            integer(bash, "BASH_WARM_JOBS", "1", 0, 16,
+                    "Command jobs kept started and waiting, each for one call, so that a call "
+                    "does not wait for its jail and shell to start; 0 starts each job for its "
+                    "call.",
+                    NoFlags),
             text(bash, "BASH_APPARMOR_PROFILE", "",
                  "AppArmor profile commands run under when AppArmor is enabled and the profile is "
                  "loaded; empty: none.",

@@ -52,6 +52,7 @@ std::unique_ptr<BashManager> BashManager::fromConfig(const Settings &settings,
     options.timeoutMaxSeconds = int(settings.integer(u"BASH_TIMEOUT_MAX"));
     options.network = settings.flag(u"BASH_NETWORK");
     options.apparmorProfile = settings.text(u"BASH_APPARMOR_PROFILE");
+    options.warmJobs = int(settings.integer(u"BASH_WARM_JOBS"));
 
     ProgramFiles files;
     const std::optional<FoundProgram> bash = ProgramFiles::find(QStringLiteral("bash"), error);
@@ -118,6 +119,29 @@ QList<QPair<QString, QString>> BashManager::environment() const
     return environment;
 }
 
+// The command arrives on standard input, so that a job can be started before its command is
+// known (WarmJobPool), and every command runs the same way, pre-started or not. The wrapper
+// reads it whole, gives the command /dev/null as its standard input, sets umask 002 (the
+// workspace is shared with the file tools and other jobs' uids through the sandbox group, so
+// what a command creates must stay group-writable), and evaluates it, on one line so that
+// bash's messages keep the command's line numbers. The kernel's allow-list holds for whatever
+// the wrapper runs.
+JobRequest BashManager::jobAwaitingInput() const
+{
+    JobRequest job;
+    job.program = m_bash;
+    job.arguments = {QStringLiteral("--norc"), QStringLiteral("--noprofile"), QStringLiteral("-c"),
+                     QStringLiteral("IFS= read -r -d '' CMCP_COMMAND; exec 0</dev/null; umask 002; "
+                                    "eval \"unset CMCP_COMMAND; $CMCP_COMMAND\"")};
+    job.policy = policy();
+    return job;
+}
+
+QByteArray BashManager::standardInput(const QString &command)
+{
+    return command.toUtf8();
+}
+
 PreparedJob BashManager::prepare(const CommandRequest &request, bool precheck) const
 {
     PreparedJob prepared;
@@ -150,14 +174,9 @@ PreparedJob BashManager::prepare(const CommandRequest &request, bool precheck) c
             int(qMin<qint64>(request.timeoutSeconds.value_or(m_options.timeoutDefaultSeconds),
                              m_options.timeoutMaxSeconds));
 
-    JobRequest job;
-    job.program = m_bash;
-    // umask 002: the workspace is shared with the file tools and other jobs' uids through the
-    // sandbox group, so what a command creates must stay group-writable. On the command's own
-    // first line, so that bash's messages keep the command's line numbers.
-    job.arguments = {QStringLiteral("--norc"), QStringLiteral("--noprofile"), QStringLiteral("-c"),
-                     QStringLiteral("umask 002; ") + request.command};
+    JobRequest job = jobAwaitingInput();
     job.policy = policy(*cwd);
+    job.standardInput = standardInput(request.command);
     job.timeoutMs = prepared.timeoutSeconds * 1000;
     prepared.request = job;
     return prepared;

@@ -43,6 +43,7 @@ public:
         int timeoutMaxSeconds = 120;
         bool network = false;
         QString apparmorProfile;
+        int warmJobs = 1; // BASH_WARM_JOBS
     };
 
     // Resolves bash and every allowed program, with the files each needs to start, once.
@@ -58,6 +59,10 @@ public:
     // The pre-check, then the job. `precheck` false skips the pre-check: only for tests that
     // prove the kernel refuses on its own.
     PreparedJob prepare(const CommandRequest &request, bool precheck = true) const;
+    // The job prepare() makes for a command in the workspace's root, without its command: one
+    // that can be started before the call arrives (WarmJobPool) and given standardInput() then.
+    JobRequest jobAwaitingInput() const;
+    static QByteArray standardInput(const QString &command);
     // The policy every command runs under (without uid and gid), for a working directory.
     QJsonObject policy(const QString &cwd = {}) const;
     // The environment commands see, PATH included.

@@ -115,6 +115,9 @@ describe('system tools', () => {
         assert.deepEqual(found.stdout.split('\n').filter(Boolean).sort(), ['data/b.txt', 'data/sub/a.txt']);
         const inSub = await command({ command: 'pwd; ls', working_dir: 'data/sub' });
         assert.equal(inSub.stdout, '/workspace/data/sub\na.txt\n');
+        // The command comes to the job on its stdin; the command itself reads /dev/null.
+        assert.equal((await command('cat; echo after')).stdout, 'after\n');
+        assert.equal((await command({ command: 'cat; echo after', working_dir: 'data' })).stdout, 'after\n');
         const failing = await command('ls missing-file');
         assert.equal(failing.success, false);
         assert.equal(failing.exit_code, 2);

@@ -28,6 +28,13 @@ print(json.dumps(policy))
 EOF
 )
     PROGRAM=$("$HOSTPY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]["program"])' "$TMPROOT/$2.json" "$1")
+    mapfile -t ARGS < <("$HOSTPY" -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))[sys.argv[2]].get("arguments", [])))' "$TMPROOT/$2.json" "$1")
+}
+
+# run_command COMMAND: the command tool's job as cmcpd starts it, the command on its stdin.
+run_command() {
+    timeout -k 2 10 "$JAIL" --policy-fd 9 -- "$PROGRAM" "${ARGS[@]}" 9<<<"$POLICY" <<<"$1" >"$OUT" 2>"$ERR"
+    RC=$?
 }
 
 need_jail_layers() {
@@ -58,21 +65,21 @@ command-bypasses)
     )
     for bypass in "${bypasses[@]}"; do
         use command unrestricted
-        jail 10 "$PROGRAM" --norc --noprofile -c "$bypass"
+        run_command "$bypass"
         grep -q 'uid=' "$OUT" || fail "non-vacuous check: '$bypass' does not run id even with BASH_ALLOWED_COMMANDS=*"
         use command default
-        jail 10 "$PROGRAM" --norc --noprofile -c "$bypass"
+        run_command "$bypass"
         grep -q 'uid=' "$OUT" && fail "'$bypass' ran id past the kernel's allow-list"
     done
     # Programs the job writes never run, with any list.
     for bypass in './id-copy' "$ld ./id-copy"; do
         use command unrestricted
-        jail 10 "$PROGRAM" --norc --noprofile -c "$bypass"
+        run_command "$bypass"
         grep -q 'uid=' "$OUT" && fail "'$bypass' ran a program from the workspace"
     done
     # The allowed programs do run (the policy is not simply broken).
     use command default
-    jail 10 "$PROGRAM" --norc --noprofile -c 'echo hi; ls script.txt; cat script.txt; pwd; mkdir d; touch d/x; find d; grep -c id script.txt'
+    run_command 'echo hi; ls script.txt; cat script.txt; pwd; mkdir d; touch d/x; find d; grep -c id script.txt'
     expect_rc 0
     [ "$(tr '\n' ' ' <"$OUT")" = "hi script.txt id /workspace d d/x 1 " ] || fail "allowed programs: $(cat "$OUT")"
     pass "${#bypasses[@]} bypasses refused by the kernel alone"
@@ -85,7 +92,7 @@ empty-list)
     policies empty --set 'BASH_ALLOWED_COMMANDS='
     need_jail_layers
     use command empty
-    jail 10 "$PROGRAM" --norc --noprofile -c 'echo builtin-ok; ls; /usr/bin/ls; echo "rc=$?"'
+    run_command 'echo builtin-ok; ls; /usr/bin/ls; echo "rc=$?"'
     grep -qx builtin-ok "$OUT" || fail "builtins do not work"
     grep -qx 'rc=126' "$OUT" || fail "ls was not refused with 126"
     pass

@@ -33,7 +33,8 @@ struct SystemTools
     SandboxSupervisor supervisor;
     std::unique_ptr<BashManager> bash;
     std::unique_ptr<PythonManager> python;
-    // Python jobs started ahead of their calls (PYTHON_WARM_JOBS); null when there are none.
+    // Jobs started ahead of their calls (BASH_WARM_JOBS, PYTHON_WARM_JOBS); null when none.
+    std::unique_ptr<WarmJobPool> warmCommand;
     std::unique_ptr<WarmJobPool> warmPython;
 };
 
@@ -127,6 +128,23 @@ void runJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call, const Pre
     JobCallBridge::start(call, job, std::move(makeResult));
 }
 
+// A pre-started job runs in the workspace's root: calls elsewhere start their own.
+void runPreparedJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
+                    const PreparedJob &prepared, WarmJobPool *warm,
+                    JobCallBridge::ResultMaker makeResult)
+{
+    const bool inRoot =
+            prepared.request && !prepared.request->policy.contains(QLatin1String("cwd"));
+    if (inRoot && warm) {
+        if (JailJob *job = warm->take()) {
+            JobCallBridge::adopt(call, job, std::move(makeResult), prepared.request->standardInput,
+                                 prepared.request->timeoutMs);
+            return;
+        }
+    }
+    runJob(tools, call, prepared, std::move(makeResult));
+}
+
 void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject arguments = call->arguments();
@@ -136,7 +154,7 @@ void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
     request.timeoutSeconds = timeoutArgument(arguments);
     const PreparedJob prepared = tools.bash->prepare(request);
     const int timeoutSeconds = prepared.timeoutSeconds;
-    runJob(tools, call, prepared, [timeoutSeconds](const JobResult &result) {
+    auto makeResult = [timeoutSeconds](const JobResult &result) {
         if (const std::optional<QString> why = notRun(result))
             return failure(*why);
         QJsonObject value = accounting(result, timeoutSeconds, QStringLiteral("the command"));
@@ -145,7 +163,8 @@ void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
         value.insert(QLatin1String("success"),
                      result.exitCode == 0 && !result.timedOut && !result.cancelled);
         return ToolResult::structured(value);
-    });
+    };
+    runPreparedJob(tools, call, prepared, tools.warmCommand.get(), std::move(makeResult));
 }
 
 void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
@@ -174,17 +193,7 @@ void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
                              && result.exitCode == 0 && !result.timedOut && !result.cancelled);
         return ToolResult::structured(value);
     };
-    // A pre-started job runs in the workspace's root: calls elsewhere start their own.
-    const bool inRoot =
-            prepared.request && !prepared.request->policy.contains(QLatin1String("cwd"));
-    if (inRoot && tools.warmPython) {
-        if (JailJob *job = tools.warmPython->take()) {
-            JobCallBridge::adopt(call, job, makeResult, prepared.request->standardInput,
-                                 prepared.request->timeoutMs);
-            return;
-        }
-    }
-    runJob(tools, call, prepared, makeResult);
+    runPreparedJob(tools, call, prepared, tools.warmPython.get(), std::move(makeResult));
 }
 
 void envVar(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
@@ -246,6 +255,9 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     if (!tools)
         return false;
     logEnforcement(*tools);
+    if (const int warm = tools->bash->options().warmJobs; warm > 0)
+        tools->warmCommand = std::make_unique<WarmJobPool>(tools->supervisor,
+                                                           tools->bash->jobAwaitingInput(), warm);
     if (const int warm = tools->python->options().warmJobs; warm > 0)
         tools->warmPython = std::make_unique<WarmJobPool>(tools->supervisor,
                                                           tools->python->jobAwaitingInput(), warm);
@@ -286,12 +298,10 @@ systemJobPolicies(const Settings &settings, const SandboxCapabilities &capabilit
     const PreparedJob command = tools->bash->prepare({QStringLiteral("true"), {}, {}}, false);
     QByteArray nonce;
     const PreparedJob python = tools->python->prepare({QString(), {}, {}}, &nonce);
-    QStringList commandArguments = command.request->arguments;
-    commandArguments.removeLast(); // the command itself
     return QJsonObject{{QStringLiteral("command"),
                         QJsonObject{{QStringLiteral("program"), command.request->program},
-                                    {QStringLiteral("arguments_before_command"),
-                                     QJsonArray::fromStringList(commandArguments)},
+                                    {QStringLiteral("arguments"),
+                                     QJsonArray::fromStringList(command.request->arguments)},
                                     {QStringLiteral("policy"), command.request->policy}}},
                        {QStringLiteral("python"),
                         QJsonObject{{QStringLiteral("program"), python.request->program},

@@ -17,10 +17,10 @@ struct SandboxCapabilities;
 bool registerSystemTools(McpServer &server, const Settings &settings,
                          const SandboxCapabilities &capabilities, QString *error);
 
-// {"command": {"program", "arguments_before_command", "policy"}, "python": {"program",
-// "policy"}}: the programs and policies (without uid and gid) the two tools' jobs run under,
-// for cmcpd --print-job-policies and the security tests that run them through cmcp-jail
-// directly, past the daemon's pre-check.
+// {"command": {"program", "arguments", "policy"}, "python": {"program", "policy"}}: the
+// programs and policies (a command job reads its command on standard input) (without uid and gid)
+// the two tools' jobs run under, for cmcpd --print-job-policies and the security tests that run
+// them through cmcp-jail directly, past the daemon's pre-check.
 std::optional<QJsonObject> systemJobPolicies(const Settings &settings,
                                              const SandboxCapabilities &capabilities,
                                              QString *error);
