@@ -33,12 +33,16 @@ struct FileReadRequest
     QString encoding = QStringLiteral("utf-8"); // a text encoding Qt knows, or "base64"
     std::optional<qint64> offset; // lines to skip (text only)
     std::optional<qint64> limit; // most lines returned (text only)
+    // Hand the text as UTF-8 in contentUtf8 rather than as a QString: a caller that writes it
+    // out as UTF-8 (JSON) skips the conversions to UTF-16 and back.
+    bool asUtf8 = false;
 };
 
 struct FileReadResult
 {
     QString path;
-    QString content;
+    QString content; // empty when the request asked for contentUtf8
+    QByteArray contentUtf8; // the same text as UTF-8, when the request asked for it
     qint64 size = 0; // of the whole file, in bytes
     double modified = 0; // seconds since the epoch
     QString sha256; // of the whole file, for file_write's if_match; empty for a line window

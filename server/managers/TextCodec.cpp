@@ -48,6 +48,26 @@ std::optional<QString> TextCodec::decode(const QByteArray &bytes, QString *error
     return text;
 }
 
+std::optional<QByteArray> TextCodec::decodeToUtf8(const QByteArray &bytes, QString *error) const
+{
+    if (m_base64)
+        return bytes.toBase64();
+    if (QStringConverter::Encoding(m_encoding) != QStringConverter::Utf8) {
+        std::optional<QString> text = decode(bytes, error);
+        return text ? std::optional<QByteArray>(text->toUtf8()) : std::nullopt;
+    }
+    // The same verdict as the strict decoder, which also drops a leading byte order mark.
+    if (!bytes.isValidUtf8()) {
+        *error = QStringLiteral("content is not valid %1; read it with encoding \"base64\"")
+                         .arg(m_name);
+        return std::nullopt;
+    }
+    static constexpr char bom[] = "\xEF\xBB\xBF";
+    if (bytes.startsWith(QByteArrayView(bom, 3)))
+        return bytes.sliced(3);
+    return bytes;
+}
+
 std::optional<QByteArray> TextCodec::encode(const QString &text, QString *error) const
 {
     if (m_base64) {

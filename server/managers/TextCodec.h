@@ -23,6 +23,9 @@ public:
     // replacement characters silently written to or read from a file.
     std::optional<QString> decode(const QByteArray &bytes, QString *error) const;
     std::optional<QByteArray> encode(const QString &text, QString *error) const;
+    // What decode() gives, as UTF-8. UTF-8 content is only checked and base64 only encoded, with
+    // no detour through UTF-16: a tool that serializes the text as UTF-8 saves two conversions.
+    std::optional<QByteArray> decodeToUtf8(const QByteArray &bytes, QString *error) const;
 
 private:
     QString m_name;

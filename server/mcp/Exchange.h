@@ -1,5 +1,8 @@
 #pragma once
 
+#include <QByteArray>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonValue>
 
@@ -18,6 +21,14 @@ public:
     // Every request of the payload is settled. `responses` is one response object, an array for a
     // batch, or undefined when nothing is to be answered (all requests were cancelled).
     virtual void complete(const QJsonValue &responses) = 0;
+    // The same with the responses already serialized as compact JSON (an object, or an array for
+    // a batch): large tool results travel as bytes. Transports write them as they are; the default
+    // parses them back for complete().
+    virtual void completeSerialized(const QByteArray &responses)
+    {
+        const QJsonDocument document = QJsonDocument::fromJson(responses);
+        complete(document.isArray() ? QJsonValue(document.array()) : QJsonValue(document.object()));
+    }
     // The server asks the client to come back for the rest (SEP-1699 polling): end the live
     // stream now and keep what follows for the client's reconnection. Transports that cannot
     // resume keep the channel open instead.

@@ -1,5 +1,7 @@
 #include "JsonRpc.h"
 
+#include "JsonWriter.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -151,15 +153,16 @@ QJsonObject makeRequest(const QJsonValue &id, const QString &method, const QJson
                        {QLatin1String("params"), params}};
 }
 
+// The same bytes as QJsonDocument::toJson(Compact), without its round trip through UTF-16.
 QByteArray serialize(const QJsonObject &message)
 {
-    return QJsonDocument(message).toJson(QJsonDocument::Compact);
+    return json::serialize(message);
 }
 
 QByteArray serialize(const QJsonValue &messageOrBatch)
 {
     if (messageOrBatch.isArray())
-        return QJsonDocument(messageOrBatch.toArray()).toJson(QJsonDocument::Compact);
+        return json::serialize(messageOrBatch);
     return serialize(messageOrBatch.toObject());
 }
 

@@ -1,5 +1,6 @@
 #include "McpServer.h"
 
+#include "JsonWriter.h"
 #include "ProtocolVersion.h"
 #include "SchemaValidator.h"
 #include "ToolCall.h"
@@ -55,6 +56,38 @@ bool contentAllowed(const QJsonObject &block, const QString &version)
     if (type == QLatin1String("resource_link"))
         return protocol::atLeast(version, protocol::V2025_06_18);
     return true;
+}
+
+// The response to a tools/call whose result carries its structured value serialized: written
+// as bytes, so that the value is serialized once and its text is never parsed back or converted
+// to UTF-16. The same keys in the same order as jsonrpc::makeResult would give.
+QByteArray serializedResult(const QJsonValue &id, const ToolResult &toolResult,
+                            const QString &version)
+{
+    const QByteArray &structured = toolResult.structuredJson;
+    const bool withStructured = protocol::hasStructuredOutput(version);
+    QByteArray out;
+    out.reserve(structured.size() * (withStructured ? 2 : 1) + structured.size() / 8 + 256);
+    out += "{\"id\":";
+    json::appendValue(out, id);
+    out += ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
+    json::appendString(out, structured);
+    out += ",\"type\":\"text\"}";
+    for (const QJsonValue &block : toolResult.content) {
+        if (contentAllowed(block.toObject(), version)) {
+            out += ',';
+            json::appendValue(out, block);
+        }
+    }
+    out += ']';
+    if (toolResult.isError)
+        out += ",\"isError\":true";
+    if (withStructured) {
+        out += ",\"structuredContent\":";
+        out += structured;
+    }
+    out += "}}";
+    return out;
 }
 
 QJsonObject describeTool(const ToolDefinition &tool, const QString &version)
@@ -411,6 +444,10 @@ void McpServer::callTool(const Request &request)
                                                                        .arg(name, problem)));
                 return;
             }
+        }
+        if (!toolResult.structuredJson.isEmpty()) {
+            session->settleRequest(key, serial, serializedResult(id, toolResult, version));
+            return;
         }
         QJsonArray content;
         for (const QJsonValue &block : toolResult.content) {

@@ -609,7 +609,8 @@ Result Validation::checkString(const QJsonObject &schema, const QJsonValue &valu
 {
     if (!value.isString())
         return std::nullopt;
-    const QString text = value.toString();
+    // The text is copied out of the value only for a keyword that reads it: megabytes of content
+    // under a bare {"type":"string"} cost nothing.
     std::optional<qint64> minLength;
     std::optional<qint64> maxLength;
     if (Result failure = readCount(schema, u"minLength"_s, at, minLength))
@@ -617,7 +618,7 @@ Result Validation::checkString(const QJsonObject &schema, const QJsonValue &valu
     if (Result failure = readCount(schema, u"maxLength"_s, at, maxLength))
         return failure;
     if (minLength || maxLength) {
-        const qsizetype length = codePointCount(text);
+        const qsizetype length = codePointCount(value.toString());
         if (minLength && length < *minLength)
             return fail(at,
                         u"must be at least %1 long, got %2"_s
@@ -639,7 +640,7 @@ Result Validation::checkString(const QJsonObject &schema, const QJsonValue &valu
         return invalidSchema(at,
                              u"pattern %1 does not compile: %2"_s.arg(render(pattern),
                                                                       expression.errorString()));
-    if (!expression.match(text).hasMatch())
+    if (!expression.match(value.toString()).hasMatch())
         return fail(at, u"must match the pattern %1, got %2"_s.arg(render(pattern), render(value)));
     return std::nullopt;
 }

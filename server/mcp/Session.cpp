@@ -1,6 +1,7 @@
 #include "Session.h"
 
 #include "JsonRpc.h"
+#include "JsonWriter.h"
 
 #include <QJsonArray>
 #include <QTimer>
@@ -63,6 +64,17 @@ void Session::settleRequest(const QString &idKey, quint64 serial, const std::opt
     std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
     m_inFlight.erase(it);
     tracker->settle(idKey, response);
+}
+
+void Session::settleRequest(const QString &idKey, quint64 serial,
+                            const QByteArray &serializedResponse)
+{
+    auto it = m_inFlight.find(idKey);
+    if (it == m_inFlight.end() || it->serial != serial)
+        return;
+    std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
+    m_inFlight.erase(it);
+    tracker->settle(idKey, serializedResponse);
 }
 
 void Session::sendRelated(const QString &idKey, const QJsonObject &message)
@@ -165,7 +177,7 @@ void PayloadTracker::expect(const QString &idKey)
 
 void PayloadTracker::addResponse(const QJsonObject &response)
 {
-    m_responses.append(response);
+    m_responses.append({response, {}});
     m_expectsReply = true;
 }
 
@@ -180,7 +192,16 @@ void PayloadTracker::settle(const QString &idKey, const std::optional<QJsonObjec
     if (!m_pending.remove(idKey))
         return;
     if (response)
-        m_responses.append(*response);
+        m_responses.append({*response, {}});
+    finishIfDone();
+}
+
+void PayloadTracker::settle(const QString &idKey, const QByteArray &serializedResponse)
+{
+    if (!m_pending.remove(idKey))
+        return;
+    m_responses.append({{}, serializedResponse});
+    m_anySerialized = true;
     finishIfDone();
 }
 
@@ -191,13 +212,40 @@ void PayloadTracker::finishIfDone()
     m_completed = true;
     if (m_responses.isEmpty()) {
         m_exchange->complete(QJsonValue::Undefined);
+    } else if (m_anySerialized) {
+        // Serialized responses are joined as bytes, never parsed back into objects.
+        auto append = [](QByteArray &out, const Response &response) {
+            if (response.json.isEmpty())
+                json::appendObject(out, response.object);
+            else
+                out += response.json;
+        };
+        if (!m_batch) {
+            const Response &response = m_responses.first();
+            m_exchange->completeSerialized(
+                    response.json.isEmpty() ? json::serialize(response.object) : response.json);
+            return;
+        }
+        QByteArray out;
+        qsizetype size = 2;
+        for (const Response &response : std::as_const(m_responses))
+            size += response.json.size() + 256;
+        out.reserve(size);
+        out += '[';
+        for (qsizetype i = 0; i < m_responses.size(); ++i) {
+            if (i)
+                out += ',';
+            append(out, m_responses.at(i));
+        }
+        out += ']';
+        m_exchange->completeSerialized(out);
     } else if (m_batch) {
         QJsonArray array;
-        for (const QJsonObject &response : std::as_const(m_responses))
-            array.append(response);
+        for (const Response &response : std::as_const(m_responses))
+            array.append(response.object);
         m_exchange->complete(array);
     } else {
-        m_exchange->complete(m_responses.first());
+        m_exchange->complete(m_responses.first().object);
     }
 }
 

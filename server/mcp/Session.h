@@ -64,7 +64,10 @@ public:
     void setCancelHandler(const QString &idKey, std::function<void(const QString &reason)> handler);
     void cancelRequest(const QString &idKey, const QString &reason);
     // Records the response (or none, when cancelled) of a request in flight.
-    void settleRequest(const QString &idKey, quint64 serial, const std::optional<QJsonObject> &response);
+    void settleRequest(const QString &idKey, quint64 serial,
+                       const std::optional<QJsonObject> &response);
+    // The same with the response already serialized (compact JSON), for large results.
+    void settleRequest(const QString &idKey, quint64 serial, const QByteArray &serializedResponse);
     void sendRelated(const QString &idKey, const QJsonObject &message);
     void suspendRelated(const QString &idKey);
 
@@ -119,6 +122,7 @@ public:
     void expect(const QString &idKey);
     void addResponse(const QJsonObject &response);
     void settle(const QString &idKey, const std::optional<QJsonObject> &response);
+    void settle(const QString &idKey, const QByteArray &serializedResponse);
     void sendRelated(const QJsonObject &message) { m_exchange->sendRelated(message); }
     void suspend() { m_exchange->suspend(); }
     // Every message of the payload has been dispatched: from now on the exchange completes as
@@ -135,7 +139,14 @@ private:
     bool m_expectsReply = false;
     bool m_completed = false;
     QSet<QString> m_pending;
-    QList<QJsonObject> m_responses;
+    // A response is an object, or already serialized when `json` is set.
+    struct Response
+    {
+        QJsonObject object;
+        QByteArray json;
+    };
+    QList<Response> m_responses;
+    bool m_anySerialized = false;
 };
 
 } // namespace cmcp

@@ -1,7 +1,5 @@
 #include "ToolResult.h"
 
-#include <QJsonDocument>
-
 namespace cmcp {
 
 namespace {
@@ -27,11 +25,27 @@ ToolResult ToolResult::error(const QString &message)
 
 ToolResult ToolResult::structured(const QJsonObject &value, bool isError)
 {
+    return structured(value, {}, isError);
+}
+
+ToolResult ToolResult::structured(const QJsonObject &value, const json::Utf8Fields &utf8Fields,
+                                  bool isError)
+{
     ToolResult result;
-    result.content.append(textBlock(QString::fromUtf8(QJsonDocument(value).toJson(QJsonDocument::Compact))));
+    result.structuredJson = json::serialize(value, utf8Fields);
     result.structuredContent = value;
     result.isError = isError;
     return result;
+}
+
+QJsonArray ToolResult::contentBlocks() const
+{
+    if (structuredJson.isEmpty())
+        return content;
+    QJsonArray blocks{textBlock(QString::fromUtf8(structuredJson))};
+    for (const QJsonValue &block : content)
+        blocks.append(block);
+    return blocks;
 }
 
 } // namespace cmcp

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "JsonWriter.h"
+
+#include <QByteArray>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
@@ -13,6 +16,10 @@ struct ToolResult
 {
     QJsonArray content;
     std::optional<QJsonObject> structuredContent;
+    // Set by structured(): structuredContent as compact UTF-8 JSON, serialized once. The response
+    // splices these bytes in as they are, and its first content block is a text block holding
+    // them, which `content` leaves out so that large results are not built twice.
+    QByteArray structuredJson;
     bool isError = false;
 
     static ToolResult text(const QString &text);
@@ -20,6 +27,14 @@ struct ToolResult
     // The structured value, with its JSON text as the content block so that clients
     // without structured output (and older protocol revisions) see the same data.
     static ToolResult structured(const QJsonObject &value, bool isError = false);
+    // The same, with the string fields named in `utf8Fields` serialized from these bytes (valid
+    // UTF-8): a tool holding large text as UTF-8 never has it converted to UTF-16 and back.
+    // `value` must hold the same text in those fields, for the outputSchema check.
+    static ToolResult structured(const QJsonObject &value, const json::Utf8Fields &utf8Fields,
+                                 bool isError = false);
+
+    // Every content block, the text block of structuredJson included.
+    QJsonArray contentBlocks() const;
 };
 
 } // namespace cmcp

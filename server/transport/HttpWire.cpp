@@ -34,7 +34,7 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
     if (!socket || socket->state() != QAbstractSocket::ConnectedState)
         return;
     QByteArray out;
-    out.reserve(body.size() + 256);
+    out.reserve(256);
     out += "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
     for (const auto &[name, value] : headers)
         out += name + ": " + value + "\r\n";
@@ -42,8 +42,9 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
     if (close)
         out += "Connection: close\r\n";
     out += "\r\n";
-    out += body;
+    // Head and body apart: the socket copies into its buffer anyway, a large body only once.
     socket->write(out);
+    socket->write(body);
     if (close)
         socket->disconnectFromHost();
 }

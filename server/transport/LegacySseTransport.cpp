@@ -33,6 +33,11 @@ public:
         if (!responses.isUndefined())
             send(responses);
     }
+    void completeSerialized(const QByteArray &responses) override
+    {
+        if (stream->isOpen())
+            stream->sendEvent(responses, "message");
+    }
 
     std::unique_ptr<SseStream> stream;
     std::shared_ptr<Session> session;

@@ -38,13 +38,22 @@ void SseStream::start(const http::Headers &extraHeaders)
 void SseStream::sendEvent(const QByteArray &data, const QByteArray &event, const QByteArray &id)
 {
     QByteArray frame;
+    frame.reserve(data.size() + id.size() + event.size() + 32);
     if (!id.isEmpty())
         frame += "id: " + id + '\n';
     if (!event.isEmpty())
         frame += "event: " + event + '\n';
     // Compact JSON has no raw newlines, but the framing must hold for any payload.
-    for (const QByteArray &line : data.split('\n'))
-        frame += "data: " + line + '\n';
+    qsizetype start = 0;
+    for (;;) {
+        const qsizetype end = data.indexOf('\n', start);
+        frame += "data: ";
+        frame += QByteArrayView(data).sliced(start, (end < 0 ? data.size() : end) - start);
+        frame += '\n';
+        if (end < 0)
+            break;
+        start = end + 1;
+    }
     frame += '\n';
     writeChunk(frame);
 }
@@ -58,7 +67,10 @@ void SseStream::writeChunk(const QByteArray &payload)
 {
     if (!isOpen())
         return;
-    m_socket->write(QByteArray::number(payload.size(), 16) + "\r\n" + payload + "\r\n");
+    // In parts: the socket copies into its buffer anyway, and a large payload is not copied twice.
+    m_socket->write(QByteArray::number(payload.size(), 16) + "\r\n");
+    m_socket->write(payload);
+    m_socket->write("\r\n", 2);
     m_keepAlive.start();
     if (m_socket->bytesToWrite() > m_maxBuffer) {
         spdlog::warn("dropping an SSE reader from {}: {} bytes unread exceed the {} byte bound",

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace cmcp {
@@ -21,6 +22,10 @@ public:
     {
         if (!responses.isUndefined())
             m_transport.writeLine(jsonrpc::serialize(responses));
+    }
+    void completeSerialized(const QByteArray &responses) override
+    {
+        m_transport.writeLine(responses);
     }
 
 private:
@@ -52,11 +57,13 @@ void StdioTransport::sendUnrelated(const QJsonObject &message)
 
 void StdioTransport::writeLine(const QByteArray &json)
 {
-    QByteArray line = json + '\n';
-    const char *data = line.constData();
-    qsizetype left = line.size();
-    while (left > 0) {
-        const ssize_t written = ::write(STDOUT_FILENO, data, size_t(left));
+    // The message and its newline in one system call, without copying megabytes to add a byte.
+    char newline = '\n';
+    iovec parts[2] = {{const_cast<char *>(json.constData()), size_t(json.size())}, {&newline, 1}};
+    iovec *part = parts;
+    int count = 2;
+    while (count > 0) {
+        ssize_t written = ::writev(STDOUT_FILENO, part, count);
         if (written < 0) {
             if (errno == EINTR)
                 continue;
@@ -64,8 +71,12 @@ void StdioTransport::writeLine(const QByteArray &json)
             Q_EMIT finished();
             return;
         }
-        data += written;
-        left -= written;
+        for (; count > 0 && size_t(written) >= part->iov_len; ++part, --count)
+            written -= ssize_t(part->iov_len);
+        if (count > 0) {
+            part->iov_base = static_cast<char *>(part->iov_base) + written;
+            part->iov_len -= size_t(written);
+        }
     }
 }
 

@@ -59,19 +59,38 @@ public:
 
     void complete(const QJsonValue &responses) override
     {
+        if (responses.isUndefined()) {
+            finish(nullptr, false);
+            return;
+        }
+        const bool parseError = responses.toObject()
+                                        .value(QLatin1String("error"))
+                                        .toObject()
+                                        .value(QLatin1String("code"))
+                == jsonrpc::ParseError;
+        const QByteArray json = jsonrpc::serialize(responses);
+        finish(&json, parseError);
+    }
+
+    // Serialized responses are results of tool calls, never the answer to a parse error.
+    void completeSerialized(const QByteArray &responses) override { finish(&responses, false); }
+
+private:
+    void finish(const QByteArray *responses, bool parseError)
+    {
         if (m_resumable) {
-            if (!responses.isUndefined())
-                m_resumable->send(jsonrpc::serialize(responses));
+            if (responses)
+                m_resumable->send(*responses);
             m_resumable->finish();
             return;
         }
         if (m_stream) {
-            if (!responses.isUndefined())
-                m_stream->sendEvent(jsonrpc::serialize(responses), "message");
+            if (responses)
+                m_stream->sendEvent(*responses, "message");
             m_stream->end();
             return;
         }
-        if (responses.isUndefined()) {
+        if (!responses) {
             // Every request was cancelled, so nothing is to be said; but a POST holding requests
             // must be answered with JSON or a stream: an empty stream it is.
             SseStream empty(m_socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
@@ -79,13 +98,10 @@ public:
             empty.end();
             return;
         }
-        const bool parseError = responses.toObject().value(QLatin1String("error")).toObject().value(QLatin1String("code"))
-                == jsonrpc::ParseError;
-        http::writeJson(m_socket, parseError ? 400 : 200, jsonrpc::serialize(responses),
+        http::writeJson(m_socket, parseError ? 400 : 200, *responses,
                         {{"Mcp-Session-Id", m_sessionHeader}});
     }
 
-private:
     void ensureStream()
     {
         if (m_resumable || m_stream)

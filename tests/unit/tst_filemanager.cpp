@@ -119,6 +119,33 @@ private Q_SLOTS:
         QVERIFY(read.value->modified > 1.6e9);
     }
 
+    // The file tool asks for UTF-8: the same text as decode() gives, without its conversions.
+    void readAsUtf8GivesTheDecodedText()
+    {
+        put(inside(QStringLiteral("bom.txt")), "\xef\xbb\xbfh\xc3\xa9llo\n");
+        put(inside(QStringLiteral("bad.txt")), "caf\xe9");
+        put(inside(QStringLiteral("bin.dat")), QByteArray("\x00\xff\x01", 3));
+        for (const QString &encoding :
+             {QStringLiteral("utf-8"), QStringLiteral("latin-1"), QStringLiteral("base64")}) {
+            for (const QString &path : {QStringLiteral("bom.txt"), QStringLiteral("bad.txt"),
+                                        QStringLiteral("bin.dat")}) {
+                FileReadRequest request;
+                request.path = path;
+                request.encoding = encoding;
+                const auto decoded = m_files->read(request);
+                request.asUtf8 = true;
+                const auto utf8 = m_files->read(request);
+                QCOMPARE(utf8.ok(), decoded.ok());
+                QCOMPARE(utf8.error, decoded.error);
+                if (decoded.ok()) {
+                    QVERIFY(utf8.value->content.isEmpty());
+                    QCOMPARE(QString::fromUtf8(utf8.value->contentUtf8), decoded.value->content);
+                    QCOMPARE(utf8.value->sha256, decoded.value->sha256);
+                }
+            }
+        }
+    }
+
     void absolutePathsMeanTheWorkspaceRoot()
     {
         put(inside(QStringLiteral("etc/passwd.txt")), "inside");

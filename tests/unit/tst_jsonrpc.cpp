@@ -1,8 +1,10 @@
 #include "JsonRpc.h"
+#include "JsonWriter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QtTest>
 
 using namespace cmcp;
@@ -57,6 +59,8 @@ private Q_SLOTS:
     void makeErrorCarriesData();
     void makeResultNotificationAndRequest();
     void serializeIsOneLine();
+    void serializeWritesWhatQtWrites();
+    void serializeTakesUtf8Fields();
 };
 
 void TestJsonRpc::classifiesValidMessages_data()
@@ -375,6 +379,56 @@ void TestJsonRpc::serializeIsOneLine()
 
     const QByteArray single = jsonrpc::serialize(QJsonValue(message));
     QCOMPARE(single, line);
+}
+
+// json::serialize replaces QJsonDocument::toJson(Compact) on the wire: the same bytes.
+void TestJsonRpc::serializeWritesWhatQtWrites()
+{
+    QString controls;
+    for (char16_t c = 0; c < 0x20; ++c)
+        controls += QChar(c);
+    const QJsonObject value{
+            {u"controls"_s, controls},
+            {u"quotes"_s, u"\"back\\slash\" /slash \u007f"_s},
+            {u"unicode"_s, u"h\u00e9llo \u4e16\u754c \U0001F600"_s},
+            {u"lone"_s, QString(QChar(0xd800)) + u"x"_s + QChar(0xdc00)},
+            {u"numbers"_s,
+             QJsonArray{0, -1, 42, 1.5, -0.1, 1e300, 3.0, 9007199254740993LL, double(1LL << 60),
+                        qint64(-9223372036854775807LL)}},
+            {u"literals"_s, QJsonArray{true, false, QJsonValue::Null}},
+            {u"empty"_s, QJsonObject{}},
+            {u"nested"_s, QJsonArray{QJsonArray{}, QJsonObject{{u"k\u00e9y"_s, u""_s}}}},
+            {u"\n"_s, 1}};
+    QCOMPARE(json::serialize(value), QJsonDocument(value).toJson(QJsonDocument::Compact));
+    const QJsonArray array{value, 1, u"x"_s};
+    QCOMPARE(json::serialize(QJsonValue(array)),
+             QJsonDocument(array).toJson(QJsonDocument::Compact));
+    QCOMPARE(jsonrpc::serialize(QJsonValue(array)),
+             QJsonDocument(array).toJson(QJsonDocument::Compact));
+
+    // The escaper skips eight bytes at a time: special characters at every offset of a word.
+    const QString alphabet = u"ab \"\\\n\u0001\u001f\u007f\u00e9\u4e16"_s;
+    QRandomGenerator random(5);
+    for (int i = 0; i < 2000; ++i) {
+        QString text;
+        const int length = random.bounded(40);
+        for (int j = 0; j < length; ++j)
+            text += alphabet.at(random.bounded(alphabet.size()));
+        const QJsonArray holder{text};
+        QCOMPARE(json::serialize(QJsonValue(holder)),
+                 QJsonDocument(holder).toJson(QJsonDocument::Compact));
+    }
+}
+
+void TestJsonRpc::serializeTakesUtf8Fields()
+{
+    const QByteArray text("line\n\"q\" \xc3\xa9\t\x01 end");
+    const QJsonObject value{{u"a"_s, 1}, {u"content"_s, QString::fromUtf8(text)}, {u"z"_s, u"b"_s}};
+    const QByteArray spliced = json::serialize(value, {{u"content"_s, text}});
+    QCOMPARE(spliced, QJsonDocument(value).toJson(QJsonDocument::Compact));
+    // The field's text comes from the bytes, whatever the object holds.
+    const QJsonObject placeholder{{u"a"_s, 1}, {u"content"_s, u""_s}, {u"z"_s, u"b"_s}};
+    QCOMPARE(json::serialize(placeholder, {{u"content"_s, text}}), spliced);
 }
 
 QTEST_GUILESS_MAIN(TestJsonRpc)

@@ -64,13 +64,20 @@ Completion readFile(FileManager &files, const QJsonObject &arguments)
     request.encoding = stringArgument(arguments, "encoding", request.encoding);
     request.offset = integerArgument(arguments, "offset");
     request.limit = integerArgument(arguments, "limit");
+    request.asUtf8 = true;
     const FileOutcome<FileReadResult> outcome = files.read(request);
     if (!outcome.ok())
         return failure(outcome.error);
     const FileReadResult &read = *outcome.value;
+    // The content is serialized from its UTF-8 bytes; the value holds it for the outputSchema
+    // check only, as Latin-1 (one copy, the form QJsonValue keeps ASCII in) when it is ASCII.
+    const QByteArray &text = read.contentUtf8;
+    const QJsonValue content = QtPrivate::isAscii(QLatin1StringView(text))
+            ? QJsonValue(QLatin1StringView(text))
+            : QJsonValue(QString::fromUtf8(text));
     QJsonObject value{{QLatin1String("success"), true},
                       {QLatin1String("path"), read.path},
-                      {QLatin1String("content"), read.content},
+                      {QLatin1String("content"), content},
                       {QLatin1String("size"), double(read.size)},
                       {QLatin1String("modified"), read.modified}};
     if (!read.sha256.isEmpty())
@@ -79,7 +86,7 @@ Completion readFile(FileManager &files, const QJsonObject &arguments)
         value.insert(QLatin1String("total_lines"), double(*read.totalLines));
         value.insert(QLatin1String("end_of_file"), read.endOfFile);
     }
-    return {ToolResult::structured(value), {}};
+    return {ToolResult::structured(value, {{QStringLiteral("content"), text}}), {}};
 }
 
 Completion writeFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
