@@ -9,7 +9,12 @@
 // the tool is the daemon's share (HTTP, JSON, the supervisor, the Python runner), the
 // difference between it and the bare program the jail's.
 //
-//   cmcp-system-bench [--cmcpd PATH] [--n N] [--warmup W]
+//   cmcp-system-bench [--cmcpd PATH] [--n N] [--warmup W] [--gap-ms G]
+//
+// After each tool call the bench pauses G ms (default 80) before it measures anything else: the
+// daemon starts the replacement of a pre-started job (BASH_WARM_JOBS, PYTHON_WARM_JOBS) right
+// after a call, and on two cores that start would otherwise slow the next measurement, bare or
+// not. Real clients pause between calls too; the pause is never inside a measurement.
 //
 // Needs root (the jobs switch to host uids 120300..120316).
 #include <QByteArray>
@@ -264,7 +269,7 @@ JailedRun jailedRun(const std::string &cmcpd, const char *root, const char *kind
 int main(int argc, char **argv)
 {
     std::string cmcpd;
-    int n = 300, warmup = 20;
+    int n = 300, warmup = 20, gapMs = 80;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--cmcpd" && i + 1 < argc)
@@ -273,8 +278,10 @@ int main(int argc, char **argv)
             n = std::max(1, std::atoi(argv[++i]));
         else if (a == "--warmup" && i + 1 < argc)
             warmup = std::max(0, std::atoi(argv[++i]));
+        else if (a == "--gap-ms" && i + 1 < argc)
+            gapMs = std::max(0, std::atoi(argv[++i]));
         else
-            die("usage: cmcp-system-bench [--cmcpd PATH] [--n N] [--warmup W]");
+            die("usage: cmcp-system-bench [--cmcpd PATH] [--n N] [--warmup W] [--gap-ms G]");
     }
     if (cmcpd.empty()) {
         char self[4096];
@@ -358,6 +365,7 @@ int main(int argc, char **argv)
         const std::string commandAnswer =
                 connection->post(callBody(id++, "system_run_command", "command", "echo hi"));
         const double toolB = msSince(start);
+        std::this_thread::sleep_for(std::chrono::milliseconds(gapMs));
         if (commandAnswer.find(R"("stdout":"hi\n")") == std::string::npos) {
             stopDaemon();
             die("system_run_command did not print hi: " + commandAnswer);
@@ -376,6 +384,7 @@ int main(int argc, char **argv)
         const std::string pythonAnswer =
                 connection->post(callBody(id++, "system_run_python", "code", "print(1)"));
         const double toolP = msSince(start);
+        std::this_thread::sleep_for(std::chrono::milliseconds(gapMs));
         if (pythonAnswer.find(R"("output":"1\n")") == std::string::npos) {
             stopDaemon();
             die("system_run_python did not print 1: " + pythonAnswer);
@@ -393,7 +402,9 @@ int main(int argc, char **argv)
     }
     stopDaemon();
 
-    std::printf("%d interleaved rounds after %d warm-up rounds; milliseconds\n\n", n, warmup);
+    std::printf("%d interleaved rounds after %d warm-up rounds, %d ms after each tool call; "
+                "milliseconds\n\n",
+                n, warmup, gapMs);
     std::printf("| call | bare median / p99 | cmcp-jail alone median / p99 | tool over /mcp median "
                 "/ p99 | job wall_ms median | tool − bare | tool − jail alone | tool / bare |\n"
                 "|---|---|---|---|---|---|---|---|\n");
