@@ -255,10 +255,13 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     if (!tools)
         return false;
     logEnforcement(*tools);
-    if (const int warm = tools->bash->options().warmJobs; warm > 0)
+    // Without the identity layer (a daemon that is not root) no job can start: none is kept
+    // waiting either.
+    const bool jobsCanStart = tools->policy.hasLayer("identity");
+    if (const int warm = tools->bash->options().warmJobs; warm > 0 && jobsCanStart)
         tools->warmCommand = std::make_unique<WarmJobPool>(tools->supervisor,
                                                            tools->bash->jobAwaitingInput(), warm);
-    if (const int warm = tools->python->options().warmJobs; warm > 0)
+    if (const int warm = tools->python->options().warmJobs; warm > 0 && jobsCanStart)
         tools->warmPython = std::make_unique<WarmJobPool>(tools->supervisor,
                                                           tools->python->jobAwaitingInput(), warm);
     ToolRegistry &registry = server.tools();
