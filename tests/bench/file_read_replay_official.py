@@ -1,0 +1,1 @@
+file_read_replay_server.py
