@@ -26,6 +26,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 namespace cmcp::jail {
@@ -176,32 +177,27 @@ bool populateEtc(const Policy &policy, const std::string &root, std::string &err
     const std::string etc = root + "/etc";
     if (!makeDirs(etc, error))
         return false;
-    const char *hostFiles[] = {"ld.so.cache", "ld.so.conf", "ld.so.conf.d",  "alternatives",
-                               "localtime",   "timezone",   "nsswitch.conf", "protocols",
-                               "services",    "mime.types"};
-    for (const char *name : hostFiles) {
-        const std::string host = std::string("/etc/") + name;
-        struct stat st
-        {
-        };
-        if (::stat(host.c_str(), &st) != 0)
-            continue;
-        if (!makeMountPoint(etc + "/" + name, S_ISDIR(st.st_mode), error)
-            || !bindReadOnly(host, etc + "/" + name, false, error))
-            return false;
-    }
-    if (policy.namespaces->network)
-        for (const char *name : {"resolv.conf", "ssl", "ca-certificates", "gai.conf"}) {
+    auto bindFromHost = [&](std::initializer_list<const char *> names) {
+        for (const char *name : names) {
             const std::string host = std::string("/etc/") + name;
             struct stat st
             {
             };
             if (::stat(host.c_str(), &st) != 0)
-                continue;
+                continue; // not on this host: nothing to hide or show
             if (!makeMountPoint(etc + "/" + name, S_ISDIR(st.st_mode), error)
                 || !bindReadOnly(host, etc + "/" + name, false, error))
                 return false;
         }
+        return true;
+    };
+    if (!bindFromHost({"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
+                       "timezone", "nsswitch.conf", "protocols", "services", "mime.types"}))
+        return false;
+    // Name resolution and TLS roots only matter to a job that may reach the network.
+    if (policy.namespaces->network
+        && !bindFromHost({"resolv.conf", "ssl", "ca-certificates", "gai.conf"}))
+        return false;
     const std::string id = std::to_string(kInsideId);
     const std::string &home = policy.namespaces->workspaceAt;
     const std::string &host = policy.namespaces->hostname;

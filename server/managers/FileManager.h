@@ -31,8 +31,8 @@ struct FileReadRequest
 {
     QString path;
     QString encoding = QStringLiteral("utf-8"); // a text encoding Qt knows, or "base64"
-    std::optional<qint64> offset; // lines to skip (text only)
-    std::optional<qint64> limit; // most lines returned (text only)
+    std::optional<qint64> offset = {}; // lines to skip (text only)
+    std::optional<qint64> limit = {}; // most lines returned (text only)
     // Hand the text as UTF-8 in contentUtf8 rather than as a QString: a caller that writes it
     // out as UTF-8 (JSON) skips the conversions to UTF-16 and back.
     bool asUtf8 = false;
@@ -55,7 +55,7 @@ struct FileWriteRequest
     QString path;
     QString content;
     QString encoding = QStringLiteral("utf-8");
-    std::optional<QString> ifMatch; // sha256 of the current content; "" = must not exist
+    std::optional<QString> ifMatch = {}; // sha256 of the current content; "" = must not exist
 };
 
 struct FileWriteResult
@@ -69,7 +69,7 @@ struct FileWriteResult
 struct FileListRequest
 {
     QString path = QStringLiteral("/");
-    QString pattern; // a glob on entry names; empty matches all
+    QString pattern = {}; // a glob on entry names; empty matches all
     bool recursive = false;
 };
 

@@ -69,7 +69,7 @@ private:
                  qPrintable(link));
     }
 
-    FileOutcome<FileReadResult> read(const QString &path) { return m_files->read({path}); }
+    FileOutcome<FileReadResult> read(const QString &path) { return m_files->read({.path = path}); }
     FileOutcome<FileWriteResult> write(const QString &path, const QString &content,
                                        std::optional<QString> ifMatch = std::nullopt)
     {
@@ -199,7 +199,7 @@ private Q_SLOTS:
         QVERIFY(!read(QStringLiteral("escape/secret.txt")).ok());
         QVERIFY(!write(QStringLiteral("escape/new.txt"), QStringLiteral("x")).ok());
         QVERIFY(!write(QStringLiteral("escape/sub/new.txt"), QStringLiteral("x")).ok());
-        QVERIFY(!m_files->list({QStringLiteral("escape")}).ok());
+        QVERIFY(!m_files->list({.path = QStringLiteral("escape")}).ok());
         QVERIFY(!m_files->remove(QStringLiteral("escape/secret.txt")).ok());
         QVERIFY(!m_files->move({QStringLiteral("escape/secret.txt"), QStringLiteral("stolen.txt")})
                          .ok());
@@ -237,7 +237,7 @@ private Q_SLOTS:
         QVERIFY2(read.error.contains(walking() ? QLatin1String("symbolic link")
                                                : QLatin1String("may not be followed")),
                  qPrintable(read.error));
-        const auto selfLoop = m_files->list({QStringLiteral("self/self/self")});
+        const auto selfLoop = m_files->list({.path = QStringLiteral("self/self/self")});
         QCOMPARE(selfLoop.ok(), !walking()); // "." stays inside, so openat2 may follow it
     }
 
@@ -319,7 +319,7 @@ private Q_SLOTS:
         const auto whole = read(QStringLiteral("big.txt"));
         QVERIFY(!whole.ok());
         QVERIFY2(whole.error.contains(QLatin1String("offset and limit")), qPrintable(whole.error));
-        FileReadRequest window{QStringLiteral("big.txt")};
+        FileReadRequest window{.path = QStringLiteral("big.txt")};
         window.offset = 10;
         window.limit = 2;
         const auto part = m_files->read(window);
@@ -337,19 +337,22 @@ private Q_SLOTS:
         const auto text = read(QStringLiteral("binary.txt"));
         QVERIFY(!text.ok());
         QVERIFY2(text.error.contains(QLatin1String("base64")), qPrintable(text.error));
-        FileReadRequest asBase64{QStringLiteral("binary.txt"), QStringLiteral("base64")};
+        FileReadRequest asBase64{.path = QStringLiteral("binary.txt"),
+                                 .encoding = QStringLiteral("base64")};
         const auto blob = m_files->read(asBase64);
         QVERIFY2(blob.ok(), qPrintable(blob.error));
         QCOMPARE(blob.value->content, QStringLiteral("//4AAQ=="));
 
-        FileWriteRequest request{QStringLiteral("copy.txt"), blob.value->content,
-                                 QStringLiteral("base64")};
+        FileWriteRequest request{.path = QStringLiteral("copy.txt"),
+                                 .content = blob.value->content,
+                                 .encoding = QStringLiteral("base64")};
         QVERIFY(m_files->write(request).ok());
         QCOMPARE(contentOf(inside(QStringLiteral("copy.txt"))), QByteArray("\xff\xfe\x00\x01", 4));
         request.content = QStringLiteral("not base64!");
         QVERIFY(!m_files->write(request).ok());
-        request = {QStringLiteral("latin.txt"), QStringLiteral("caf\u00e9"),
-                   QStringLiteral("latin-1")};
+        request = {.path = QStringLiteral("latin.txt"),
+                   .content = QStringLiteral("caf\u00e9"),
+                   .encoding = QStringLiteral("latin-1")};
         QVERIFY(m_files->write(request).ok());
         QCOMPARE(contentOf(inside(QStringLiteral("latin.txt"))), QByteArray("caf\xe9"));
         request.encoding = QStringLiteral("klingon");

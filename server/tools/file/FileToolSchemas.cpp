@@ -1,35 +1,17 @@
 #include "FileToolSchemas.h"
 
+#include "ToolBuilding.h"
+
 #include <QJsonArray>
-#include <QJsonDocument>
 
 namespace cmcp::fileschemas {
 
-namespace {
-
-QJsonObject json(const char *text)
-{
-    const QJsonDocument document = QJsonDocument::fromJson(QByteArray(text));
-    Q_ASSERT_X(document.isObject(), "fileschemas", text);
-    return document.object();
-}
-
-// Failures carry {success: false, error} as structured content too, so every output schema
-// admits that shape beside the tool's own.
-QJsonObject orFailure(const QJsonObject &success)
-{
-    static const QJsonObject failure =
-            json(R"({"type":"object","required":["success","error"],"properties":{
-        "success":{"const":false},"error":{"type":"string"}}})");
-    return QJsonObject{{QLatin1String("type"), QLatin1String("object")},
-                       {QLatin1String("anyOf"), QJsonArray{success, failure}}};
-}
-
-} // namespace
+using tools::orFailure;
 
 QJsonObject readInput()
 {
-    return json(R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
+    return tools::schema(
+            R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
         "path":{"type":"string","description":"File path relative to the workspace root (a leading / is the root)."},
         "encoding":{"type":"string","default":"utf-8","description":"Text encoding (utf-8, latin-1, utf-16, ...) or base64 for binary content."},
         "offset":{"type":"integer","minimum":0,"description":"Lines to skip before the first line returned (text only)."},
@@ -38,7 +20,7 @@ QJsonObject readInput()
 
 QJsonObject readOutput()
 {
-    return orFailure(json(
+    return orFailure(tools::schema(
             R"({"type":"object","required":["success","path","content","size","modified"],"properties":{
         "success":{"const":true},
         "path":{"type":"string"},
@@ -52,7 +34,7 @@ QJsonObject readOutput()
 
 QJsonObject writeInput()
 {
-    return json(
+    return tools::schema(
             R"({"type":"object","required":["path","content"],"additionalProperties":false,"properties":{
         "path":{"type":"string","description":"File path relative to the workspace root; missing parent directories are created."},
         "content":{"type":"string","description":"The whole new content."},
@@ -62,7 +44,7 @@ QJsonObject writeInput()
 
 QJsonObject writeOutput()
 {
-    return orFailure(json(R"({"type":"object","required":["success","path"],"properties":{
+    return orFailure(tools::schema(R"({"type":"object","required":["success","path"],"properties":{
         "success":{"const":true},
         "path":{"type":"string"},
         "size":{"type":"integer"},
@@ -72,7 +54,7 @@ QJsonObject writeOutput()
 
 QJsonObject listInput()
 {
-    return json(R"({"type":"object","additionalProperties":false,"properties":{
+    return tools::schema(R"({"type":"object","additionalProperties":false,"properties":{
         "path":{"type":"string","default":"/","description":"Directory relative to the workspace root."},
         "pattern":{"type":"string","description":"Glob on entry names, e.g. *.py."},
         "recursive":{"type":"boolean","default":false,"description":"List subdirectories too (symbolic links are not entered); bounded by FILE_LIST_MAX_ENTRIES."}}})");
@@ -80,7 +62,8 @@ QJsonObject listInput()
 
 QJsonObject listOutput()
 {
-    return orFailure(json(R"({"type":"object","required":["success","path","entries"],"properties":{
+    return orFailure(
+            tools::schema(R"({"type":"object","required":["success","path","entries"],"properties":{
         "success":{"const":true},
         "path":{"type":"string"},
         "truncated":{"type":"boolean","description":"True when FILE_LIST_MAX_ENTRIES cut the listing short."},
@@ -95,19 +78,20 @@ QJsonObject listOutput()
 
 QJsonObject deleteInput()
 {
-    return json(R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
+    return tools::schema(
+            R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
         "path":{"type":"string","description":"File, symbolic link or empty directory to delete."}}})");
 }
 
 QJsonObject deleteOutput()
 {
-    return orFailure(json(R"({"type":"object","required":["success","path"],"properties":{
+    return orFailure(tools::schema(R"({"type":"object","required":["success","path"],"properties":{
         "success":{"const":true},"path":{"type":"string"}}})"));
 }
 
 QJsonObject moveInput()
 {
-    return json(
+    return tools::schema(
             R"({"type":"object","required":["source","destination"],"additionalProperties":false,"properties":{
         "source":{"type":"string"},
         "destination":{"type":"string","description":"New path; missing parent directories are created."},
@@ -116,14 +100,14 @@ QJsonObject moveInput()
 
 QJsonObject moveOutput()
 {
-    return orFailure(
-            json(R"({"type":"object","required":["success","source","destination"],"properties":{
+    return orFailure(tools::schema(
+            R"({"type":"object","required":["success","source","destination"],"properties":{
         "success":{"const":true},"source":{"type":"string"},"destination":{"type":"string"}}})"));
 }
 
 QJsonObject editInput()
 {
-    return json(
+    return tools::schema(
             R"({"type":"object","required":["path","edits"],"additionalProperties":false,"properties":{
         "path":{"type":"string","description":"UTF-8 text file to edit, relative to the workspace root."},
         "edits":{"type":"array","minItems":1,"description":"Applied in order, each to the result of the ones before. Each old_text must occur exactly once: first compared exactly, then line by line ignoring line endings and trailing whitespace (leading whitespace must match). new_text takes the file's line ending.","items":{"type":"object","required":["old_text","new_text"],"additionalProperties":false,"properties":{
@@ -135,8 +119,8 @@ QJsonObject editInput()
 
 QJsonObject editOutput()
 {
-    return orFailure(
-            json(R"({"type":"object","required":["success","path","diff","written"],"properties":{
+    return orFailure(tools::schema(
+            R"({"type":"object","required":["success","path","diff","written"],"properties":{
         "success":{"const":true},
         "path":{"type":"string"},
         "diff":{"type":"string","description":"Unified diff of the change; empty when the edits change nothing."},
@@ -149,7 +133,7 @@ QJsonObject editOutput()
 
 QJsonObject searchInput()
 {
-    return json(
+    return tools::schema(
             R"({"type":"object","required":["pattern"],"additionalProperties":false,"properties":{
         "pattern":{"type":"string","minLength":1,"maxLength":1000,"description":"Text to find; literal unless regex is true."},
         "path":{"type":"string","default":"/","description":"Directory searched recursively (symbolic links are not followed), or one file."},
@@ -161,7 +145,7 @@ QJsonObject searchInput()
 
 QJsonObject searchOutput()
 {
-    return orFailure(json(
+    return orFailure(tools::schema(
             R"({"type":"object","required":["success","path","matches","truncated","files_scanned"],"properties":{
         "success":{"const":true},
         "path":{"type":"string"},

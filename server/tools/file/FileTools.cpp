@@ -1,5 +1,7 @@
 #include "FileTools.h"
 
+#include "ToolBuilding.h"
+
 #include "ContainedRoot.h"
 #include "FileEditor.h"
 #include "FileManager.h"
@@ -231,18 +233,12 @@ ToolDefinition fileTool(FileToolRunner *runner, const char *name, const char *ti
                         const char *description, QJsonObject input, QJsonObject output,
                         ToolAnnotations annotations, Operation operation)
 {
-    ToolDefinition tool;
-    tool.name = QLatin1String(name);
-    tool.title = QLatin1String(title);
-    tool.description = QLatin1String(description);
-    tool.inputSchema = std::move(input);
-    tool.outputSchema = std::move(output);
-    tool.annotations = annotations;
-    tool.handler = [runner, operation](const std::shared_ptr<ToolCall> &call) {
-        const QJsonObject arguments = call->arguments();
-        runner->run(call, [operation, arguments] { return operation(arguments); });
-    };
-    return tool;
+    return tools::makeTool(name, title, description, std::move(input), std::move(output),
+                           annotations, [runner, operation](const std::shared_ptr<ToolCall> &call) {
+                               const QJsonObject arguments = call->arguments();
+                               runner->run(call,
+                                           [operation, arguments] { return operation(arguments); });
+                           });
 }
 
 } // namespace

@@ -1,34 +1,19 @@
 #include "SystemToolSchemas.h"
 
+#include "ToolBuilding.h"
+
 #include <QJsonArray>
-#include <QJsonDocument>
 
 namespace cmcp::systemschemas {
 
 namespace {
 
-QJsonObject json(const char *text)
-{
-    const QJsonDocument document = QJsonDocument::fromJson(QByteArray(text));
-    Q_ASSERT_X(document.isObject(), "systemschemas", text);
-    return document.object();
-}
-
-// Refusals (bad arguments, the pre-check, a jail that would not start) carry
-// {success: false, error}; every output schema admits that shape beside the tool's own.
-QJsonObject orFailure(const QJsonObject &success)
-{
-    static const QJsonObject failure =
-            json(R"({"type":"object","required":["success","error"],"properties":{
-        "success":{"const":false},"error":{"type":"string"}}})");
-    return QJsonObject{{QLatin1String("type"), QLatin1String("object")},
-                       {QLatin1String("anyOf"), QJsonArray{success, failure}}};
-}
+using tools::orFailure;
 
 // The accounting record of the job (JobResult::toJson) and how the call ended.
 QJsonObject withAccounting(QJsonObject schema)
 {
-    static const QJsonObject accounting = json(R"({
+    static const QJsonObject accounting = tools::schema(R"({
         "exit_code":{"type":"integer","description":"The exit status; 128 + the signal number when a signal ended the job."},
         "signal":{"type":["integer","null"]},
         "timed_out":{"type":"boolean"},
@@ -53,7 +38,7 @@ QJsonObject withAccounting(QJsonObject schema)
 
 QJsonObject commandInput()
 {
-    return json(
+    return tools::schema(
             R"({"type":"object","required":["command"],"additionalProperties":false,"properties":{
         "command":{"type":"string","description":"The bash command. Only the programs named in BASH_ALLOWED_COMMANDS can run."},
         "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
@@ -62,7 +47,7 @@ QJsonObject commandInput()
 
 QJsonObject commandOutput()
 {
-    return orFailure(withAccounting(json(
+    return orFailure(withAccounting(tools::schema(
             R"({"type":"object","required":["success","stdout","stderr","exit_code"],"properties":{
         "success":{"type":"boolean","description":"The command exited with status 0 within its time limit."},
         "stdout":{"type":"string"},
@@ -71,7 +56,8 @@ QJsonObject commandOutput()
 
 QJsonObject pythonInput()
 {
-    return json(R"({"type":"object","required":["code"],"additionalProperties":false,"properties":{
+    return tools::schema(
+            R"({"type":"object","required":["code"],"additionalProperties":false,"properties":{
         "code":{"type":"string","description":"Python 3 code (standard library only), run as __main__. Set _ to return a value."},
         "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
         "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default PYTHON_TIMEOUT_DEFAULT, at most PYTHON_TIMEOUT_MAX)."}}})");
@@ -79,7 +65,7 @@ QJsonObject pythonInput()
 
 QJsonObject pythonOutput()
 {
-    return orFailure(withAccounting(json(
+    return orFailure(withAccounting(tools::schema(
             R"({"type":"object","required":["success","output","error","result"],"properties":{
         "success":{"type":"boolean","description":"The code ran to its end without an exception (sys.exit(0) counts as success)."},
         "output":{"type":"string","description":"What the code printed on stdout."},
@@ -91,13 +77,14 @@ QJsonObject pythonOutput()
 
 QJsonObject envInput()
 {
-    return json(R"({"type":"object","additionalProperties":false,"properties":{
+    return tools::schema(R"({"type":"object","additionalProperties":false,"properties":{
         "var_name":{"type":"string","description":"One variable to return as requested_var."}}})");
 }
 
 QJsonObject envOutput()
 {
-    return orFailure(json(R"({"type":"object","required":["success","variables"],"properties":{
+    return orFailure(
+            tools::schema(R"({"type":"object","required":["success","variables"],"properties":{
         "success":{"const":true},
         "variables":{"type":"object","additionalProperties":{"type":"string"},"description":"The environment sandboxed commands and code see."},
         "requested_var":{"type":["string","null"],"description":"The value of var_name; null when it is not set there."}}})"));

@@ -1,5 +1,7 @@
 #include "SystemTools.h"
 
+#include "ToolBuilding.h"
+
 #include "BashManager.h"
 #include "JobCallBridge.h"
 #include "JobPolicy.h"
@@ -213,21 +215,6 @@ void envVar(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
     call->finish(ToolResult::structured(value));
 }
 
-ToolDefinition systemTool(const char *name, const char *title, const char *description,
-                          QJsonObject input, QJsonObject output, ToolAnnotations annotations,
-                          ToolHandler handler)
-{
-    ToolDefinition tool;
-    tool.name = QLatin1String(name);
-    tool.title = QLatin1String(title);
-    tool.description = QLatin1String(description);
-    tool.inputSchema = std::move(input);
-    tool.outputSchema = std::move(output);
-    tool.annotations = annotations;
-    tool.handler = std::move(handler);
-    return tool;
-}
-
 void logEnforcement(const SystemTools &tools)
 {
     const BashManager &bash = *tools.bash;
@@ -266,7 +253,7 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
                                                           tools->python->jobAwaitingInput(), warm);
     ToolRegistry &registry = server.tools();
     // Annotations: {readOnly, destructive, idempotent, openWorld}.
-    registry.add(systemTool(
+    registry.add(tools::makeTool(
             "system_run_command", "Run a shell command",
             "Runs a bash command in a sandbox, in the workspace shared with the file tools. "
             "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off. "
@@ -274,7 +261,7 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             systemschemas::commandInput(), systemschemas::commandOutput(),
             {false, true, false, false},
             [tools](const std::shared_ptr<ToolCall> &call) { runCommand(*tools, call); }));
-    registry.add(systemTool(
+    registry.add(tools::makeTool(
             "system_run_python", "Run Python code",
             "Runs Python 3 code (standard library only) in a sandbox, in the workspace shared "
             "with the file tools, with a memory limit (PYTHON_MEMORY_LIMIT) and no network. Set "
@@ -283,7 +270,7 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             systemschemas::pythonInput(), systemschemas::pythonOutput(),
             {false, true, false, false},
             [tools](const std::shared_ptr<ToolCall> &call) { runPython(*tools, call); }));
-    registry.add(systemTool(
+    registry.add(tools::makeTool(
             "system_env_var", "Sandbox environment variables",
             "Returns the environment variables sandboxed commands and code see, and the value "
             "of var_name as requested_var (null when it is not set there).",

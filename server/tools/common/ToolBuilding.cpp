@@ -1,0 +1,39 @@
+#include "ToolBuilding.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace cmcp::tools {
+
+QJsonObject schema(const char *jsonText)
+{
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray(jsonText));
+    Q_ASSERT_X(document.isObject(), "tools::schema", jsonText);
+    return document.object();
+}
+
+QJsonObject orFailure(const QJsonObject &success)
+{
+    static const QJsonObject failure =
+            schema(R"({"type":"object","required":["success","error"],"properties":{
+        "success":{"const":false},"error":{"type":"string"}}})");
+    return QJsonObject{{QLatin1String("type"), QLatin1String("object")},
+                       {QLatin1String("anyOf"), QJsonArray{success, failure}}};
+}
+
+ToolDefinition makeTool(const char *name, const char *title, const char *description,
+                        QJsonObject input, QJsonObject output, ToolAnnotations annotations,
+                        ToolHandler handler)
+{
+    ToolDefinition tool;
+    tool.name = QLatin1String(name);
+    tool.title = QLatin1String(title);
+    tool.description = QLatin1String(description);
+    tool.inputSchema = std::move(input);
+    tool.outputSchema = std::move(output);
+    tool.annotations = annotations;
+    tool.handler = std::move(handler);
+    return tool;
+}
+
+} // namespace cmcp::tools

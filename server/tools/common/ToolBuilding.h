@@ -1,0 +1,24 @@
+// What every tool family (file, system, ...) builds its tools from: schemas written as JSON
+// text, the failure shape all output schemas admit, and one ToolDefinition constructor.
+#pragma once
+
+#include "ToolRegistry.h"
+
+#include <QJsonObject>
+
+namespace cmcp::tools {
+
+// A schema written as JSON text in the source; the text is the programmer's, so a typo is a
+// bug caught by the first test that lists the tools (asserted in debug builds).
+QJsonObject schema(const char *jsonText);
+
+// Failures (bad arguments, refusals) carry {success: false, error} as structured content too,
+// so an output schema admits that shape beside the tool's own `success` shape. Clients check
+// structuredContent against the output schema even when isError is set.
+QJsonObject orFailure(const QJsonObject &success);
+
+ToolDefinition makeTool(const char *name, const char *title, const char *description,
+                        QJsonObject input, QJsonObject output, ToolAnnotations annotations,
+                        ToolHandler handler);
+
+} // namespace cmcp::tools
