@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport, McpError } from './lib/sdk.mjs';
+import { toolCalls } from './lib/tools.mjs';
 import { startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 describe('file_edit, file_search and resources/list pages', () => {
@@ -16,19 +17,7 @@ describe('file_edit, file_search and resources/list pages', () => {
     let sandbox;
     let workspace;
 
-    const call = (name, args) => client.callTool({ name, arguments: args });
-    const ok = async (name, args) => {
-        const result = await call(name, args);
-        assert.ok(!result.isError, `${name} ${JSON.stringify(args)} failed: ${result.content?.[0]?.text}`);
-        assert.equal(result.structuredContent.success, true);
-        return result.structuredContent;
-    };
-    const refused = async (name, args, pattern) => {
-        const result = await call(name, args);
-        assert.equal(result.isError, true, `${name} ${JSON.stringify(args)} should fail`);
-        assert.match(result.content[0].text, pattern);
-        return result.content[0].text;
-    };
+    const { ok, refused, invalidArguments } = toolCalls(() => client);
     const onDisk = path => readFileSync(join(workspace, path), 'utf8');
 
     before(async () => {
@@ -77,7 +66,7 @@ describe('file_edit, file_search and resources/list pages', () => {
         await refused('file_edit', { path: 'notes.md', edits: [{ old_text: 'y = 2', new_text: 'y = 3' }, { old_text: 'x = 1', new_text: 'x = 0' }] },
                       /edits\[1\]: old_text occurs 2 times \(first at lines 1 and 3\)/);
         await refused('file_edit', { path: 'notes.md', edits: [{ old_text: 'z = 9', new_text: '' }] }, /edits\[0\]: old_text was not found/);
-        await refused('file_edit', { path: 'notes.md', edits: [{ old_text: '', new_text: 'a' }] }, /edits\[0\]\.old_text|edits\[0\]: old_text is empty/);
+        await invalidArguments('file_edit', { path: 'notes.md', edits: [{ old_text: '', new_text: 'a' }] }, /edits\[0\]\.old_text|edits\[0\]: old_text is empty/);
         await refused('file_edit', { path: '../outside/secret.txt', edits: [{ old_text: 'needle', new_text: 'pin' }] }, /escape|outside|\.\./);
         await refused('file_edit', { path: 'run.sh', edits: [{ old_text: 'a', new_text: 'b' }] }, /extension/);
         assert.equal(onDisk('notes.md'), 'x = 1\ny = 2\nx = 1\n');

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport, McpError } from './lib/sdk.mjs';
+import { toolCalls } from './lib/tools.mjs';
 import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 const sha256 = text => createHash('sha256').update(text).digest('hex');
@@ -28,21 +29,7 @@ describe('file tools', () => {
         await c.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
         return c;
     };
-    const call = (name, args) => client.callTool({ name, arguments: args });
-    const ok = async (name, args) => {
-        const result = await call(name, args);
-        assert.ok(!result.isError, `${name} ${JSON.stringify(args)} failed: ${result.content?.[0]?.text}`);
-        assert.equal(result.structuredContent.success, true);
-        return result.structuredContent;
-    };
-    const refused = async (name, args, pattern) => {
-        const result = await call(name, args);
-        assert.equal(result.isError, true, `${name} ${JSON.stringify(args)} should fail`);
-        assert.equal(result.structuredContent.success, false);
-        assert.match(result.structuredContent.error, pattern);
-        assert.match(result.content[0].text, pattern);
-        return result.structuredContent.error;
-    };
+    const { call, ok, refused } = toolCalls(() => client);
     const outsideIntact = () => {
         assert.equal(readFileSync(join(outside, 'secret.txt'), 'utf8'), 'SECRET');
         assert.deepEqual(readdirSync(outside).sort(), ['secret.txt']);
