@@ -20,6 +20,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kMaxPolicyBytes = 1 << 20;
+// Paths in any one list of the policy.
+constexpr std::size_t kMaxPaths = 256;
 
 struct LayerEntry
 {
@@ -113,7 +115,7 @@ bool parseLimits(const json &v, Limits &out, std::string &error)
     return true;
 }
 
-// The "landlock" object; see LandlockPolicy in policy.h for the semantics.
+// `path` is `dir` or beneath it (both absolute and clean).
 bool beneathOrEqual(const std::string &path, const std::string &dir)
 {
     if (dir == "/")
@@ -123,6 +125,58 @@ bool beneathOrEqual(const std::string &path, const std::string &dir)
                 && path[dir.size()] == '/');
 }
 
+// An absolute, clean path (see cleanComponents), without a trailing slash.
+bool absoluteClean(const std::string &path)
+{
+    return !path.empty() && path[0] == '/' && !hasNul(path) && cleanComponents(path)
+            && (path.size() == 1 || path.back() != '/');
+}
+
+bool readString(const json &obj, const std::string &where, std::string &out, std::string &error)
+{
+    if (!obj.is_string()) {
+        error = where + ": must be a string";
+        return false;
+    }
+    out = obj.get<std::string>();
+    return true;
+}
+
+bool readBool(const json &obj, const std::string &where, bool &out, std::string &error)
+{
+    if (!obj.is_boolean()) {
+        error = where + ": must be true or false";
+        return false;
+    }
+    out = obj.get<bool>();
+    return true;
+}
+
+// An array of at most kMaxPaths clean absolute paths beneath /usr (not /usr itself): the
+// namespaces layer's "exec_paths" and "bin".
+bool readPathsBeneathUsr(const json &v, const std::string &where, std::vector<std::string> &out,
+                         std::string &error)
+{
+    if (!v.is_array() || v.size() > kMaxPaths) {
+        error = where + ": must be an array of at most " + std::to_string(kMaxPaths)
+                + " paths beneath /usr";
+        return false;
+    }
+    for (const json &e : v) {
+        std::string path;
+        if (!readString(e, where, path, error))
+            return false;
+        if (!absoluteClean(path) || path == "/usr" || !beneathOrEqual(path, "/usr")) {
+            error = where + ": \"" + path
+                    + "\" must be a clean absolute path beneath /usr (not /usr itself)";
+            return false;
+        }
+        out.push_back(std::move(path));
+    }
+    return true;
+}
+
+// The "landlock" object; see LandlockPolicy in policy.h for the semantics.
 bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &out,
                    std::string &error)
 {
@@ -130,16 +184,12 @@ bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &
         error = "landlock: must be an object";
         return false;
     }
-    constexpr std::size_t kMaxPaths = 256;
     for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string &key = it.key();
         const std::string where = "landlock." + key;
         if (key == "network") {
-            if (!it.value().is_boolean()) {
-                error = where + ": must be true or false";
+            if (!readBool(it.value(), where, out.network, error))
                 return false;
-            }
-            out.network = it.value().get<bool>();
             continue;
         }
         std::vector<std::string> *list = key == "read" ? &out.read
@@ -164,8 +214,7 @@ bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &
                 return false;
             }
             std::string path = e.get<std::string>();
-            if (path.empty() || path[0] != '/' || hasNul(path) || !cleanComponents(path)
-                || (path.size() > 1 && path.back() == '/')) {
+            if (!absoluteClean(path)) {
                 error = where + ": \"" + path
                         + "\" must be an absolute path without . or .. components";
                 return false;
@@ -197,39 +246,9 @@ bool parseSeccomp(const json &v, SeccompPolicy &out, std::string &error)
             error = "seccomp." + it.key() + ": unknown key";
             return false;
         }
-        if (!it.value().is_boolean()) {
-            error = "seccomp.network: must be true or false";
+        if (!readBool(it.value(), "seccomp.network", out.network, error))
             return false;
-        }
-        out.network = it.value().get<bool>();
     }
-    return true;
-}
-
-// An absolute, clean path (see cleanComponents), without a trailing slash.
-bool absoluteClean(const std::string &path)
-{
-    return !path.empty() && path[0] == '/' && !hasNul(path) && cleanComponents(path)
-            && (path.size() == 1 || path.back() != '/');
-}
-
-bool readString(const json &obj, const std::string &where, std::string &out, std::string &error)
-{
-    if (!obj.is_string()) {
-        error = where + ": must be a string";
-        return false;
-    }
-    out = obj.get<std::string>();
-    return true;
-}
-
-bool readBool(const json &obj, const std::string &where, bool &out, std::string &error)
-{
-    if (!obj.is_boolean()) {
-        error = where + ": must be true or false";
-        return false;
-    }
-    out = obj.get<bool>();
     return true;
 }
 
@@ -275,43 +294,20 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
                 return false;
             }
         } else if (key == "exec_paths") {
-            if (!it.value().is_array() || it.value().size() > 256) {
-                error = where + ": must be an array of at most 256 paths beneath /usr";
-                return false;
-            }
             out.execPaths.emplace();
-            for (const json &e : it.value()) {
-                std::string path;
-                if (!readString(e, where, path, error))
-                    return false;
-                if (!absoluteClean(path) || path == "/usr" || !beneathOrEqual(path, "/usr")) {
-                    error = where + ": \"" + path
-                            + "\" must be a clean absolute path beneath /usr (not /usr itself)";
-                    return false;
-                }
-                out.execPaths->push_back(std::move(path));
-            }
-        } else if (key == "bin") {
-            if (!it.value().is_array() || it.value().size() > 256) {
-                error = where + ": must be an array of at most 256 programs beneath /usr";
+            if (!readPathsBeneathUsr(it.value(), where, *out.execPaths, error))
                 return false;
-            }
+        } else if (key == "bin") {
+            if (!readPathsBeneathUsr(it.value(), where, out.bin, error))
+                return false;
+            // Linked by name into one directory: two programs may not share a name.
             std::set<std::string> names;
-            for (const json &e : it.value()) {
-                std::string path;
-                if (!readString(e, where, path, error))
-                    return false;
-                if (!absoluteClean(path) || path == "/usr" || !beneathOrEqual(path, "/usr")) {
-                    error = where + ": \"" + path + "\" must be a clean absolute path beneath /usr";
-                    return false;
-                }
+            for (const std::string &path : out.bin)
                 if (!names.insert(path.substr(path.rfind('/') + 1)).second) {
                     error = where + ": two programs named \"" + path.substr(path.rfind('/') + 1)
                             + "\"";
                     return false;
                 }
-                out.bin.push_back(std::move(path));
-            }
         } else {
             error = where + ": unknown key";
             return false;
