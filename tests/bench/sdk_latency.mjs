@@ -8,9 +8,10 @@
 // Needs `npm ci` in tests/clients. All traffic goes to 127.0.0.1; every loop is bounded.
 
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuNs, withTimeout } from './measure.mjs';
 import os from 'node:os';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -79,27 +80,6 @@ function median(values) {
         return NaN;
     const mid = Math.floor(sorted.length / 2);
     return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-// CPU time of every thread of a process, in nanoseconds (schedstat).
-function cpuNs(pid) {
-    let total = 0;
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-        try {
-            total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-        } catch {
-            // the thread ended meanwhile
-        }
-    }
-    return total;
-}
-
-function withTimeout(promise, ms, what) {
-    let timer;
-    return Promise.race([
-        promise.finally(() => clearTimeout(timer)),
-        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms); }),
-    ]);
 }
 
 // Starts `cmcpd --port 0` and resolves with { child, port, exited } once it logs its address.
