@@ -7,6 +7,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QPointer>
 #include <QRandomGenerator>
 #include <QScopeGuard>
 
@@ -400,16 +401,19 @@ void McpServer::listTools(const Request &request)
 void McpServer::callTool(const Request &request)
 {
     const QString name = request.params.value(QLatin1String("name")).toString();
+    const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
+    ToolCallRecord record = startCallRecord(request, name, arguments);
     const ToolDefinition *tool = m_tools.find(name);
     if (!tool) {
+        endCallRecord(record, ToolCallOutcome::UnknownTool, nullptr);
         request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown tool: %1").arg(name),
                      QJsonObject{{QLatin1String("tool"), name}});
         return;
     }
     const QString version = request.session->protocolVersion();
-    const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
     const QString violation = SchemaValidator::validate(tool->inputSchema, arguments, QStringLiteral("arguments"));
     if (!violation.isEmpty()) {
+        endCallRecord(record, ToolCallOutcome::InvalidArguments, nullptr, violation);
         // Since 2025-11-25 the specification wants invalid arguments reported as a tool error,
         // so that the model can correct itself; earlier revisions use -32602.
         if (protocol::atLeast(version, protocol::V2025_11_25)) {
@@ -428,7 +432,10 @@ void McpServer::callTool(const Request &request)
     const QString key = request.key;
     const quint64 serial = request.serial;
     const QJsonValue id = request.id;
-    auto finisher = [weakSession, key, serial, id, name, version, outputSchema](const ToolResult &toolResult) {
+    // Shared by the finisher and the cancel handler: whichever comes first ends the record.
+    auto shared = std::make_shared<ToolCallRecord>(std::move(record));
+    QPointer<McpServer> server(this);
+    auto finisher = [weakSession, key, serial, id, name, version, outputSchema, shared, server](const ToolResult &toolResult) {
         auto session = weakSession.lock();
         if (!session)
             return;
@@ -439,12 +446,17 @@ void McpServer::callTool(const Request &request)
                     : QStringLiteral("structuredContent is missing");
             if (!problem.isEmpty()) {
                 spdlog::error("tool {} broke its outputSchema: {}", name.toStdString(), problem.toStdString());
+                if (server)
+                    server->endCallRecord(*shared, ToolCallOutcome::BrokeOutputSchema, &toolResult, problem);
                 session->settleRequest(key, serial, jsonrpc::makeError(id, jsonrpc::InternalError,
                                                                QStringLiteral("tool %1 produced output that does not match its outputSchema: %2")
                                                                        .arg(name, problem)));
                 return;
             }
         }
+        if (server)
+            server->endCallRecord(*shared, toolResult.isError ? ToolCallOutcome::Failed : ToolCallOutcome::Succeeded,
+                                  &toolResult);
         if (!toolResult.structuredJson.isEmpty()) {
             session->settleRequest(key, serial, serializedResult(id, toolResult, version));
             return;
@@ -465,8 +477,48 @@ void McpServer::callTool(const Request &request)
     const QJsonValue progressToken =
             request.params.value(QLatin1String("_meta")).toObject().value(QLatin1String("progressToken"));
     auto call = std::make_shared<ToolCall>(request.session, key, name, arguments, progressToken, std::move(finisher));
-    request.session->setCancelHandler(key, [call](const QString &reason) { call->cancel(reason); });
+    request.session->setCancelHandler(key, [call, shared, server](const QString &reason) {
+        if (server && !call->isFinished() && !call->isCancelled())
+            server->endCallRecord(*shared, ToolCallOutcome::Cancelled, nullptr, reason);
+        call->cancel(reason);
+    });
     tool->handler(call);
+}
+
+ToolCallRecord McpServer::startCallRecord(const Request &request, const QString &tool, const QJsonObject &arguments)
+{
+    ToolCallRecord call;
+    call.callId = ++m_lastCallId;
+    call.sessionId = request.session->id();
+    call.transport = request.session->transportName();
+    call.clientName = request.session->clientInfo().value(QLatin1String("name")).toString();
+    call.tool = tool;
+    call.arguments = arguments;
+    call.startedAt = QDateTime::currentDateTimeUtc();
+    Q_EMIT toolCallStarted(call);
+    return call;
+}
+
+void McpServer::endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,
+                              const QString &detail)
+{
+    call.outcome = outcome;
+    call.detail = detail;
+    call.durationMs = call.startedAt.msecsTo(QDateTime::currentDateTimeUtc());
+    Q_EMIT toolCallFinished(call, result);
+}
+
+QString toolCallOutcomeName(ToolCallOutcome outcome)
+{
+    switch (outcome) {
+    case ToolCallOutcome::Succeeded: return QStringLiteral("succeeded");
+    case ToolCallOutcome::Failed: return QStringLiteral("failed");
+    case ToolCallOutcome::InvalidArguments: return QStringLiteral("invalid_arguments");
+    case ToolCallOutcome::UnknownTool: return QStringLiteral("unknown_tool");
+    case ToolCallOutcome::BrokeOutputSchema: return QStringLiteral("broke_output_schema");
+    case ToolCallOutcome::Cancelled: return QStringLiteral("cancelled");
+    }
+    return QStringLiteral("unknown");
 }
 
 void McpServer::listResources(const Request &request)

@@ -4,6 +4,7 @@
 #include "PromptRegistry.h"
 #include "ResourceRegistry.h"
 #include "Session.h"
+#include "ToolCallRecord.h"
 #include "ToolRegistry.h"
 
 #include <QHash>
@@ -53,6 +54,12 @@ public:
 Q_SIGNALS:
     void sessionOpened(const QString &sessionId, const QString &transport);
     void sessionClosed(const QString &sessionId, const QString &reason);
+    // Every tools/call, emitted synchronously: toolCallFinished comes before the response is
+    // handed to the transport, so an observer that must record a call durably (the audit log)
+    // does so before the client learns the result. `result` is null for the outcomes where no
+    // tool result exists (invalid arguments, unknown tool, cancelled).
+    void toolCallStarted(const cmcp::ToolCallRecord &call);
+    void toolCallFinished(const cmcp::ToolCallRecord &call, const cmcp::ToolResult *result);
 
 private:
     struct Request
@@ -81,6 +88,9 @@ private:
     void setLogLevel(const Request &request);
     void listTools(const Request &request);
     void callTool(const Request &request);
+    ToolCallRecord startCallRecord(const Request &request, const QString &tool, const QJsonObject &arguments);
+    void endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,
+                       const QString &detail = {});
     void listResources(const Request &request);
     void listResourceTemplates(const Request &request);
     void readResource(const Request &request);
@@ -104,6 +114,7 @@ private:
     QHash<QString, std::shared_ptr<Session>> m_sessions;
     int m_pageSize = 100;
     int m_maxSessions = 10000;
+    quint64 m_lastCallId = 0;
 };
 
 } // namespace cmcp

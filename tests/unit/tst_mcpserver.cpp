@@ -183,6 +183,7 @@ private Q_SLOTS:
     void progress_data();
     void progress();
     void cancellation();
+    void callRecordsEveryOutcome();
     void logLevelFilters_data();
     void logLevelFilters();
     void listChangedBroadcast();
@@ -1148,6 +1149,61 @@ void TestMcpServer::progress()
     }
     QCOMPARE(values, (QList<double>{1, 2, 3}));
     QCOMPARE(notifications.at(1).value(u"params"_s).toObject().value(u"message"_s).toString(), u"half way"_s);
+}
+
+// The admin channel and the audit log see every call: started once, finished once, with the
+// outcome, and finished before the response reaches the transport.
+void TestMcpServer::callRecordsEveryOutcome()
+{
+    QList<ToolCallRecord> started;
+    QList<ToolCallRecord> finished;
+    QList<bool> hadResult;
+    connect(m_server.get(), &McpServer::toolCallStarted, this, [&](const ToolCallRecord &call) { started.append(call); });
+    connect(m_server.get(), &McpServer::toolCallFinished, this, [&](const ToolCallRecord &call, const ToolResult *result) {
+        finished.append(call);
+        hadResult.append(result != nullptr);
+    });
+
+    auto session = initialized(u"2025-11-25"_s);
+    callTool(session, 1, u"echo"_s, {{u"text"_s, u"hi"_s}});
+    callTool(session, 2, u"echo"_s, {{u"wrong"_s, 1}});
+    callTool(session, 3, u"no_such_tool"_s, {});
+    callTool(session, 4, u"broken"_s, {});
+    const Sent slow = request(session, 5, u"tools/call"_s, {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 5000}}}});
+    QCOMPARE(finished.size(), 4);
+    send(session, u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':5,'reason':'stop'}}"_s);
+
+    QCOMPARE(started.size(), 5);
+    QCOMPARE(finished.size(), 5);
+    const QList<ToolCallOutcome> expected{ToolCallOutcome::Succeeded, ToolCallOutcome::InvalidArguments,
+                                          ToolCallOutcome::UnknownTool, ToolCallOutcome::BrokeOutputSchema,
+                                          ToolCallOutcome::Cancelled};
+    for (int i = 0; i < 5; ++i) {
+        QCOMPARE(finished[i].outcome, expected[i]);
+        QCOMPARE(finished[i].callId, started[i].callId);
+        QCOMPARE(finished[i].sessionId, session->id());
+        QVERIFY(finished[i].durationMs >= 0);
+    }
+    QVERIFY(started[0].callId < started[1].callId);
+    QCOMPARE(started[0].tool, u"echo"_s);
+    QCOMPARE(started[0].arguments.value(u"text"_s).toString(), u"hi"_s);
+    QCOMPARE(hadResult, (QList<bool>{true, false, false, true, false}));
+    QVERIFY(finished[1].detail.contains(u"text"_s));
+    QCOMPARE(finished[4].detail, u"stop"_s);
+    QCOMPARE(toolCallOutcomeName(ToolCallOutcome::InvalidArguments), u"invalid_arguments"_s);
+
+    // Finished is emitted before the transport gets the response.
+    auto exchange = std::make_shared<RecordingExchange>();
+    int completionsSeen = -1;
+    connect(m_server.get(), &McpServer::toolCallFinished, this,
+            [&completionsSeen, exchange](const ToolCallRecord &, const ToolResult *) {
+                completionsSeen = int(exchange->completions.size());
+            });
+    m_server->handlePayload(session, jsonrpc::parsePayload(jsonText(
+            u"{'jsonrpc':'2.0','id':9,'method':'tools/call','params':{'name':'echo','arguments':{'text':'x'}}}"_s)), exchange);
+    QCOMPARE(completionsSeen, 0);
+    QCOMPARE(exchange->completions.size(), 1);
+    Q_UNUSED(slow);
 }
 
 void TestMcpServer::cancellation()
