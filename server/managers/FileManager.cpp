@@ -188,6 +188,9 @@ FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) co
     if (!file.ok())
         return Outcome::failure(failed(request.path, file.error()));
 
+    if (request.cheapOnly && (window || file.status().st_size > *request.cheapOnly))
+        return Outcome::deferredAsCostly();
+
     FileReadResult result;
     result.path = path->display();
     result.size = file.status().st_size;

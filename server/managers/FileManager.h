@@ -22,8 +22,11 @@ struct FileOutcome
 {
     std::optional<T> value;
     QString error;
+    // Not done because it would not be cheap (see FileReadRequest::cheapOnly); neither value nor error.
+    bool deferred = false;
 
     static FileOutcome failure(QString message) { return {std::nullopt, std::move(message)}; }
+    static FileOutcome deferredAsCostly() { return {std::nullopt, {}, true}; }
     bool ok() const { return value.has_value(); }
 };
 
@@ -36,6 +39,9 @@ struct FileReadRequest
     // Hand the text as UTF-8 in contentUtf8 rather than as a QString: a caller that writes it
     // out as UTF-8 (JSON) skips the conversions to UTF-16 and back.
     bool asUtf8 = false;
+    // When set, only a whole read of a file of at most this many bytes is done; anything larger
+    // (or a line window) comes back deferred, for the caller to redo off the event loop.
+    std::optional<qint64> cheapOnly = {};
 };
 
 struct FileReadResult

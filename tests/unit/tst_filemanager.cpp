@@ -119,6 +119,31 @@ private Q_SLOTS:
         QVERIFY(read.value->modified > 1.6e9);
     }
 
+    // file_read tries small files on the event loop: larger ones and line windows are deferred
+    // to a worker untouched, errors are answered at once.
+    void cheapOnlyReadsDeferWhatIsCostly()
+    {
+        put(inside(QStringLiteral("small.txt")), QByteArray(100, 'a'));
+        put(inside(QStringLiteral("large.txt")), QByteArray(101, 'a'));
+        FileReadRequest request{.path = QStringLiteral("small.txt"), .cheapOnly = 100};
+        const auto small = m_files->read(request);
+        QVERIFY(small.ok() && !small.deferred);
+        QCOMPARE(small.value->content.size(), 100);
+
+        request.path = QStringLiteral("large.txt");
+        const auto large = m_files->read(request);
+        QVERIFY(large.deferred && !large.ok() && large.error.isEmpty());
+
+        request.path = QStringLiteral("small.txt");
+        request.limit = 1;
+        QVERIFY(m_files->read(request).deferred);
+
+        request.path = QStringLiteral("missing.txt");
+        const auto missing = m_files->read(request);
+        QVERIFY(!missing.deferred && !missing.ok());
+        QVERIFY(missing.error.contains(QStringLiteral("missing.txt")));
+    }
+
     // The file tool asks for UTF-8: the same text as decode() gives, without its conversions.
     void readAsUtf8GivesTheDecodedText()
     {

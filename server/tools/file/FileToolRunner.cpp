@@ -15,19 +15,32 @@ FileToolRunner::~FileToolRunner()
     m_pool.waitForDone();
 }
 
-void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work)
+namespace {
+
+void finishCall(ToolCall &call, const FileToolRunner::Completion &completion)
 {
+    if (completion.onLoop && !completion.result.isError)
+        completion.onLoop();
+    call.finish(completion.result);
+}
+
+} // namespace
+
+void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work, const CheapAttempt &attempt)
+{
+    if (attempt) {
+        if (const std::optional<Completion> done = attempt()) {
+            finishCall(*call, *done);
+            return;
+        }
+    }
     // The destructor waits for every task, so `this` outlives the work; a completion queued
     // after the destructor has run is dropped with the object.
     m_pool.start([this, call, work = std::move(work)] {
         Completion completion = work();
         QMetaObject::invokeMethod(
                 this,
-                [call, completion = std::move(completion)] {
-                    if (completion.onLoop && !completion.result.isError)
-                        completion.onLoop();
-                    call->finish(completion.result);
-                },
+                [call, completion = std::move(completion)] { finishCall(*call, completion); },
                 Qt::QueuedConnection);
     });
 }

@@ -59,15 +59,22 @@ std::function<void()> announce(ResourceRegistry *resources, QStringList changedP
     };
 }
 
-Completion readFile(FileManager &files, const QJsonObject &arguments)
+// Files up to this size are read on the event loop, larger ones on a worker thread.
+constexpr qint64 kCheapReadBytes = 64 * 1024;
+
+std::optional<Completion> readFile(FileManager &files, const QJsonObject &arguments,
+                                   std::optional<qint64> cheapOnly)
 {
     FileReadRequest request;
+    request.cheapOnly = cheapOnly;
     request.path = stringArgument(arguments, "path");
     request.encoding = stringArgument(arguments, "encoding", request.encoding);
     request.offset = integerArgument(arguments, "offset");
     request.limit = integerArgument(arguments, "limit");
     request.asUtf8 = true;
     const FileOutcome<FileReadResult> outcome = files.read(request);
+    if (outcome.deferred)
+        return std::nullopt;
     if (!outcome.ok())
         return failure(outcome.error);
     const FileReadResult &read = *outcome.value;
@@ -88,7 +95,7 @@ Completion readFile(FileManager &files, const QJsonObject &arguments)
         value.insert(QLatin1String("total_lines"), double(*read.totalLines));
         value.insert(QLatin1String("end_of_file"), read.endOfFile);
     }
-    return {ToolResult::structured(value, {{QStringLiteral("content"), text}}), {}};
+    return Completion{ToolResult::structured(value, {{QStringLiteral("content"), text}}), {}};
 }
 
 Completion writeFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
@@ -228,17 +235,22 @@ Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
 }
 
 using Operation = std::function<Completion(const QJsonObject &arguments)>;
+using CheapOperation = std::function<std::optional<Completion>(const QJsonObject &arguments)>;
 
 ToolDefinition fileTool(FileToolRunner *runner, const char *name, const char *title,
                         const char *description, QJsonObject input, QJsonObject output,
-                        ToolAnnotations annotations, Operation operation)
+                        ToolAnnotations annotations, Operation operation,
+                        CheapOperation cheapAttempt = {})
 {
-    return tools::makeTool(name, title, description, std::move(input), std::move(output),
-                           annotations, [runner, operation](const std::shared_ptr<ToolCall> &call) {
-                               const QJsonObject arguments = call->arguments();
-                               runner->run(call,
-                                           [operation, arguments] { return operation(arguments); });
-                           });
+    return tools::makeTool(
+            name, title, description, std::move(input), std::move(output), annotations,
+            [runner, operation, cheapAttempt](const std::shared_ptr<ToolCall> &call) {
+                const QJsonObject arguments = call->arguments();
+                FileToolRunner::CheapAttempt attempt;
+                if (cheapAttempt)
+                    attempt = [cheapAttempt, arguments] { return cheapAttempt(arguments); };
+                runner->run(call, [operation, arguments] { return operation(arguments); }, attempt);
+            });
 }
 
 } // namespace
@@ -272,7 +284,8 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
                        "encoding base64 reads binary files.",
                        fileschemas::readInput(), fileschemas::readOutput(),
                        {true, false, true, false},
-                       [files](const QJsonObject &a) { return readFile(*files, a); }));
+                       [files](const QJsonObject &a) { return *readFile(*files, a, std::nullopt); },
+                       [files](const QJsonObject &a) { return readFile(*files, a, kCheapReadBytes); }));
     tools.add(fileTool(
             runner, "file_write", "Write a file",
             "Writes a whole file of the workspace atomically, creating missing parent "
