@@ -54,11 +54,13 @@ runtime_args() {
 # to runc here, which fail above the caller's hard limits (root lacks CAP_SYS_RESOURCE), so
 # nofile is capped at this shell's hard limit.
 security_args() {
-    local nofile=65536 hard
+    local nofile=65536 hard unmask='unmask=/proc/*'
     hard=$(ulimit -Hn)
     [[ $hard != unlimited ]] && ((hard < nofile)) && nofile=$hard
+    # Docker's name for the same: no masked or read-only paths under /proc and /sys.
+    [[ $(engine) == docker ]] && unmask=systempaths=unconfined
     printf '%s\n' --security-opt "seccomp=$ROOT/container/seccomp.json" \
-        --security-opt 'unmask=/proc/*' --security-opt no-new-privileges --cap-drop ALL \
+        --security-opt "$unmask" --security-opt no-new-privileges --cap-drop ALL \
         --ulimit "nofile=$nofile:$nofile" --ulimit nproc=4096:4096
 }
 
@@ -76,11 +78,11 @@ cmd_build() {
     if [[ $base == localhost/cmcp-base:* ]]; then
         "$ROOT/container/make-base.sh" "$eng" "$base" "${base#localhost/cmcp-base:}"
     fi
-    local format=()
+    local format=() runtime
     # Podman writes OCI images by default, which drop HEALTHCHECK.
     [[ $eng == podman ]] && format=(--format docker)
-    # shellcheck disable=SC2046 # one argument per line
-    "$eng" build "${format[@]}" --build-arg "BASE=$base" $(runtime_args) \
+    mapfile -t runtime < <(runtime_args)
+    "$eng" build "${format[@]}" --build-arg "BASE=$base" "${runtime[@]}" \
         -f "$ROOT/container/Containerfile" -t "$IMAGE" "$ROOT"
 }
 
@@ -90,12 +92,13 @@ cmd_env() {
 }
 
 cmd_run() {
-    local eng
+    local eng runtime security
     eng=$(engine)
     cmd_init
     "$eng" rm -f "$NAME" >/dev/null 2>&1 || true
-    # shellcheck disable=SC2046 # one argument per line
-    "$eng" run -d --name "$NAME" $(runtime_args) $(security_args) \
+    mapfile -t runtime < <(runtime_args)
+    mapfile -t security < <(security_args)
+    "$eng" run -d --name "$NAME" "${runtime[@]}" "${security[@]}" \
         -p "127.0.0.1:$PORT:8000" \
         -v "$ROOT/volume/config:/app/volume/config:Z" \
         -v cmcp-data:/app/volume/data -v cmcp-logs:/app/volume/logs \
