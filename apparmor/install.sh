@@ -7,12 +7,13 @@
 #   install.sh --remove  unload and remove them
 # Profiles: cmcpd (the daemon), cmcp-jail (the job monitor), cmcp-browser (the QtWebEngine
 # worker), cmcp-job-bash and cmcp-job-python (what BASH_APPARMOR_PROFILE and
-# PYTHON_APPARMOR_PROFILE name; cmcpd asks the jail for them only when they are loaded).
+# PYTHON_APPARMOR_PROFILE name; cmcpd asks the jail for them only when they are loaded), and
+# cmcp-container (the container itself on AppArmor hosts: apparmor=cmcp-container).
 set -euo pipefail
 
 HERE=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")" && pwd)
 readonly HERE
-readonly PROFILES="cmcpd cmcp-jail cmcp-browser cmcp-job-bash cmcp-job-python"
+readonly PROFILES="cmcpd cmcp-jail cmcp-browser cmcp-job-bash cmcp-job-python cmcp-container"
 readonly TARGET=${CMCP_APPARMOR_DIR:-/etc/apparmor.d}
 readonly EXIT_NO_APPARMOR=3
 readonly DROP_IN=/etc/systemd/system/cmcpd.service.d/10-apparmor.conf
