@@ -39,6 +39,11 @@ trap cleanup EXIT
 
 runtime=()
 [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] || runtime=(--runtime runc)
+# Explicit rlimits, at most this shell's hard limits: without them runc fails to start
+# containers here (container/README.md).
+nofile=$(ulimit -Hn)
+{ [ "$nofile" = unlimited ] || [ "$nofile" -gt 65536 ]; } && nofile=65536
+limits=(--ulimit "nofile=$nofile:$nofile" --ulimit nproc=4096:4096)
 
 "$ROOT/container/make-base.sh" podman "$BASE" || fail "could not make the base image $BASE"
 phase "base image"
@@ -55,22 +60,22 @@ volumes=$(podman image inspect --format '{{json .Config.Volumes}}' "$IMAGE")
 for volume in config data logs sandbox; do
     grep -q "/app/volume/$volume" <<<"$volumes" || fail "no volume /app/volume/$volume ($volumes)"
 done
-# No compiler, no -dev package: the final stage has runtime libraries only.
-if podman run --rm "${runtime[@]}" --entrypoint /bin/sh "$IMAGE" -c \
-        'command -v gcc || command -v g++ || command -v cc || command -v c++ || dpkg -l | grep -- "-dev "'; then
-    fail "the runtime image holds a compiler or a -dev package"
-fi
-podman run --rm "${runtime[@]}" --entrypoint /usr/local/bin/cmcp-jail "$IMAGE" 2>&1 | grep -q usage \
-    || fail "cmcp-jail is not installed in the image"
+# No compiler, no -dev package: the final stage has runtime libraries only. The last line proves
+# the check ran (podman run fails, for one, without explicit rlimits here).
+leftovers=$(podman run --rm "${runtime[@]}" "${limits[@]}" --entrypoint /bin/sh "$IMAGE" -c \
+    'for c in gcc g++ cc c++ clang; do command -v "$c"; done
+     dpkg-query -W -f "\${Package}\n" | grep -- "-dev$"
+     echo checked') || fail "could not run a shell in the image"
+[ "$leftovers" = checked ] || fail "the runtime image holds a compiler or a -dev package: $leftovers"
+# Without arguments cmcp-jail exits 90 with its usage.
+jail_usage=$(podman run --rm "${runtime[@]}" "${limits[@]}" --entrypoint /usr/local/bin/cmcp-jail "$IMAGE" 2>&1)
+grep -q 'usage: exactly one of --policy-fd' <<<"$jail_usage" || fail "cmcp-jail is not installed in the image: $jail_usage"
 phase "image checks"
 
 # The options of ./bin/cmcp container run (container/cmcp-container.sh security_args).
-nofile=$(ulimit -Hn)
-[ "$nofile" = unlimited ] || [ "$nofile" -gt 65536 ] && nofile=65536
-podman run -d --name "$NAME" "${runtime[@]}" \
+podman run -d --name "$NAME" "${runtime[@]}" "${limits[@]}" \
     --security-opt "seccomp=$ROOT/container/seccomp.json" --security-opt 'unmask=/proc/*' \
     --security-opt no-new-privileges --cap-drop ALL \
-    --ulimit "nofile=$nofile:$nofile" --ulimit nproc=4096:4096 \
     -p 127.0.0.1::8000 "$IMAGE" >/dev/null || fail "podman run failed"
 port=$(podman port "$NAME" 8000/tcp | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p' | head -n 1)
 [ -n "$port" ] || fail "no published port on 127.0.0.1"
