@@ -164,9 +164,9 @@ QList<SettingSpec> buildTable()
                     "does not wait for its jail and shell to start; 0 starts each job for its "
                     "call.",
                     NoFlags),
-            text(bash, "BASH_APPARMOR_PROFILE", "",
+            text(bash, "BASH_APPARMOR_PROFILE", "cmcp-job-bash",
                  "AppArmor profile commands run under when AppArmor is enabled and the profile is "
-                 "loaded; empty: none.",
+                 "loaded (apparmor/, ./bin/cmcp apparmor); empty: none.",
                  NoFlags),
 
             integer(python, "PYTHON_MEMORY_LIMIT", "256", 16, 65536,
@@ -184,9 +184,9 @@ QList<SettingSpec> buildTable()
                     "does not wait for its jail and interpreter to start; 0 starts each job for "
                     "its call.",
                     NoFlags),
-            text(python, "PYTHON_APPARMOR_PROFILE", "",
+            text(python, "PYTHON_APPARMOR_PROFILE", "cmcp-job-python",
                  "AppArmor profile Python code runs under when AppArmor is enabled and the "
-                 "profile is loaded; empty: none.",
+                 "profile is loaded (apparmor/, ./bin/cmcp apparmor); empty: none.",
                  NoFlags),
 
             integer(files, "FILE_MAX_SIZE_MB", "10", 1, 1024,

@@ -106,8 +106,11 @@ int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings 
                      missing.join(QStringLiteral("; ")).toStdString());
     else if (options.insecure)
         spdlog::warn("sandbox: SANDBOX_INSECURE=1: every job result is marked insecure");
-    spdlog::info("sandbox: jobs run as uids {}..{}, gid {}; required layers: {}", options.uidBase,
-                 options.uidBase + options.uidCount - 1, options.gid,
+    // Not root (a container): jobs keep the daemon's uid, in user namespaces of their own.
+    const std::string jobIds = sandbox.root
+            ? fmt::format("uids {}..{}, gid {}", options.uidBase, options.uidBase + options.uidCount - 1, options.gid)
+            : fmt::format("this daemon's uid {} (not root)", geteuid());
+    spdlog::info("sandbox: jobs run as {}; required layers: {}", jobIds,
                  required.isEmpty() ? std::string("none")
                                     : required.join(QLatin1Char(',')).toStdString());
     if (!QFileInfo(options.jailProgram).isExecutable())

@@ -88,6 +88,28 @@ gid_t jobGid(const Policy &policy)
     return policy.namespaces ? kInsideId : policy.gid;
 }
 
+// "deny" in /proc/self/setgroups: this user namespace was made by an unprivileged jail.
+bool setgroupsDenied()
+{
+    std::ifstream f("/proc/self/setgroups");
+    std::string state;
+    return f >> state && state == "deny";
+}
+
+// Whether every supplementary group (if any) is `gid`.
+bool onlyGroupIs(gid_t gid)
+{
+    gid_t groups[64];
+    const int n = ::getgroups(64, groups);
+    if (n < 0)
+        return false;
+    for (int i = 0; i < n; ++i) {
+        if (groups[i] != gid)
+            return false;
+    }
+    return true;
+}
+
 bool verify(const Policy &policy, std::string &error)
 {
     uid_t r, e, s;
@@ -106,8 +128,8 @@ bool verify(const Policy &policy, std::string &error)
         error = "verify: the job would run as uid 0";
         return false;
     }
-    if (::getgroups(0, nullptr) != 0) {
-        error = "verify: supplementary groups remain";
+    if (!onlyGroupIs(gid)) {
+        error = "verify: supplementary groups other than the job's gid remain";
         return false;
     }
     std::string status;
@@ -176,9 +198,13 @@ bool switchIdentity(const Policy &policy, const Launch &launch, std::string &err
     }
 
     if (::setgroups(0, nullptr) != 0) {
-        // An unprivileged jail that already has no supplementary groups is fine.
+        // An unprivileged jail that already has no supplementary groups is fine, also in the
+        // user namespace of a jail that is not host root (a daemon in a container): there the
+        // kernel required setgroups to be denied before the id maps were written, and the only
+        // group that may remain is the job's own gid (container engines list the primary group
+        // as a supplementary one too).
         int err = errno;
-        if (privileged || ::getgroups(0, nullptr) != 0) {
+        if ((privileged && !setgroupsDenied()) || !onlyGroupIs(jobGid(policy))) {
             error = errnoText("setgroups(0)", err);
             return false;
         }

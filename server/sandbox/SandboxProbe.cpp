@@ -392,14 +392,24 @@ SandboxCapabilities SandboxProbe::run()
     caps.root = geteuid() == 0;
     if (caps.root)
         caps.layers.append(available("identity", QStringLiteral("running as root: jails drop to the uid pool")));
-    else
-        caps.layers.append(unavailable("identity", QStringLiteral("not root (euid %1): jails cannot switch to the uid pool").arg(geteuid())));
     caps.nofileHard = hardLimit(RLIMIT_NOFILE);
     caps.nprocHard = hardLimit(RLIMIT_NPROC);
     caps.layers.append(available("rlimits", QStringLiteral("hard nofile %1, nproc %2").arg(limitText(caps.nofileHard), limitText(caps.nprocHard)),
                                  {{QStringLiteral("nofileHard"), caps.nofileHard}, {QStringLiteral("nprocHard"), caps.nprocHard}}));
     probeCgroups(caps);
     probeNamespaceLayers(caps);
+    if (!caps.root) {
+        // Not root (a container's daemon user): jobs cannot switch to the uid pool, but the jail
+        // can still shed every privilege inside a user namespace of the job's own, where the
+        // daemon's uid is mapped to the job's. The mount and pid namespaces, Landlock and seccomp
+        // then keep the job away from the daemon's files and process.
+        const SandboxLayer identity = caps.isAvailable(u"userns") && caps.isAvailable(u"namespaces")
+                ? available("identity", QStringLiteral("not root (euid %1): jobs keep this uid, mapped "
+                                                       "alone into a user namespace of their own").arg(geteuid()))
+                : unavailable("identity", QStringLiteral("not root (euid %1) and no user namespaces: jails "
+                                                         "can neither switch to the uid pool nor map this uid").arg(geteuid()));
+        caps.layers.prepend(identity);
+    }
     probeOpenat2(caps);
     probeLandlock(caps);
     probeSeccomp(caps);

@@ -6,6 +6,8 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <unistd.h>
+
 namespace cmcp {
 
 SandboxOptions SandboxOptions::fromSettings(const Settings &settings)
@@ -50,8 +52,11 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.program = request.program;
     spec.arguments = request.arguments;
     spec.policy = request.policy;
-    spec.policy.insert(QStringLiteral("uid"), qint64(lease->uid()));
-    spec.policy.insert(QStringLiteral("gid"), qint64(lease->gid()));
+    // A daemon that is not root can map only its own ids into a job's user namespace (see
+    // SandboxProbe: identity); the lease then only bounds the jobs running at once.
+    const bool root = geteuid() == 0;
+    spec.policy.insert(QStringLiteral("uid"), qint64(root ? lease->uid() : geteuid()));
+    spec.policy.insert(QStringLiteral("gid"), qint64(root ? lease->gid() : getegid()));
     spec.standardInput = request.standardInput;
     spec.timeoutMs = request.timeoutMs;
     spec.resultChannel = request.resultChannel;

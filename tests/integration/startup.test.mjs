@@ -32,21 +32,22 @@ test('an unknown layer name in SANDBOX_REQUIRE stops start-up, SANDBOX_INSECURE 
     }
 });
 
-// Without root the identity layer is unavailable (the jail cannot switch uids): as root the
-// daemon is run as nobody to get there.
+// Without root no per-job cgroup can be created (the cgroup trees belong to root): as root the
+// daemon is run as nobody to get there. (Identity is no longer the example: without root the
+// jail still maps the daemon's own uid into each job's user namespace.)
 test('a required layer the machine lacks stops start-up with the reason', { skip: process.getuid() === 0 && !setpriv && 'needs setpriv to run cmcpd without root' }, () => {
-    const result = runDaemon({ SANDBOX_REQUIRE: 'rlimits,identity' }, { asNobody: true });
+    const result = runDaemon({ SANDBOX_REQUIRE: 'rlimits,cgroup' }, { asNobody: true });
     assert.equal(result.status, 1, result.stderr);
     const errors = result.stderr.split('\n').filter(line => line.startsWith('cmcpd:'));
     assert.equal(errors.length, 1, result.stderr);
-    assert.match(errors[0], /^cmcpd: SANDBOX_REQUIRE names layers this machine cannot apply: identity \(not root \(euid \d+\): jails cannot switch to the uid pool\); remove them from SANDBOX_REQUIRE, or set SANDBOX_INSECURE=1 to run with weaker isolation$/);
+    assert.match(errors[0], /^cmcpd: SANDBOX_REQUIRE names layers this machine cannot apply: cgroup \([^)]*\)\); remove them from SANDBOX_REQUIRE, or set SANDBOX_INSECURE=1 to run with weaker isolation$/);
     assert.doesNotMatch(result.stderr, /stdin closed/); // it never got as far as serving
 });
 
 test('SANDBOX_INSECURE=1 starts anyway and says so as a warning', { skip: process.getuid() === 0 && !setpriv && 'needs setpriv to run cmcpd without root' }, () => {
-    const result = runDaemon({ SANDBOX_REQUIRE: 'identity', SANDBOX_INSECURE: 'true' }, { asNobody: true });
+    const result = runDaemon({ SANDBOX_REQUIRE: 'cgroup', SANDBOX_INSECURE: 'true' }, { asNobody: true });
     assert.equal(result.status, 0, result.stderr);
-    assert.match(result.stderr, /warning +\[cmcp\] sandbox: SANDBOX_INSECURE=1: running without required layers: identity \(not root/);
+    assert.match(result.stderr, /warning +\[cmcp\] sandbox: SANDBOX_INSECURE=1: running without required layers: cgroup \(/);
     assert.match(result.stderr, /stdin closed/);
 });
 

@@ -37,6 +37,32 @@ identity)
     pass
     ;;
 
+unprivileged-groups)
+    # A jail that is not root (the container's daemon user) maps only its own uid into the job's
+    # user namespace, where setgroups is denied: it cannot drop supplementary groups there. With
+    # only its own gid the job runs (as 1000 inside, no capability); with another group, here
+    # root's group 0, which would still open group-0 files on the host, it fails closed.
+    need_root
+    policy '{}' '["identity","rlimits","namespaces"]' '{"PATH":"/usr/bin:/bin","LANG":"C"}' ',"namespaces":{}'
+    as_test_uid() {
+        timeout -k 2 10 setpriv --reuid "$TUID" --regid "$TGID" --groups "$1" -- \
+            "$JAIL" --policy-fd 9 -- /usr/bin/sh -c 'id -u; grep -E "^(CapEff|CapBnd)" /proc/self/status; touch /workspace/ran' \
+            9<<<"$POLICY" >"$OUT" 2>"$ERR"
+        RC=$?
+    }
+    as_test_uid "$TGID"
+    expect_rc 0 "own gid only"
+    [ "$(head -n 1 "$OUT")" = 1000 ] || fail "the job is not uid 1000 inside"
+    [ "$(grep -c ':[[:space:]]*0000000000000000$' "$OUT")" = 2 ] || fail "the job kept capabilities"
+    [ -e "$WS/ran" ] || fail "the job did not run"
+    rm -f "$WS/ran"
+    as_test_uid "$TGID,0"
+    expect_rc 92 "identity: group 0 cannot be dropped"
+    expect_err "cmcp-jail: identity: setgroups(0)"
+    [ ! -e "$WS/ran" ] || fail "the job ran with group 0"
+    pass
+    ;;
+
 status)
     need_root
     policy

@@ -242,8 +242,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     if (!tools)
         return false;
     logEnforcement(*tools);
-    // Without the identity layer (a daemon that is not root) no job can start: none is kept
-    // waiting either.
+    // Without the identity layer (a daemon that is neither root nor able to make user
+    // namespaces) no job can start: none is kept waiting either.
     const bool jobsCanStart = tools->policy.hasLayer("identity");
     if (const int warm = tools->bash->options().warmJobs; warm > 0 && jobsCanStart)
         tools->warmCommand = std::make_unique<WarmJobPool>(tools->supervisor,
