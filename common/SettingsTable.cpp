@@ -165,6 +165,11 @@ QList<SettingSpec> buildTable()
                     "Background jobs one session may have running at once.", NoFlags),
             integer(jobs, "JOB_MAX_TOTAL", "32", 1, 100000,
                     "Background jobs all sessions together may have running at once.", NoFlags),
+            integer(jobs, "JOB_KEEP_SECONDS", "0", 0, 86400,
+                    "How long a running background job outlives its session, in seconds, for a "
+                    "reconnecting client to take it over with job_attach; 0 kills a session's "
+                    "jobs when it ends.",
+                    NoFlags),
             integer(jobs, "JOB_OUTPUT_MAX_MB", "64", 1, 65536,
                     "Output of a background job kept for job_output, in megabytes; beyond it "
                     "output is counted and dropped.",

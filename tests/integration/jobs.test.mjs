@@ -179,6 +179,11 @@ describe('background jobs, session workspaces, output handles', needsRoot, () =>
         await s.refused('job_write_stdin', { job_id: job.job_id, data: 'x\n' }, /not started with interactive: true/);
         const killed = await s.ok('job_kill', { job_id: job.job_id });
         assert.equal(killed.state, 'killed');
+        // An interactive command reads what job_write_stdin sends, after its command.
+        const cat = await s.ok('system_run_command', { command: 'cat', interactive: true });
+        await s.ok('job_write_stdin', { job_id: cat.job_id, data: 'echoed back\n', close: true });
+        const { text } = await s.readOutput(cat.job_id);
+        assert.equal(text, 'echoed back\n');
     }));
 
     test('two sessions see neither each other\'s files, resources, jobs nor handles', () => withDiagnostics(daemon, async () => {
@@ -208,6 +213,12 @@ describe('background jobs, session workspaces, output handles', needsRoot, () =>
         const names = readdirSync(sessionsDir);
         const alicePath = names.map(name => join(sessionsDir, name)).find(path => existsSync(join(path, 'secret.txt')));
         assert.ok(alicePath, 'alice has a workspace of her own under sessions/');
+        // A link Bob makes to Alice's real path leads nowhere, for his file tools or his jobs.
+        await b.ok('system_run_python', { code: `import os\nos.symlink(${JSON.stringify(alicePath + '/secret.txt')}, 'link.txt')\nos.symlink(${JSON.stringify(alicePath)}, 'dir.txt')` });
+        await b.refused('file_read', { path: 'link.txt' }, /./);
+        await b.refused('file_read', { path: 'dir.txt/secret.txt' }, /./);
+        const viaLink = (await b.call('system_run_command', { command: 'cat link.txt dir.txt/secret.txt' })).structuredContent;
+        assert.doesNotMatch(viaLink.stdout, /alice only/);
         for (const path of ['../secret.txt', `../${alicePath.split('/').pop()}/secret.txt`, `${alicePath}/secret.txt`, '/../../secret.txt'])
             await b.refused('file_read', { path }, /./);
         const probe = await b.ok('system_run_python', {
@@ -311,5 +322,63 @@ describe('background jobs, session workspaces, output handles', needsRoot, () =>
         assert.equal(status.state, 'exited');
         assert.equal(status.result.exit_code, 0);
         assert.ok(status.elapsed_ms >= LONG_JOB_SECONDS * 1000 - 1000);
+    }));
+});
+
+describe('jobs kept for reconnection (JOB_KEEP_SECONDS)', needsRoot, () => {
+    let daemon;
+    let sandbox;
+
+    before(async () => {
+        sandbox = mkdtempSync(join(tmpdir(), 'cmcp-jobs-keep-'));
+        chmodSync(sandbox, 0o755);
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: {
+                SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE + UID_COUNT, SANDBOX_UID_COUNT: 8,
+                JOB_KEEP_SECONDS: 30, BASH_ALLOWED_COMMANDS: 'echo,sleep',
+            },
+        });
+    });
+
+    after(async () => {
+        await daemon?.stop();
+        if (sandbox)
+            rmSync(sandbox, { recursive: true, force: true });
+    });
+
+    test('a new session takes over a job of an ended session by its id, and only then', () => withDiagnostics(daemon, async () => {
+        const connect = async name => {
+            const client = new Client({ name, version: '1.0.0' });
+            const transport = new StreamableHTTPClientTransport(new URL(daemon.url));
+            await client.connect(transport);
+            await client.listTools();
+            const call = async (tool, args) => (await client.callTool({ name: tool, arguments: args })).structuredContent;
+            return { client, transport, call };
+        };
+        const first = await connect('first');
+        const job = await first.call('system_run_command', { command: 'echo before; sleep 2; echo after', background: true });
+        assert.equal(job.success, true);
+        const thief = await connect('thief');
+        // While its session lives, nobody else can take it.
+        assert.match((await thief.call('job_attach', { job_id: job.job_id })).error, /^no such job/);
+        await first.transport.terminateSession();
+        await first.client.close();
+        const second = await connect('second');
+        assert.match((await second.call('job_status', { job_id: job.job_id })).error, /^no such job/);
+        const attached = await second.call('job_attach', { job_id: job.job_id });
+        assert.equal(attached.success, true, JSON.stringify(attached));
+        assert.equal(attached.state, 'running');
+        // Taken once: the thief is too late.
+        assert.match((await thief.call('job_attach', { job_id: job.job_id })).error, /^no such job/);
+        const done = await eventually(async () => {
+            const status = await second.call('job_status', { job_id: job.job_id });
+            return status.state !== 'running' && status;
+        }, { timeoutMs: 10_000, intervalMs: 100 });
+        assert.equal(done.state, 'exited');
+        const output = await second.call('job_output', { job_id: job.job_id });
+        assert.equal(output.output, 'before\nafter\n');
+        await second.client.close();
+        await thief.client.close();
     }));
 });

@@ -10,6 +10,7 @@
 #include "UnguessableId.h"
 
 #include <QFile>
+#include <QPointer>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -153,6 +154,39 @@ private Q_SLOTS:
         QVERIFY(other->isRunning());
         QCOMPARE(registry.running(), 1);
         registry.endSession(QStringLiteral("B"));
+    }
+
+    void keptJobOutlivesItsSessionUntilAttached()
+    {
+        JobRegistry::Limits limits;
+        limits.keepDetachedSeconds = 1;
+        JobRegistry registry(limits);
+        BackgroundJob *kept = startJob(registry, QStringLiteral("A"), QStringLiteral("/bin/sleep"),
+                                       {QStringLiteral("30")});
+        BackgroundJob *dropped = startJob(registry, QStringLiteral("A"),
+                                          QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
+        QPointer<BackgroundJob> droppedGuard(dropped);
+        const QString keptId = kept->id();
+        const QString droppedId = dropped->id();
+        // A live session's job cannot be taken.
+        QCOMPARE(registry.attach(QStringLiteral("B"), keptId), nullptr);
+        registry.endSession(QStringLiteral("A"));
+        // Detached: no session finds it, not even the old one; it still runs and counts.
+        QCOMPARE(registry.find(QStringLiteral("A"), keptId), nullptr);
+        QVERIFY(kept->isRunning());
+        QCOMPARE(registry.running(), 2);
+        QCOMPARE(registry.attach(QStringLiteral("B"), keptId), kept);
+        QCOMPARE(registry.find(QStringLiteral("B"), keptId), kept);
+        // Attached once: a third session cannot take it again.
+        QCOMPARE(registry.attach(QStringLiteral("C"), keptId), nullptr);
+        // The job nobody attached is killed when the keep time is over.
+        QTRY_VERIFY_WITH_TIMEOUT(droppedGuard.isNull(), 10000);
+        QCOMPARE(registry.find(QString(), droppedId), nullptr);
+        QVERIFY(kept->isRunning());
+        registry.endSession(QStringLiteral("B"));
+        QTRY_VERIFY_WITH_TIMEOUT(registry.find(QStringLiteral("B"), keptId) == nullptr, 10000);
+        // Within its keep time a detached job was B's; after B's end and the keep time it is gone.
+        QTRY_COMPARE_WITH_TIMEOUT(registry.running(), 0, 10000);
     }
 
     void finishedJobsAreKeptWithinTheBound()

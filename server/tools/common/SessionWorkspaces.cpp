@@ -49,9 +49,11 @@ SessionWorkspaces &SessionWorkspaces::of(McpServer &server, const Settings &sett
         return *existing;
     // The settings table admits only the two names.
     const Mode mode = modeFromText(settings.text(u"SANDBOX_WORKSPACE")).value_or(Mode::Shared);
-    auto *workspaces =
-            new SessionWorkspaces(Workspace::fromSettings(settings), mode,
-                                  int(settings.integer(u"SANDBOX_WORKSPACE_KEEP_SECONDS")), &server);
+    // A job kept for reconnection (JOB_KEEP_SECONDS) keeps its workspace as long.
+    const qint64 keepSeconds = qMax(settings.integer(u"SANDBOX_WORKSPACE_KEEP_SECONDS"),
+                                    settings.integer(u"JOB_KEEP_SECONDS"));
+    auto *workspaces = new SessionWorkspaces(Workspace::fromSettings(settings), mode,
+                                             int(keepSeconds), &server);
     connect(&server, &McpServer::sessionClosed, workspaces,
             [workspaces](const QString &sessionId) { workspaces->endSession(sessionId); });
     QString error;

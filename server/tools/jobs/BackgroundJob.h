@@ -42,7 +42,10 @@ public:
 
     void start();
     const QString &id() const { return m_id; }
+    // Empty while the job is detached: its session ended and JOB_KEEP_SECONDS keeps it for
+    // job_attach.
     const QString &sessionId() const { return m_sessionId; }
+    void setSessionId(const QString &sessionId) { m_sessionId = sessionId; }
     const Description &description() const { return m_description; }
     bool isRunning() const { return !m_result.has_value(); }
     const std::optional<JobResult> &result() const { return m_result; }
@@ -68,7 +71,7 @@ private:
     QString state() const;
 
     const QString m_id;
-    const QString m_sessionId;
+    QString m_sessionId;
     const Description m_description;
     JailJob *m_job;
     std::unique_ptr<JobOutputLog> m_log;

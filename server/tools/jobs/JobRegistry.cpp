@@ -2,6 +2,8 @@
 
 #include "BackgroundJob.h"
 
+#include <QTimer>
+
 namespace cmcp {
 
 JobRegistry::JobRegistry(Limits limits, QObject *parent)
@@ -42,7 +44,7 @@ void JobRegistry::add(BackgroundJob *job)
 BackgroundJob *JobRegistry::find(const QString &sessionId, const QString &id) const
 {
     BackgroundJob *job = m_jobs.value(id);
-    return job && job->sessionId() == sessionId ? job : nullptr;
+    return job && !sessionId.isEmpty() && job->sessionId() == sessionId ? job : nullptr;
 }
 
 QList<BackgroundJob *> JobRegistry::jobsOf(const QString &sessionId) const
@@ -67,8 +69,29 @@ void JobRegistry::remove(const QString &id)
 
 void JobRegistry::endSession(const QString &sessionId)
 {
-    for (BackgroundJob *job : jobsOf(sessionId))
-        remove(job->id());
+    if (sessionId.isEmpty())
+        return; // detached jobs belong to no session
+    for (BackgroundJob *job : jobsOf(sessionId)) {
+        if (m_limits.keepDetachedSeconds <= 0 || !job->isRunning()) {
+            remove(job->id());
+            continue;
+        }
+        job->setSessionId(QString());
+        const QString id = job->id();
+        QTimer::singleShot(std::chrono::seconds(m_limits.keepDetachedSeconds), job, [this, id] {
+            if (BackgroundJob *left = m_jobs.value(id); left && left->sessionId().isEmpty())
+                remove(id);
+        });
+    }
+}
+
+BackgroundJob *JobRegistry::attach(const QString &sessionId, const QString &id)
+{
+    BackgroundJob *job = m_jobs.value(id);
+    if (!job || !job->sessionId().isEmpty() || sessionId.isEmpty())
+        return nullptr;
+    job->setSessionId(sessionId);
+    return job;
 }
 
 int JobRegistry::running() const

@@ -22,6 +22,9 @@ public:
         int perSession = 4; // JOB_MAX_PER_SESSION
         int total = 16; // JOB_MAX_TOTAL
         int finishedKeptPerSession = 16;
+        // JOB_KEEP_SECONDS: how long a running job outlives its session, detached, waiting for
+        // a new session of the same client to take it over with job_attach; 0: it is killed.
+        int keepDetachedSeconds = 0;
     };
 
     explicit JobRegistry(Limits limits, QObject *parent = nullptr);
@@ -39,8 +42,14 @@ public:
     QList<BackgroundJob *> jobsOf(const QString &sessionId) const;
     // Forgets the job: it is killed if still running, and deleted once it has ended.
     void remove(const QString &id);
-    // The session has ended: every one of its jobs goes, as by remove().
+    // The session has ended: every one of its jobs goes, as by remove(), except that with
+    // keepDetachedSeconds its running jobs are detached and killed only if no session attaches
+    // them in time.
     void endSession(const QString &sessionId);
+    // Gives a detached job to `sessionId`. The job id, 128 random bits only the client that
+    // started the job was told, is the proof of ownership. nullptr when no detached job has
+    // that id (a job of a live session is never taken).
+    BackgroundJob *attach(const QString &sessionId, const QString &id);
 
     int running() const;
     int running(const QString &sessionId) const;

@@ -128,6 +128,21 @@ void jobKill(const JobServices &services, const std::shared_ptr<ToolCall> &call)
     job->kill();
 }
 
+void jobAttach(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    const QString id = text(call->arguments(), "job_id");
+    BackgroundJob *job = services.registry->attach(call->sessionId(), id);
+    if (!job) {
+        call->finish(failure(JobRegistry::noSuchJob(id)
+                             + QStringLiteral("; only a job whose session has ended, kept for "
+                                              "JOB_KEEP_SECONDS, can be attached")));
+        return;
+    }
+    QJsonObject value = job->status();
+    value.insert(QLatin1String("success"), true);
+    call->finish(ToolResult::structured(value));
+}
+
 void jobList(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 {
     QJsonArray jobs;
@@ -259,6 +274,13 @@ void registerJobTools(McpServer &server, const JobServices &services)
             "Kills a background job of this session with everything it started, and returns its "
             "final status. Its output stays readable.",
             jobIdInput(), statusOutput(), {false, true, true, false}, handler(jobKill)));
+    registry.add(tools::makeTool(
+            "job_attach", "Take over a job of an ended session",
+            "Makes a background job whose session has ended (a client that reconnected with a "
+            "new session) this session's, by the job_id the old session was given. Jobs are kept "
+            "for this only JOB_KEEP_SECONDS after their session ends (0 by default: they are "
+            "killed then).",
+            jobIdInput(), statusOutput(), {false, false, true, false}, handler(jobAttach)));
     registry.add(tools::makeTool(
             "job_list", "List background jobs",
             "The background jobs of this session, running and recently ended, oldest first, "

@@ -415,6 +415,7 @@ bool setUpJobServices(McpServer &server, const Settings &settings, SystemTools &
     JobRegistry::Limits limits;
     limits.perSession = int(settings.integer(u"JOB_MAX_PER_SESSION"));
     limits.total = int(settings.integer(u"JOB_MAX_TOTAL"));
+    limits.keepDetachedSeconds = int(settings.integer(u"JOB_KEEP_SECONDS"));
     jobs.registry = new JobRegistry(limits, &server);
     jobs.handles = new OutputHandleStore(int(settings.integer(u"OUTPUT_HANDLE_SECONDS")), &server);
     tools.workspaces = &SessionWorkspaces::of(server, settings);
