@@ -402,14 +402,15 @@ void logEnforcement(const SystemTools &tools)
 // The background-job registry, the output handles and the workspaces of the sessions, and what
 // a session's end does to them: its jobs are killed and its handles deleted (SessionWorkspaces
 // removes its workspace).
-bool setUpJobServices(McpServer &server, const Settings &settings, SystemTools &tools,
-                      QString *error)
+void setUpJobServices(McpServer &server, const Settings &settings, SystemTools &tools)
 {
     JobServices &jobs = tools.jobs;
     jobs.supervisor = &tools.supervisor;
     jobs.fileDirectory = tools.supervisor.options().spillDirectory;
-    if (!JobServices::prepareFileDirectory(jobs.fileDirectory, error))
-        return false;
+    // Without it the tools still work: a truncated output says its copy could not be kept and
+    // a background job cannot start, each with the reason.
+    if (QString why; !JobServices::prepareFileDirectory(jobs.fileDirectory, &why))
+        spdlog::warn("jobs: {}: no output handles, no background jobs", why.toStdString());
     jobs.outputLogCapBytes = settings.integer(u"JOB_OUTPUT_MAX_MB") * 1024 * 1024;
     jobs.timeoutMaxSeconds = int(settings.integer(u"JOB_TIMEOUT_MAX"));
     JobRegistry::Limits limits;
@@ -431,7 +432,6 @@ bool setUpJobServices(McpServer &server, const Settings &settings, SystemTools &
                          ? "shared"
                          : "per session");
     registerJobTools(server, jobs);
-    return true;
 }
 
 } // namespace
@@ -443,8 +443,7 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     if (!tools)
         return false;
     logEnforcement(*tools);
-    if (!setUpJobServices(server, settings, *tools, error))
-        return false;
+    setUpJobServices(server, settings, *tools);
     // Without the identity layer (a daemon that is not root) no job can start: none is kept
     // waiting either; nor in per-session workspaces, which a job started ahead cannot know.
     const bool jobsCanStart = tools->policy.hasLayer("identity")
