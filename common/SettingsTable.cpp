@@ -59,6 +59,7 @@ SettingSpec choice(const char *group, const char *name, const char *defaultValue
 const char *const server = "Server";
 const char *const http = "HTTP transport";
 const char *const sandbox = "Sandbox";
+const char *const jobs = "Background jobs";
 const char *const bash = "Bash";
 const char *const python = "Python";
 const char *const files = "Files";
@@ -144,6 +145,38 @@ QList<SettingSpec> buildTable()
             boolean(sandbox, "SANDBOX_INSECURE", "false",
                     "Start even when a layer in SANDBOX_REQUIRE is unavailable; logged as a "
                     "warning and marked insecure in every job result.",
+                    NoFlags),
+
+            choice(sandbox, "SANDBOX_WORKSPACE", "shared", {"shared", "session"},
+                   "shared: one workspace for every session; session: each MCP session gets a "
+                   "workspace of its own (file tools, resources and jobs), created on first use "
+                   "and removed when the session ends.",
+                   NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_KEEP_SECONDS", "0", 0, 604800,
+                    "With SANDBOX_WORKSPACE=session, how long a session's workspace is kept after "
+                    "the session ends, in seconds, before it is removed.",
+                    NoFlags),
+
+            integer(jobs, "JOB_TIMEOUT_MAX", "3600", 1, 604800,
+                    "Time limit of a background job (background or yield_ms), in seconds; a "
+                    "call's timeout may only lower it.",
+                    NoFlags),
+            integer(jobs, "JOB_MAX_PER_SESSION", "4", 1, 10000,
+                    "Background jobs one session may have running at once.", NoFlags),
+            integer(jobs, "JOB_MAX_TOTAL", "32", 1, 100000,
+                    "Background jobs all sessions together may have running at once.", NoFlags),
+            integer(jobs, "JOB_KEEP_SECONDS", "0", 0, 86400,
+                    "How long a running background job outlives its session, in seconds, for a "
+                    "reconnecting client to take it over with job_attach; 0 kills a session's "
+                    "jobs when it ends.",
+                    NoFlags),
+            integer(jobs, "JOB_OUTPUT_MAX_MB", "64", 1, 65536,
+                    "Output of a background job kept for job_output, in megabytes; beyond it "
+                    "output is counted and dropped.",
+                    NoFlags),
+            integer(jobs, "OUTPUT_HANDLE_SECONDS", "900", 1, 604800,
+                    "How long the handle of a truncated tool output can be read with "
+                    "output_read, in seconds; the output is deleted then.",
                     NoFlags),
 
             list(bash, "BASH_ALLOWED_COMMANDS", "ls,cat,grep,find,echo,pwd,mkdir,touch",

@@ -142,6 +142,17 @@ QByteArray BashManager::standardInput(const QString &command)
     return command.toUtf8();
 }
 
+JobRequest BashManager::keepingInputOpen(JobRequest job)
+{
+    // `read -d ''` stops at the NUL, reading byte by byte from a pipe, so nothing after it is
+    // taken from the command.
+    job.arguments.last() = QStringLiteral("IFS= read -r -d '' CMCP_COMMAND; umask 002; "
+                                          "eval \"unset CMCP_COMMAND; $CMCP_COMMAND\"");
+    job.standardInput.append('\0');
+    job.interactiveInput = true;
+    return job;
+}
+
 PreparedJob BashManager::prepare(const CommandRequest &request, bool precheck) const
 {
     PreparedJob prepared;

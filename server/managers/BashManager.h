@@ -63,6 +63,9 @@ public:
     // that can be started before the call arrives (WarmJobPool) and given standardInput() then.
     JobRequest jobAwaitingInput() const;
     static QByteArray standardInput(const QString &command);
+    // A prepared job made interactive (a background job fed by job_write_stdin): the command
+    // ends at a NUL byte on standard input, which then stays open as the command's own input.
+    static JobRequest keepingInputOpen(JobRequest job);
     // The policy every command runs under (without uid and gid), for a working directory.
     QJsonObject policy(const QString &cwd = {}) const;
     // The environment commands see, PATH included.

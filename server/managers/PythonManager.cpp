@@ -113,6 +113,21 @@ JobRequest PythonManager::jobAwaitingInput() const
     return job;
 }
 
+JobRequest PythonManager::interactiveJob(const PreparedJob &prepared, const QString &code) const
+{
+    JobRequest job = *prepared.request;
+    // Nothing of the prelude stays in __main__'s namespace, which the session then uses.
+    job.arguments = {QStringLiteral("-I"), QStringLiteral("-S"), QStringLiteral("-u"),
+                     QStringLiteral("-i"), QStringLiteral("-c"),
+                     QStringLiteral("__import__('os').umask(0o002); exec(compile(__import__('sys')"
+                                    ".argv[1], '<code>', 'exec'))"),
+                     code};
+    job.standardInput.clear();
+    job.resultChannel = false;
+    job.interactiveInput = true;
+    return job;
+}
+
 QByteArray PythonManager::standardInput(const QByteArray &nonce, const QString &code)
 {
     return nonce + '\n' + code.toUtf8();

@@ -63,6 +63,10 @@ public:
     // can be started before the call arrives (WarmJobPool) and given standardInput() then.
     JobRequest jobAwaitingInput() const;
     static QByteArray standardInput(const QByteArray &nonce, const QString &code);
+    // The interpreter's interactive mode instead of the runner (a background job fed by
+    // job_write_stdin): `code` runs first, then statements are read from standard input, which
+    // stays open, and expression values are echoed. No result channel.
+    JobRequest interactiveJob(const PreparedJob &prepared, const QString &code) const;
     QJsonObject policy(const QString &cwd = {}) const;
     // Reads the result channel of a finished job.
     static PythonOutcome outcome(const JobResult &result, const QByteArray &nonce);

@@ -524,7 +524,10 @@ QString toolCallOutcomeName(ToolCallOutcome outcome)
 void McpServer::listResources(const Request &request)
 {
     QJsonArray items;
-    for (const ResourceDefinition &resource : m_resources.listAll()) {
+    m_resources.setCallingSession(request.session->id());
+    const QList<ResourceDefinition> resources = m_resources.listAll();
+    m_resources.setCallingSession({});
+    for (const ResourceDefinition &resource : resources) {
         QJsonObject object{{QLatin1String("uri"), resource.uri}, {QLatin1String("name"), resource.name}};
         insertIfSet(object, "title", resource.title);
         insertIfSet(object, "description", resource.description);
@@ -562,12 +565,14 @@ void McpServer::readResource(const Request &request)
     const auto match = m_resources.match(uri);
     if (!match)
         return failResourceNotFound(request, uri);
+    m_resources.setCallingSession(request.session->id());
     match->read(uri, match->variables, [request](const ResourceReadResult &result) {
         if (result.errorCode != 0)
             request.fail(result.errorCode, result.error, QJsonObject{{QLatin1String("uri"), request.params.value(QLatin1String("uri"))}});
         else
             request.reply(QJsonObject{{QLatin1String("contents"), result.contents}});
     });
+    m_resources.setCallingSession({});
 }
 
 void McpServer::subscribe(const Request &request)

@@ -79,6 +79,11 @@ public:
     // Direct resources first, then templates in the order they were added.
     std::optional<Match> match(const QString &uri) const;
 
+    // The session whose resources/list or resources/read is being served: the core sets it
+    // around each call, so that readers and listers can answer for that session.
+    const QString &callingSession() const { return m_callingSession; }
+    void setCallingSession(const QString &sessionId) { m_callingSession = sessionId; }
+
     // Tells subscribed sessions that the resource's content changed.
     void notifyUpdated(const QString &uri) { Q_EMIT updated(uri); }
 
@@ -98,6 +103,7 @@ private:
     QList<ResourceTemplateDefinition> m_templates;
     QList<ResourceLister> m_listers;
     QList<CompiledTemplate> m_compiled;
+    QString m_callingSession;
 };
 
 } // namespace cmcp

@@ -214,7 +214,7 @@ void JailJob::start()
     // environment is the policy's "env".
     m_process->setProcessEnvironment(QProcessEnvironment());
     m_process->setWorkingDirectory(QStringLiteral("/"));
-    if (m_spec.standardInput.isEmpty() && !m_spec.awaitInput)
+    if (m_spec.standardInput.isEmpty() && !m_spec.awaitInput && !m_spec.interactiveInput)
         m_process->setStandardInputFile(QProcess::nullDevice());
     // In the forked child, before exec, with system calls only: every descriptor above 2 gets
     // close-on-exec (also ones the daemon inherited without it), then the pipes lose it, in
@@ -241,7 +241,8 @@ void JailJob::start()
     closeChannelWriteEnd();
     if (!m_spec.standardInput.isEmpty()) {
         m_process->write(m_spec.standardInput);
-        m_process->closeWriteChannel();
+        if (!m_spec.interactiveInput)
+            m_process->closeWriteChannel();
     }
     if (m_spec.timeoutMs > 0 && !m_spec.awaitInput)
         m_timeoutTimer.start(m_spec.timeoutMs);
@@ -257,6 +258,19 @@ void JailJob::provideInput(const QByteArray &input, int timeoutMs)
     m_process->closeWriteChannel();
     if (timeoutMs > 0)
         m_timeoutTimer.start(timeoutMs);
+}
+
+bool JailJob::writeInput(const QByteArray &bytes)
+{
+    if (!m_spec.interactiveInput || !m_running || m_stopping || !m_process)
+        return false;
+    return m_process->write(bytes) == bytes.size();
+}
+
+void JailJob::closeInput()
+{
+    if (m_spec.interactiveInput && m_running && m_process)
+        m_process->closeWriteChannel();
 }
 
 void JailJob::cancel()

@@ -38,6 +38,9 @@ struct JobSpec
     // Started ahead of its call: standard input stays an open pipe and the time limit does not
     // run until provideInput(). Used to have a job started and waiting when a call arrives.
     bool awaitInput = false;
+    // Standard input stays an open pipe for the job's whole life: writeInput() feeds it, for
+    // interactive programs (a REPL) run as background jobs. standardInput, if any, goes first.
+    bool interactiveInput = false;
 };
 
 enum class JobStream { StandardOutput, StandardError };
@@ -69,6 +72,11 @@ public:
     // the time limit (timeoutMs, 0: none) from now. The result's wall_ms then counts from here
     // too. No effect otherwise, or a second time.
     void provideInput(const QByteArray &input, int timeoutMs);
+    // For a job started with interactiveInput: writes bytes to its standard input, which stays
+    // open. False when the job is not interactive or not running.
+    bool writeInput(const QByteArray &bytes);
+    // Closes an interactive job's standard input (the program reads end of file).
+    void closeInput();
     // Kills the running job (result: cancelled). No effect on a job not running.
     void cancel();
     bool isRunning() const { return m_running; }

@@ -61,6 +61,7 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.timeoutMs = request.timeoutMs;
     spec.resultChannel = request.resultChannel;
     spec.awaitInput = request.awaitInput;
+    spec.interactiveInput = request.interactiveInput;
     spec.outputCapBytes = m_options.outputCapBytes;
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;

@@ -44,6 +44,7 @@ struct JobRequest
     int timeoutMs = 0;
     bool resultChannel = false; // JobSpec::resultChannel
     bool awaitInput = false; // JobSpec::awaitInput
+    bool interactiveInput = false; // JobSpec::interactiveInput
 };
 
 // Hands out jobs, each with a host uid of its own from the pool for as long as it runs.

@@ -9,6 +9,8 @@
 #include "FileToolRunner.h"
 #include "FileToolSchemas.h"
 #include "McpServer.h"
+#include "SessionFileManagers.h"
+#include "SessionWorkspaces.h"
 #include "Settings.h"
 #include "ToolCall.h"
 #include "WorkspaceResources.h"
@@ -51,6 +53,8 @@ std::optional<qint64> integerArgument(const QJsonObject &arguments, const char *
 std::function<void()> announce(ResourceRegistry *resources, QStringList changedPaths,
                                bool listChanged)
 {
+    if (!resources)
+        return {};
     return [resources, changedPaths, listChanged] {
         for (const QString &path : changedPaths)
             resources->notifyUpdated(workspaceresources::uriFor(path));
@@ -234,22 +238,33 @@ Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
     return {ToolResult::structured(value), {}};
 }
 
-using Operation = std::function<Completion(const QJsonObject &arguments)>;
-using CheapOperation = std::function<std::optional<Completion>(const QJsonObject &arguments)>;
+using Operation = std::function<Completion(FileManager &files, const QJsonObject &arguments)>;
+using CheapOperation =
+        std::function<std::optional<Completion>(FileManager &files, const QJsonObject &arguments)>;
 
-ToolDefinition fileTool(FileToolRunner *runner, const char *name, const char *title,
-                        const char *description, QJsonObject input, QJsonObject output,
-                        ToolAnnotations annotations, Operation operation,
+// The calling session's FileManager is chosen on the event loop's thread; the work runs on a
+// worker with its own reference to it, unless the cheap attempt already did it on the loop.
+ToolDefinition fileTool(FileToolRunner *runner, SessionFileManagers *managers, const char *name,
+                        const char *title, const char *description, QJsonObject input,
+                        QJsonObject output, ToolAnnotations annotations, Operation operation,
                         CheapOperation cheapAttempt = {})
 {
     return tools::makeTool(
             name, title, description, std::move(input), std::move(output), annotations,
-            [runner, operation, cheapAttempt](const std::shared_ptr<ToolCall> &call) {
+            [runner, managers, operation, cheapAttempt](const std::shared_ptr<ToolCall> &call) {
+                QString error;
+                std::shared_ptr<FileManager> files = managers->forSession(call->sessionId(), &error);
+                if (!files) {
+                    call->finish(failure(error).result);
+                    return;
+                }
                 const QJsonObject arguments = call->arguments();
                 FileToolRunner::CheapAttempt attempt;
                 if (cheapAttempt)
-                    attempt = [cheapAttempt, arguments] { return cheapAttempt(arguments); };
-                runner->run(call, [operation, arguments] { return operation(arguments); }, attempt);
+                    attempt = [cheapAttempt, files, arguments] { return cheapAttempt(*files, arguments); };
+                runner->run(
+                        call, [operation, files, arguments] { return operation(*files, arguments); },
+                        attempt);
             });
 }
 
@@ -272,56 +287,60 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
                     : "a per-component O_NOFOLLOW walk (no openat2: symbolic links are not "
                       "followed)");
 
-    auto files =
-            std::make_shared<FileManager>(workspace, root, FileOptions::fromSettings(settings));
+    const FileOptions options = FileOptions::fromSettings(settings);
+    auto shared = std::make_shared<FileManager>(workspace, root, options);
+    auto *managers = new SessionFileManagers(SessionWorkspaces::of(server, settings), options,
+                                             shared, &server);
     auto *runner = new FileToolRunner(&server);
-    ResourceRegistry *resources = &server.resources();
+    // Change notifications go to every session: with a workspace per session they would tell
+    // one session of another's files, so there are none then.
+    ResourceRegistry *resources = managers->perSession() ? nullptr : &server.resources();
     ToolRegistry &tools = server.tools();
     // Annotations: {readOnly, destructive, idempotent, openWorld}.
-    tools.add(fileTool(runner, "file_read", "Read a file",
+    tools.add(fileTool(runner, managers, "file_read", "Read a file",
                        "Reads a file of the workspace. Returns content, size, modified and sha256 "
                        "(pass it as if_match to file_write). offset/limit read a window of lines; "
                        "encoding base64 reads binary files.",
                        fileschemas::readInput(), fileschemas::readOutput(),
                        {true, false, true, false},
-                       [files](const QJsonObject &a) { return *readFile(*files, a, std::nullopt); },
-                       [files](const QJsonObject &a) { return readFile(*files, a, kCheapReadBytes); }));
+                       [](FileManager &f, const QJsonObject &a) { return *readFile(f, a, std::nullopt); },
+                       [](FileManager &f, const QJsonObject &a) { return readFile(f, a, kCheapReadBytes); }));
     tools.add(fileTool(
-            runner, "file_write", "Write a file",
+            runner, managers, "file_write", "Write a file",
             "Writes a whole file of the workspace atomically, creating missing parent "
             "directories. With if_match the write happens only if the file still has "
             "that sha256, so concurrent writers cannot overwrite each other unknowingly.",
             fileschemas::writeInput(), fileschemas::writeOutput(), {false, true, true, false},
-            [files, resources](const QJsonObject &a) { return writeFile(*files, resources, a); }));
-    tools.add(fileTool(runner, "file_list", "List a directory",
+            [resources](FileManager &f, const QJsonObject &a) { return writeFile(f, resources, a); }));
+    tools.add(fileTool(runner, managers, "file_list", "List a directory",
                        "Lists a directory of the workspace: name, path, is_directory, size and "
                        "modified of each entry; pattern filters names by glob; recursive descends "
                        "into subdirectories. Symbolic links are listed, not followed.",
                        fileschemas::listInput(), fileschemas::listOutput(),
                        {true, false, true, false},
-                       [files](const QJsonObject &a) { return listFiles(*files, a); }));
+                       [](FileManager &f, const QJsonObject &a) { return listFiles(f, a); }));
     tools.add(fileTool(
-            runner, "file_delete", "Delete a file",
+            runner, managers, "file_delete", "Delete a file",
             "Deletes a file, symbolic link (not its target) or empty directory of the "
             "workspace.",
             fileschemas::deleteInput(), fileschemas::deleteOutput(), {false, true, false, false},
-            [files, resources](const QJsonObject &a) { return deleteFile(*files, resources, a); }));
+            [resources](FileManager &f, const QJsonObject &a) { return deleteFile(f, resources, a); }));
     tools.add(fileTool(
-            runner, "file_move", "Move or rename a file",
+            runner, managers, "file_move", "Move or rename a file",
             "Moves or renames a file or directory within the workspace, creating missing "
             "parent directories. An existing destination is replaced only with "
             "overwrite: true.",
             fileschemas::moveInput(), fileschemas::moveOutput(), {false, true, false, false},
-            [files, resources](const QJsonObject &a) { return moveFile(*files, resources, a); }));
+            [resources](FileManager &f, const QJsonObject &a) { return moveFile(f, resources, a); }));
     tools.add(fileTool(
-            runner, "file_edit", "Edit a file",
+            runner, managers, "file_edit", "Edit a file",
             "Replaces text in a UTF-8 file of the workspace and returns a unified diff. Each "
             "edit's old_text must occur exactly once; it is matched exactly, or else line by line "
             "ignoring line endings and trailing whitespace. The file keeps its line endings. "
             "dry_run shows the diff without writing; if_match guards against concurrent changes.",
             fileschemas::editInput(), fileschemas::editOutput(), {false, true, false, false},
-            [files, resources](const QJsonObject &a) { return editFile(*files, resources, a); }));
-    tools.add(fileTool(runner, "file_search", "Search file contents",
+            [resources](FileManager &f, const QJsonObject &a) { return editFile(f, resources, a); }));
+    tools.add(fileTool(runner, managers, "file_search", "Search file contents",
                        "Finds the lines of the workspace's text files that contain pattern: "
                        "literal text by default, a regular expression with regex: true. Returns "
                        "path, line, column and the line's text for each match, up to max_results; "
@@ -329,8 +348,8 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
                        "symbolic links are skipped; truncated says when a limit stopped it early.",
                        fileschemas::searchInput(), fileschemas::searchOutput(),
                        {true, false, true, false},
-                       [files](const QJsonObject &a) { return searchFiles(*files, a); }));
-    workspaceresources::registerOn(*resources, files);
+                       [](FileManager &f, const QJsonObject &a) { return searchFiles(f, a); }));
+    workspaceresources::registerOn(server.resources(), managers);
     return true;
 }
 

@@ -3,6 +3,7 @@
 #include "FileManager.h"
 #include "JsonRpc.h"
 #include "ResourceRegistry.h"
+#include "SessionFileManagers.h"
 
 #include <QStringDecoder>
 #include <QUrl>
@@ -105,19 +106,37 @@ QString mimeTypeFor(const QString &name)
                              QStringLiteral("application/octet-stream"));
 }
 
-void registerOn(ResourceRegistry &registry, const std::shared_ptr<FileManager> &files)
+void registerOn(ResourceRegistry &registry, SessionFileManagers *managers)
 {
+    // The calling session's files; nothing when its workspace cannot be had.
+    const auto filesOfCaller = [&registry, managers](QString *error) {
+        return managers->forSession(registry.callingSession(), error);
+    };
     ResourceTemplateDefinition workspaceFile;
     workspaceFile.uriTemplate = scheme + QStringLiteral("{+path}");
     workspaceFile.name = QStringLiteral("workspace-file");
     workspaceFile.title = QStringLiteral("Workspace file");
     workspaceFile.description =
-            QStringLiteral("A file of the shared workspace, by its path relative "
-                           "to the workspace root.");
-    workspaceFile.read = [files](const QString &uri, const QHash<QString, QString> &variables,
-                                 ResourceReadDone done) { read(files, uri, variables, done); };
+            QStringLiteral("A file of the workspace (the session's own with "
+                           "SANDBOX_WORKSPACE=session), by its path relative to the workspace "
+                           "root.");
+    workspaceFile.read = [filesOfCaller](const QString &uri,
+                                         const QHash<QString, QString> &variables,
+                                         ResourceReadDone done) {
+        QString error;
+        const std::shared_ptr<FileManager> files = filesOfCaller(&error);
+        if (!files) {
+            done(ResourceReadResult::failure(jsonrpc::InternalError, error));
+            return;
+        }
+        read(files, uri, variables, done);
+    };
     registry.addTemplate(std::move(workspaceFile));
-    registry.addLister([files] { return listFiles(files); });
+    registry.addLister([filesOfCaller] {
+        QString error;
+        const std::shared_ptr<FileManager> files = filesOfCaller(&error);
+        return files ? listFiles(files) : QList<ResourceDefinition>();
+    });
 }
 
 } // namespace cmcp::workspaceresources

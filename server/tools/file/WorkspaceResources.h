@@ -8,6 +8,7 @@ namespace cmcp {
 
 class FileManager;
 class ResourceRegistry;
+class SessionFileManagers;
 class WorkspacePath;
 
 // The workspace's files as MCP resources: each regular file with an allowed extension is
@@ -17,7 +18,8 @@ class WorkspacePath;
 // kernel containment and checks as file_read.
 namespace workspaceresources {
 
-void registerOn(ResourceRegistry &registry, const std::shared_ptr<FileManager> &files);
+// Each request is answered from the calling session's workspace (ResourceRegistry::callingSession).
+void registerOn(ResourceRegistry &registry, SessionFileManagers *managers);
 
 // file:///a/b%20c.txt for "a/b c.txt".
 QString uriFor(const QString &workspacePath);

@@ -8,7 +8,23 @@ namespace cmcp::systemschemas {
 
 namespace {
 
-using tools::orFailure;
+// A call's result: the tool's own, a failure, or a job that goes on in the background.
+QJsonObject orFailure(const QJsonObject &finished)
+{
+    static const QJsonObject started =
+            tools::schema(R"({"type":"object","required":["success","job_id","status"],"properties":{
+        "success":{"const":true},
+        "job_id":{"type":"string","description":"The background job; pass it to job_output, job_status, job_write_stdin, job_kill."},
+        "status":{"const":"running"},
+        "interactive":{"type":"boolean"},
+        "timeout_seconds":{"type":"integer"},
+        "note":{"type":"string"}}})");
+    QJsonObject schema = tools::orFailure(finished);
+    QJsonArray alternatives = schema.value(QLatin1String("anyOf")).toArray();
+    alternatives.append(started);
+    schema.insert(QLatin1String("anyOf"), alternatives);
+    return schema;
+}
 
 // The accounting record of the job (JobResult::toJson) and how the call ended.
 QJsonObject withAccounting(QJsonObject schema)
@@ -26,7 +42,12 @@ QJsonObject withAccounting(QJsonObject schema)
         "layers":{"type":"array","items":{"type":"string"},"description":"Isolation layers the jail applied."},
         "insecure":{"type":"boolean"},
         "timeout_seconds":{"type":"integer","description":"The time limit the job ran under."},
-        "message":{"type":"string","description":"How the job ended when it did not end on its own (timeout, memory limit, signal, cancellation)."}})");
+        "message":{"type":"string","description":"How the job ended when it did not end on its own (timeout, memory limit, signal, cancellation)."},
+        "stdout_handle":{"type":"string","description":"Set when stdout was cut to fit: read all of it with output_read."},
+        "stderr_handle":{"type":"string","description":"Set when stderr was cut to fit: read all of it with output_read."},
+        "truncation_note":{"type":"string"},
+        "job_id":{"type":"string","description":"With yield_ms, when the output was cut: read all of it with job_output."},
+        "note":{"type":"string"}})");
     QJsonObject properties = schema.value(QLatin1String("properties")).toObject();
     for (auto it = accounting.begin(); it != accounting.end(); ++it)
         properties.insert(it.key(), it.value());
@@ -41,6 +62,9 @@ QJsonObject commandInput()
     return tools::schema(
             R"({"type":"object","required":["command"],"additionalProperties":false,"properties":{
         "command":{"type":"string","description":"The bash command. Only the programs named in BASH_ALLOWED_COMMANDS can run."},
+        "background":{"type":"boolean","description":"Return a job_id at once and run on in the background (time limit JOB_TIMEOUT_MAX); read it with job_output and job_status."},
+        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long for the result; a job still running then goes on in the background and its job_id is returned."},
+        "interactive":{"type":"boolean","description":"Run in the background with standard input kept open for job_write_stdin (implies background)."},
         "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
         "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default BASH_TIMEOUT_DEFAULT, at most BASH_TIMEOUT_MAX)."}}})");
 }
@@ -58,7 +82,10 @@ QJsonObject pythonInput()
 {
     return tools::schema(
             R"({"type":"object","required":["code"],"additionalProperties":false,"properties":{
-        "code":{"type":"string","description":"Python 3 code (standard library only), run as __main__. Set _ to return a value."},
+        "code":{"type":"string","description":"Python 3 code (standard library only), run as __main__. Set _ to return a value. With interactive, it runs first and the interpreter then reads statements from job_write_stdin, echoing values."},
+        "background":{"type":"boolean","description":"Return a job_id at once and run on in the background (time limit JOB_TIMEOUT_MAX); read it with job_output and job_status."},
+        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long for the result; a job still running then goes on in the background and its job_id is returned."},
+        "interactive":{"type":"boolean","description":"Run in the background with standard input kept open for job_write_stdin (implies background)."},
         "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
         "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default PYTHON_TIMEOUT_DEFAULT, at most PYTHON_TIMEOUT_MAX)."}}})");
 }
@@ -83,7 +110,7 @@ QJsonObject envInput()
 
 QJsonObject envOutput()
 {
-    return orFailure(
+    return tools::orFailure(
             tools::schema(R"({"type":"object","required":["success","variables"],"properties":{
         "success":{"const":true},
         "variables":{"type":"object","additionalProperties":{"type":"string"},"description":"The environment sandboxed commands and code see."},

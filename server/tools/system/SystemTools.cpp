@@ -4,10 +4,16 @@
 
 #include "BashManager.h"
 #include "JobCallBridge.h"
+#include "JobRegistry.h"
+#include "JobServices.h"
+#include "JobStarter.h"
+#include "JobTools.h"
+#include "OutputHandleStore.h"
 #include "JobPolicy.h"
 #include "McpServer.h"
 #include "PythonManager.h"
 #include "SandboxSupervisor.h"
+#include "SessionWorkspaces.h"
 #include "Settings.h"
 #include "SystemToolSchemas.h"
 #include "ToolCall.h"
@@ -38,14 +44,18 @@ struct SystemTools
     // Jobs started ahead of their calls (BASH_WARM_JOBS, PYTHON_WARM_JOBS); null when none.
     std::unique_ptr<WarmJobPool> warmCommand;
     std::unique_ptr<WarmJobPool> warmPython;
+    // Background jobs and output handles; set by registerSystemTools.
+    JobServices jobs;
+    SessionWorkspaces *workspaces = nullptr;
 };
 
 std::shared_ptr<SystemTools>
 createSystemTools(const Settings &settings, const SandboxCapabilities &capabilities, QString *error)
 {
     const Workspace workspace = Workspace::fromSettings(settings);
-    auto tools = std::make_shared<SystemTools>(capabilities, workspace,
-                                               SandboxOptions::fromSettings(settings));
+    SandboxOptions options = SandboxOptions::fromSettings(settings);
+    options.spillDirectory = JobServices::fileDirectoryFromSettings(settings);
+    auto tools = std::make_shared<SystemTools>(capabilities, workspace, std::move(options));
     tools->bash = BashManager::fromConfig(settings, tools->policy, error);
     if (!tools->bash)
         return nullptr;
@@ -54,6 +64,9 @@ createSystemTools(const Settings &settings, const SandboxCapabilities &capabilit
         return nullptr;
     return tools;
 }
+
+// Interactive code travels as an argument, within the kernel's 128 KiB per argument.
+constexpr qsizetype kInteractiveCodeMaxBytes = 100 * 1024;
 
 ToolResult failure(const QString &message)
 {
@@ -66,6 +79,85 @@ std::optional<qint64> timeoutArgument(const QJsonObject &arguments)
 {
     const QJsonValue value = arguments.value(QLatin1String("timeout"));
     return value.isDouble() ? std::optional<qint64>(qint64(value.toDouble())) : std::nullopt;
+}
+
+// How a call asked its job to run: returning at once, after yield_ms, or as usual.
+struct BackgroundMode
+{
+    bool background = false;
+    bool interactive = false;
+    std::optional<int> yieldMs;
+    bool any() const { return background || interactive || yieldMs; }
+};
+
+BackgroundMode backgroundMode(const QJsonObject &arguments)
+{
+    BackgroundMode mode;
+    mode.interactive = arguments.value(QLatin1String("interactive")).toBool(false);
+    // An interactive job waits for input the call cannot give: it always runs in the background.
+    mode.background = arguments.value(QLatin1String("background")).toBool(false) || mode.interactive;
+    if (const QJsonValue yield = arguments.value(QLatin1String("yield_ms"));
+        yield.isDouble() && !mode.background)
+        mode.yieldMs = int(qBound<double>(0, yield.toDouble(), 600000));
+    return mode;
+}
+
+// A background job's limit: its own setting, which the call's timeout may only lower.
+int backgroundTimeoutSeconds(const SystemTools &tools, const QJsonObject &arguments)
+{
+    const std::optional<qint64> asked = timeoutArgument(arguments);
+    return int(qMin<qint64>(asked.value_or(tools.jobs.timeoutMaxSeconds),
+                            tools.jobs.timeoutMaxSeconds));
+}
+
+// In per-session mode the job's workspace is the session's: the jail mounts that directory
+// (and only it) instead of the shared one.
+bool placeInSessionWorkspace(SystemTools &tools, const QString &sessionId, JobRequest &request,
+                             QString *error)
+{
+    if (tools.workspaces->mode() == SessionWorkspaces::Mode::Shared)
+        return true;
+    const std::optional<Workspace> own = tools.workspaces->forSession(sessionId, error);
+    if (!own)
+        return false;
+    const QString shared = request.policy.value(QLatin1String("workspace")).toString();
+    request.policy.insert(QLatin1String("workspace"), own->path());
+    // Without the namespaces layer jobs see the host path, in HOME too.
+    QJsonObject env = request.policy.value(QLatin1String("env")).toObject();
+    if (env.value(QLatin1String("HOME")).toString() == shared) {
+        env.insert(QLatin1String("HOME"), own->path());
+        request.policy.insert(QLatin1String("env"), env);
+    }
+    return true;
+}
+
+// Output cut to fit gets a handle to its complete copy (the spill file), which output_read
+// serves to this session for OUTPUT_HANDLE_SECONDS.
+void addOutputHandles(QJsonObject &value, const JobResult &result, OutputHandleStore *handles,
+                      const QString &sessionId)
+{
+    QStringList notes;
+    const auto add = [&](const CapturedStream &stream, const char *field, const char *name) {
+        if (!stream.truncated)
+            return;
+        if (stream.spillPath.isEmpty()) {
+            notes.append(QStringLiteral("%1 was cut to fit and its complete copy could not be "
+                                        "kept (%2)")
+                                 .arg(QLatin1String(name), stream.spillError));
+            return;
+        }
+        const QString handle = handles->add(sessionId, stream.spillPath, stream.totalBytes);
+        value.insert(QLatin1String(field), handle);
+        notes.append(QStringLiteral("%1 was cut to fit (%2 bytes in all): read all of it with "
+                                    "output_read(\"%3\", offset)")
+                             .arg(QLatin1String(name))
+                             .arg(stream.totalBytes)
+                             .arg(handle));
+    };
+    add(result.standardOutput, "stdout_handle", "stdout");
+    add(result.standardError, "stderr_handle", "stderr");
+    if (!notes.isEmpty())
+        value.insert(QLatin1String("truncation_note"), notes.join(QStringLiteral("; ")));
 }
 
 // A job the jail refused to start, or the supervisor could not run: why, in the tool's words.
@@ -132,11 +224,17 @@ void runJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call, const Pre
 
 // A pre-started job runs in the workspace's root: calls elsewhere start their own.
 void runPreparedJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
-                    const PreparedJob &prepared, WarmJobPool *warm,
-                    JobCallBridge::ResultMaker makeResult)
+                    PreparedJob prepared, WarmJobPool *warm, JobCallBridge::ResultMaker makeResult)
 {
-    const bool inRoot =
-            prepared.request && !prepared.request->policy.contains(QLatin1String("cwd"));
+    QString error;
+    if (prepared.request
+        && !placeInSessionWorkspace(tools, call->sessionId(), *prepared.request, &error)) {
+        call->finish(failure(error));
+        return;
+    }
+    // Pre-started jobs have the shared workspace.
+    const bool inRoot = prepared.request && !prepared.request->policy.contains(QLatin1String("cwd"))
+            && tools.workspaces->mode() == SessionWorkspaces::Mode::Shared;
     if (inRoot && warm) {
         if (JailJob *job = warm->take()) {
             JobCallBridge::adopt(call, job, std::move(makeResult), prepared.request->standardInput,
@@ -147,6 +245,38 @@ void runPreparedJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
     runJob(tools, call, prepared, std::move(makeResult));
 }
 
+// The first line of a command or of code, shortened, for job_list.
+QString summaryOf(const QString &text)
+{
+    const QString line = text.trimmed().section(QLatin1Char('\n'), 0, 0);
+    return line.size() > 120 ? line.left(117) + QStringLiteral("...") : line;
+}
+
+void runInBackground(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
+                     const PreparedJob &prepared, const BackgroundMode &mode,
+                     const QString &summary, BackgroundJob::ResultMaker makeResult)
+{
+    if (!prepared.request) {
+        call->finish(failure(prepared.refusal));
+        return;
+    }
+    BackgroundStart start;
+    start.request = *prepared.request;
+    QString error;
+    if (!placeInSessionWorkspace(tools, call->sessionId(), start.request, &error)) {
+        call->finish(failure(error));
+        return;
+    }
+    start.description.tool = call->toolName();
+    start.description.summary = summary;
+    start.description.interactive = mode.interactive;
+    start.description.timeoutSeconds = backgroundTimeoutSeconds(tools, call->arguments());
+    start.request.timeoutMs = start.description.timeoutSeconds * 1000;
+    start.makeResult = std::move(makeResult);
+    start.yieldMs = mode.yieldMs;
+    startBackgroundJob(tools.jobs, call, std::move(start));
+}
+
 void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject arguments = call->arguments();
@@ -154,9 +284,14 @@ void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
     request.command = arguments.value(QLatin1String("command")).toString();
     request.workingDir = arguments.value(QLatin1String("working_dir")).toString();
     request.timeoutSeconds = timeoutArgument(arguments);
-    const PreparedJob prepared = tools.bash->prepare(request);
-    const int timeoutSeconds = prepared.timeoutSeconds;
-    auto makeResult = [timeoutSeconds](const JobResult &result) {
+    const BackgroundMode mode = backgroundMode(arguments);
+    PreparedJob prepared = tools.bash->prepare(request);
+    const int timeoutSeconds =
+            mode.any() ? backgroundTimeoutSeconds(tools, arguments) : prepared.timeoutSeconds;
+    // Handles only for a call's own result: a background job's output is read with job_output.
+    OutputHandleStore *handles = mode.any() ? nullptr : tools.jobs.handles;
+    auto makeResult = [timeoutSeconds, handles,
+                       sessionId = call->sessionId()](const JobResult &result) {
         if (const std::optional<QString> why = notRun(result))
             return failure(*why);
         QJsonObject value = accounting(result, timeoutSeconds, QStringLiteral("the command"));
@@ -164,9 +299,18 @@ void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
         value.insert(QLatin1String("stderr"), result.standardError.text());
         value.insert(QLatin1String("success"),
                      result.exitCode == 0 && !result.timedOut && !result.cancelled);
+        if (handles)
+            addOutputHandles(value, result, handles, sessionId);
         return ToolResult::structured(value);
     };
-    runPreparedJob(tools, call, prepared, tools.warmCommand.get(), std::move(makeResult));
+    if (!mode.any()) {
+        runPreparedJob(tools, call, prepared, tools.warmCommand.get(), std::move(makeResult));
+        return;
+    }
+    if (prepared.request && mode.interactive)
+        prepared.request = BashManager::keepingInputOpen(*prepared.request);
+    runInBackground(tools, call, prepared, mode, summaryOf(request.command),
+                    std::move(makeResult));
 }
 
 void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
@@ -176,10 +320,22 @@ void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
     request.code = arguments.value(QLatin1String("code")).toString();
     request.workingDir = arguments.value(QLatin1String("working_dir")).toString();
     request.timeoutSeconds = timeoutArgument(arguments);
+    const BackgroundMode mode = backgroundMode(arguments);
+    if (mode.interactive && request.code.toUtf8().size() > kInteractiveCodeMaxBytes) {
+        call->finish(failure(QStringLiteral("code for an interactive session is at most %1 "
+                                            "bytes (it is passed as an argument); send the "
+                                            "rest with job_write_stdin")
+                                     .arg(kInteractiveCodeMaxBytes)));
+        return;
+    }
     QByteArray nonce;
-    const PreparedJob prepared = tools.python->prepare(request, &nonce);
-    const int timeoutSeconds = prepared.timeoutSeconds;
-    auto makeResult = [timeoutSeconds, nonce](const JobResult &result) {
+    PreparedJob prepared = tools.python->prepare(request, &nonce);
+    const int timeoutSeconds =
+            mode.any() ? backgroundTimeoutSeconds(tools, arguments) : prepared.timeoutSeconds;
+    OutputHandleStore *handles = mode.any() ? nullptr : tools.jobs.handles;
+    const bool interactive = mode.interactive;
+    auto makeResult = [timeoutSeconds, nonce, handles, interactive,
+                       sessionId = call->sessionId()](const JobResult &result) {
         if (const std::optional<QString> why = notRun(result))
             return failure(*why);
         const PythonOutcome outcome = PythonManager::outcome(result, nonce);
@@ -190,12 +346,22 @@ void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
         value.insert(QLatin1String("result_repr"), outcome.resultIsRepr);
         if (!outcome.channelProblem.isEmpty())
             value.insert(QLatin1String("result_error"), outcome.channelProblem);
+        // An interactive session has no runner to report: it succeeded when it exited with 0.
+        const bool ranWell = interactive
+                || (outcome.ranToEnd && !outcome.raised && outcome.exitStatus.value_or(0) == 0);
         value.insert(QLatin1String("success"),
-                     outcome.ranToEnd && !outcome.raised && outcome.exitStatus.value_or(0) == 0
-                             && result.exitCode == 0 && !result.timedOut && !result.cancelled);
+                     ranWell && result.exitCode == 0 && !result.timedOut && !result.cancelled);
+        if (handles)
+            addOutputHandles(value, result, handles, sessionId);
         return ToolResult::structured(value);
     };
-    runPreparedJob(tools, call, prepared, tools.warmPython.get(), std::move(makeResult));
+    if (!mode.any()) {
+        runPreparedJob(tools, call, prepared, tools.warmPython.get(), std::move(makeResult));
+        return;
+    }
+    if (prepared.request && mode.interactive)
+        prepared.request = tools.python->interactiveJob(prepared, request.code);
+    runInBackground(tools, call, prepared, mode, summaryOf(request.code), std::move(makeResult));
 }
 
 void envVar(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
@@ -233,6 +399,41 @@ void logEnforcement(const SystemTools &tools)
                  tools.policy.layers(false).join(QLatin1Char(',')).toStdString());
 }
 
+// The background-job registry, the output handles and the workspaces of the sessions, and what
+// a session's end does to them: its jobs are killed and its handles deleted (SessionWorkspaces
+// removes its workspace).
+void setUpJobServices(McpServer &server, const Settings &settings, SystemTools &tools)
+{
+    JobServices &jobs = tools.jobs;
+    jobs.supervisor = &tools.supervisor;
+    jobs.fileDirectory = tools.supervisor.options().spillDirectory;
+    // Without it the tools still work: a truncated output says its copy could not be kept and
+    // a background job cannot start, each with the reason.
+    if (QString why; !JobServices::prepareFileDirectory(jobs.fileDirectory, &why))
+        spdlog::warn("jobs: {}: no output handles, no background jobs", why.toStdString());
+    jobs.outputLogCapBytes = settings.integer(u"JOB_OUTPUT_MAX_MB") * 1024 * 1024;
+    jobs.timeoutMaxSeconds = int(settings.integer(u"JOB_TIMEOUT_MAX"));
+    JobRegistry::Limits limits;
+    limits.perSession = int(settings.integer(u"JOB_MAX_PER_SESSION"));
+    limits.total = int(settings.integer(u"JOB_MAX_TOTAL"));
+    limits.keepDetachedSeconds = int(settings.integer(u"JOB_KEEP_SECONDS"));
+    jobs.registry = new JobRegistry(limits, &server);
+    jobs.handles = new OutputHandleStore(int(settings.integer(u"OUTPUT_HANDLE_SECONDS")), &server);
+    tools.workspaces = &SessionWorkspaces::of(server, settings);
+    QObject::connect(&server, &McpServer::sessionClosed, jobs.registry,
+                     [registry = jobs.registry, handles = jobs.handles](const QString &sessionId) {
+                         registry->endSession(sessionId);
+                         handles->endSession(sessionId);
+                     });
+    spdlog::info("jobs: background jobs at most {} per session, {} in total, {} s each; "
+                 "workspaces {}",
+                 limits.perSession, limits.total, jobs.timeoutMaxSeconds,
+                 tools.workspaces->mode() == SessionWorkspaces::Mode::Shared
+                         ? "shared"
+                         : "per session");
+    registerJobTools(server, jobs);
+}
+
 } // namespace
 
 bool registerSystemTools(McpServer &server, const Settings &settings,
@@ -242,9 +443,12 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     if (!tools)
         return false;
     logEnforcement(*tools);
+    setUpJobServices(server, settings, *tools);
     // Without the identity layer (a daemon that is neither root nor able to make user
-    // namespaces) no job can start: none is kept waiting either.
-    const bool jobsCanStart = tools->policy.hasLayer("identity");
+    // namespaces) no job can start: none is kept waiting either; nor in per-session workspaces,
+    // which a job started ahead cannot know.
+    const bool jobsCanStart = tools->policy.hasLayer("identity")
+            && tools->workspaces->mode() == SessionWorkspaces::Mode::Shared;
     if (const int warm = tools->bash->options().warmJobs; warm > 0 && jobsCanStart)
         tools->warmCommand = std::make_unique<WarmJobPool>(tools->supervisor,
                                                            tools->bash->jobAwaitingInput(), warm);

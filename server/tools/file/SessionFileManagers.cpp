@@ -1,0 +1,46 @@
+#include "SessionFileManagers.h"
+
+#include "ContainedRoot.h"
+#include "FileManager.h"
+#include "SessionWorkspaces.h"
+
+namespace cmcp {
+
+SessionFileManagers::SessionFileManagers(SessionWorkspaces &workspaces, FileOptions options,
+                                         std::shared_ptr<FileManager> shared, QObject *parent)
+    : QObject(parent),
+      m_workspaces(workspaces),
+      m_options(std::move(options)),
+      m_shared(std::move(shared))
+{
+    // A session's manager goes when its session has ended; calls still running hold their own
+    // reference.
+    connect(&workspaces, &SessionWorkspaces::sessionEnded, this,
+            [this](const QString &sessionId) { m_bySession.remove(sessionId); });
+}
+
+bool SessionFileManagers::perSession() const
+{
+    return m_workspaces.mode() == SessionWorkspaces::Mode::PerSession;
+}
+
+std::shared_ptr<FileManager> SessionFileManagers::forSession(const QString &sessionId,
+                                                             QString *error)
+{
+    if (!perSession())
+        return m_shared;
+    if (auto existing = m_bySession.value(sessionId))
+        return existing;
+    const std::optional<Workspace> workspace = m_workspaces.forSession(sessionId, error);
+    if (!workspace)
+        return nullptr;
+    const std::shared_ptr<const ContainedRoot> root =
+            ContainedRoot::open(workspace->path(), m_shared->root().resolver(), error);
+    if (!root)
+        return nullptr;
+    auto files = std::make_shared<FileManager>(*workspace, root, m_options);
+    m_bySession.insert(sessionId, files);
+    return files;
+}
+
+} // namespace cmcp

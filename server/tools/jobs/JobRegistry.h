@@ -1,0 +1,72 @@
+#pragma once
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QString>
+
+namespace cmcp {
+
+class BackgroundJob;
+
+// The background jobs of every session, each reachable only from the session that started it:
+// a lookup with another session's id finds nothing, exactly as for an id that never existed.
+// It enforces the caps on running jobs (per session and in total) and keeps a bounded number of
+// finished jobs per session for job_status and job_output.
+class JobRegistry : public QObject
+{
+    Q_OBJECT
+public:
+    struct Limits
+    {
+        int perSession = 4; // JOB_MAX_PER_SESSION
+        int total = 16; // JOB_MAX_TOTAL
+        int finishedKeptPerSession = 16;
+        // JOB_KEEP_SECONDS: how long a running job outlives its session, detached, waiting for
+        // a new session of the same client to take it over with job_attach; 0: it is killed.
+        int keepDetachedSeconds = 0;
+    };
+
+    explicit JobRegistry(Limits limits, QObject *parent = nullptr);
+    ~JobRegistry() override;
+
+    const Limits &limits() const { return m_limits; }
+
+    // Why `sessionId` may not start another job now, naming the cap; empty when it may.
+    QString refusal(const QString &sessionId) const;
+    // Takes the job (not started yet or running); its id must be new.
+    void add(BackgroundJob *job);
+    // nullptr for an unknown id and for another session's job alike.
+    BackgroundJob *find(const QString &sessionId, const QString &id) const;
+    // Oldest first.
+    QList<BackgroundJob *> jobsOf(const QString &sessionId) const;
+    // Forgets the job: it is killed if still running, and deleted once it has ended.
+    void remove(const QString &id);
+    // The session has ended: every one of its jobs goes, as by remove(), except that with
+    // keepDetachedSeconds its running jobs are detached and killed only if no session attaches
+    // them in time.
+    void endSession(const QString &sessionId);
+    // Gives a detached job to `sessionId`. The job id, 128 random bits only the client that
+    // started the job was told, is the proof of ownership. nullptr when no detached job has
+    // that id (a job of a live session is never taken).
+    BackgroundJob *attach(const QString &sessionId, const QString &id);
+
+    int running() const;
+    int running(const QString &sessionId) const;
+
+    // The message for an id this session cannot reach.
+    static QString noSuchJob(const QString &id);
+
+Q_SIGNALS:
+    void jobFinished(const QString &sessionId, const QString &id);
+
+private:
+    void onFinished(const QString &id);
+    void dispose(BackgroundJob *job);
+
+    const Limits m_limits;
+    QHash<QString, BackgroundJob *> m_jobs; // by id
+    QList<QString> m_order; // ids, oldest first
+};
+
+} // namespace cmcp

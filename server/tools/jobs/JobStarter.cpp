@@ -1,0 +1,120 @@
+#include "JobStarter.h"
+
+#include "JobRegistry.h"
+#include "JobServices.h"
+#include "ToolCall.h"
+#include "UnguessableId.h"
+
+#include <QDir>
+#include <QPointer>
+#include <QTimer>
+
+namespace cmcp {
+
+namespace {
+
+ToolResult failure(const QString &message)
+{
+    return ToolResult::structured(
+            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
+            true);
+}
+
+// The tool's usual result for a job that ended before its call yielded. A cut output stays
+// readable through the job; otherwise the job is done with.
+ToolResult resultAtYield(BackgroundJob &job, const QPointer<JobRegistry> &registry)
+{
+    ToolResult result = job.toolResult();
+    if (job.result()->truncated() && result.structuredContent) {
+        QJsonObject value = *result.structuredContent;
+        value.insert(QLatin1String("job_id"), job.id());
+        value.insert(QLatin1String("note"),
+                     QStringLiteral("The output was cut to fit; read all of it with job_output "
+                                    "(job_id, offset)."));
+        return ToolResult::structured(value, result.isError);
+    }
+    if (registry)
+        registry->remove(job.id());
+    return result;
+}
+
+} // namespace
+
+ToolResult startedResult(const BackgroundJob &job, std::optional<int> yieldedAfterMs)
+{
+    QString message = QStringLiteral("The job runs in the background. Read its output with "
+                                     "job_output (job_id, offset), its state with job_status; "
+                                     "stop it with job_kill.");
+    if (job.description().interactive)
+        message += QStringLiteral(" Send it input with job_write_stdin.");
+    if (yieldedAfterMs)
+        message.prepend(QStringLiteral("Still running after %1 ms. ").arg(*yieldedAfterMs));
+    QJsonObject value{{QLatin1String("success"), true},
+                      {QLatin1String("job_id"), job.id()},
+                      {QLatin1String("status"), QLatin1String("running")},
+                      {QLatin1String("interactive"), job.description().interactive},
+                      {QLatin1String("timeout_seconds"), job.description().timeoutSeconds},
+                      {QLatin1String("note"), message}};
+    return ToolResult::structured(value);
+}
+
+void startBackgroundJob(const JobServices &services, const std::shared_ptr<ToolCall> &call,
+                        BackgroundStart start)
+{
+    JobRegistry &registry = *services.registry;
+    if (const QString refusal = registry.refusal(call->sessionId()); !refusal.isEmpty()) {
+        call->finish(failure(refusal));
+        return;
+    }
+    QString error;
+    JailJob *jailJob = services.supervisor->createJob(start.request, nullptr, &error);
+    if (!jailJob) {
+        call->finish(failure(error));
+        return;
+    }
+    const QString id = unguessableId("job_");
+    // The log's name is not the job's id: the id is a secret of the session, file names are not.
+    auto log = std::make_unique<JobOutputLog>(
+            QDir(services.fileDirectory).filePath(unguessableId("log_")),
+            services.outputLogCapBytes);
+    if (!log->open(&error)) {
+        delete jailJob;
+        call->finish(failure(error));
+        return;
+    }
+    auto *job = new BackgroundJob(id, call->sessionId(), start.description, jailJob,
+                                  std::move(log), std::move(start.makeResult));
+    registry.add(job);
+    job->start();
+
+    if (!start.yieldMs) {
+        call->finish(startedResult(*job, std::nullopt));
+        return;
+    }
+    // Until the yield, the call and the job are one: a cancelled call kills the job. The
+    // connections hold the call by its raw pointer: they live in objects the call owns or are
+    // dropped with it, and a shared pointer there would keep the call alive forever.
+    ToolCall *waiting = call.get();
+    QPointer<BackgroundJob> guard(job);
+    QPointer<JobRegistry> registryGuard(&registry);
+    auto *timer = new QTimer(waiting);
+    timer->setSingleShot(true);
+    QObject::connect(timer, &QTimer::timeout, waiting, [waiting, guard, yieldMs = *start.yieldMs] {
+        if (guard && !waiting->isFinished())
+            waiting->finish(startedResult(*guard, yieldMs));
+    });
+    QObject::connect(job, &BackgroundJob::finished, waiting,
+                     [waiting, guard, registryGuard, timer] {
+                         timer->stop();
+                         if (!guard || waiting->isFinished() || waiting->isCancelled())
+                             return;
+                         waiting->finish(resultAtYield(*guard, registryGuard));
+                     });
+    QObject::connect(waiting, &ToolCall::cancelled, job, [guard, registryGuard] {
+        if (guard && registryGuard && guard->isRunning())
+            registryGuard->remove(guard->id());
+    });
+    timer->start(*start.yieldMs);
+}
+
+} // namespace cmcp

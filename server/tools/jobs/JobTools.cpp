@@ -1,0 +1,308 @@
+#include "JobTools.h"
+
+#include "ToolBuilding.h"
+
+#include "BackgroundJob.h"
+#include "JobRegistry.h"
+#include "McpServer.h"
+#include "OutputHandleStore.h"
+#include "ToolCall.h"
+
+#include <QJsonArray>
+
+namespace cmcp {
+
+namespace {
+
+constexpr qint64 kDefaultReadBytes = 64 * 1024;
+constexpr qint64 kMaxReadBytes = 1024 * 1024;
+
+ToolResult failure(const QString &message)
+{
+    return ToolResult::structured(
+            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
+            true);
+}
+
+qint64 integer(const QJsonObject &arguments, const char *name, qint64 fallback)
+{
+    const QJsonValue value = arguments.value(QLatin1String(name));
+    return value.isDouble() ? qint64(value.toDouble()) : fallback;
+}
+
+QString text(const QJsonObject &arguments, const char *name)
+{
+    return arguments.value(QLatin1String(name)).toString();
+}
+
+// The window as text: invalid UTF-8 (a binary output) shows as replacement characters, offsets
+// stay in bytes.
+QJsonObject windowJson(const OutputWindow &window)
+{
+    return {{QLatin1String("output"), QString::fromUtf8(window.bytes)},
+            {QLatin1String("offset"), double(window.offset)},
+            {QLatin1String("next_offset"), double(window.nextOffset)},
+            {QLatin1String("total_bytes"), double(window.totalBytes)}};
+}
+
+BackgroundJob *findJob(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    const QString id = text(call->arguments(), "job_id");
+    BackgroundJob *job = services.registry->find(call->sessionId(), id);
+    if (!job)
+        call->finish(failure(JobRegistry::noSuchJob(id)));
+    return job;
+}
+
+void jobStatus(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    if (BackgroundJob *job = findJob(services, call)) {
+        QJsonObject value = job->status();
+        value.insert(QLatin1String("success"), true);
+        call->finish(ToolResult::structured(value));
+    }
+}
+
+void jobOutput(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    BackgroundJob *job = findJob(services, call);
+    if (!job)
+        return;
+    const QJsonObject &arguments = call->arguments();
+    const qint64 limit = qBound<qint64>(1, integer(arguments, "limit", kDefaultReadBytes),
+                                        kMaxReadBytes);
+    QString error;
+    const std::optional<OutputWindow> window =
+            job->output().read(integer(arguments, "offset", 0), limit, &error);
+    if (!window) {
+        call->finish(failure(error));
+        return;
+    }
+    QJsonObject value = windowJson(*window);
+    value.insert(QLatin1String("success"), true);
+    value.insert(QLatin1String("job_id"), job->id());
+    value.insert(QLatin1String("running"), job->isRunning());
+    // Everything the job will ever print has been read.
+    value.insert(QLatin1String("complete"),
+                 !job->isRunning() && window->nextOffset == window->totalBytes);
+    value.insert(QLatin1String("dropped_bytes"), double(job->output().droppedBytes()));
+    call->finish(ToolResult::structured(value));
+}
+
+void jobWriteStdin(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    BackgroundJob *job = findJob(services, call);
+    if (!job)
+        return;
+    const QByteArray data = text(call->arguments(), "data").toUtf8();
+    const bool close = call->arguments().value(QLatin1String("close")).toBool(false);
+    QString error;
+    if (!job->writeInput(data, close, &error)) {
+        call->finish(failure(error));
+        return;
+    }
+    call->finish(ToolResult::structured({{QLatin1String("success"), true},
+                                         {QLatin1String("job_id"), job->id()},
+                                         {QLatin1String("bytes_written"), double(data.size())},
+                                         {QLatin1String("closed"), close}}));
+}
+
+// Answers once the job has ended, so that the reply says how.
+void jobKill(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    BackgroundJob *job = findJob(services, call);
+    if (!job)
+        return;
+    const auto answer = [](ToolCall *call, const BackgroundJob &job) {
+        QJsonObject value = job.status();
+        value.insert(QLatin1String("success"), true);
+        call->finish(ToolResult::structured(value));
+    };
+    if (!job->isRunning()) {
+        answer(call.get(), *job);
+        return;
+    }
+    ToolCall *waiting = call.get();
+    QObject::connect(job, &BackgroundJob::finished, waiting,
+                     [waiting, job, answer] { answer(waiting, *job); });
+    job->kill();
+}
+
+void jobAttach(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    const QString id = text(call->arguments(), "job_id");
+    BackgroundJob *job = services.registry->attach(call->sessionId(), id);
+    if (!job) {
+        call->finish(failure(JobRegistry::noSuchJob(id)
+                             + QStringLiteral("; only a job whose session has ended, kept for "
+                                              "JOB_KEEP_SECONDS, can be attached")));
+        return;
+    }
+    QJsonObject value = job->status();
+    value.insert(QLatin1String("success"), true);
+    call->finish(ToolResult::structured(value));
+}
+
+void jobList(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    QJsonArray jobs;
+    for (const BackgroundJob *job : services.registry->jobsOf(call->sessionId()))
+        jobs.append(job->status());
+    call->finish(ToolResult::structured({{QLatin1String("success"), true},
+                                         {QLatin1String("jobs"), jobs}}));
+}
+
+void outputRead(const JobServices &services, const std::shared_ptr<ToolCall> &call)
+{
+    const QJsonObject &arguments = call->arguments();
+    const QString handle = text(arguments, "handle");
+    const qint64 length = qBound<qint64>(1, integer(arguments, "length", kDefaultReadBytes),
+                                         kMaxReadBytes);
+    QString error;
+    const std::optional<OutputWindow> window = services.handles->read(
+            call->sessionId(), handle, integer(arguments, "offset", 0), length, &error);
+    if (!window) {
+        call->finish(failure(error));
+        return;
+    }
+    QJsonObject value = windowJson(*window);
+    value.insert(QLatin1String("success"), true);
+    value.insert(QLatin1String("handle"), handle);
+    value.insert(QLatin1String("complete"), window->nextOffset == window->totalBytes);
+    call->finish(ToolResult::structured(value));
+}
+
+QJsonObject jobIdInput()
+{
+    return tools::schema(
+            R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
+        "job_id":{"type":"string","description":"The id system_run_command or system_run_python returned."}}})");
+}
+
+// job_status's and job_kill's answer; job_list's entries.
+const char *const kStatusProperties = R"({
+        "success":{"const":true},
+        "job_id":{"type":"string"},
+        "tool":{"type":"string"},
+        "summary":{"type":"string","description":"The command or the code's first line."},
+        "interactive":{"type":"boolean"},
+        "state":{"enum":["running","exited","killed","timed_out","failed"]},
+        "started_at":{"type":"string"},
+        "elapsed_ms":{"type":"number"},
+        "output_bytes":{"type":"number","description":"Output kept so far, stdout and stderr interleaved."},
+        "output_dropped_bytes":{"type":"number","description":"Output beyond JOB_OUTPUT_MAX_MB, not kept."},
+        "timeout_seconds":{"type":"integer"},
+        "result":{"type":"object","description":"Once ended: the tool's result without its output (exit_code, success, accounting)."}})";
+
+QJsonObject statusOutput()
+{
+    QJsonObject success{{QLatin1String("type"), QLatin1String("object")},
+                        {QLatin1String("required"), QJsonArray{QLatin1String("success"),
+                                                               QLatin1String("job_id"),
+                                                               QLatin1String("state")}},
+                        {QLatin1String("properties"), tools::schema(kStatusProperties)}};
+    return tools::orFailure(success);
+}
+
+QJsonObject windowProperties()
+{
+    return tools::schema(R"({
+        "success":{"const":true},
+        "output":{"type":"string","description":"The bytes of the window as UTF-8 text."},
+        "offset":{"type":"number"},
+        "next_offset":{"type":"number","description":"Where the next read continues (a window never ends inside a UTF-8 character)."},
+        "total_bytes":{"type":"number"},
+        "complete":{"type":"boolean","description":"Nothing is left to read."}})");
+}
+
+QJsonObject withProperties(QJsonObject properties, const QJsonObject &more,
+                           const QJsonArray &required)
+{
+    for (auto it = more.begin(); it != more.end(); ++it)
+        properties.insert(it.key(), it.value());
+    return tools::orFailure({{QLatin1String("type"), QLatin1String("object")},
+                             {QLatin1String("required"), required},
+                             {QLatin1String("properties"), properties}});
+}
+
+} // namespace
+
+void registerJobTools(McpServer &server, const JobServices &services)
+{
+    ToolRegistry &registry = server.tools();
+    const auto handler = [services](void (*run)(const JobServices &,
+                                                const std::shared_ptr<ToolCall> &)) {
+        return [services, run](const std::shared_ptr<ToolCall> &call) { run(services, call); };
+    };
+    // Annotations: {readOnly, destructive, idempotent, openWorld}.
+    registry.add(tools::makeTool(
+            "job_status", "Background job status",
+            "The state of a background job of this session (running, exited, killed, "
+            "timed_out, failed), how long it has run, how much output it has, and once ended "
+            "the tool's result without its output.",
+            jobIdInput(), statusOutput(), {true, false, true, false}, handler(jobStatus)));
+    registry.add(tools::makeTool(
+            "job_output", "Read a background job's output",
+            "Reads a background job's output (stdout and stderr interleaved, as they arrived) "
+            "from a byte offset, at most limit bytes (default 65536, at most 1 MiB). Continue "
+            "from next_offset; complete says the job has ended and everything was read.",
+            tools::schema(R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
+        "job_id":{"type":"string"},
+        "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
+        "limit":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),
+            withProperties(windowProperties(),
+                           tools::schema(R"({"job_id":{"type":"string"},"running":{"type":"boolean"},
+                                             "dropped_bytes":{"type":"number"}})"),
+                           QJsonArray{QLatin1String("success"), QLatin1String("output"),
+                                      QLatin1String("next_offset")}),
+            {true, false, true, false}, handler(jobOutput)));
+    registry.add(tools::makeTool(
+            "job_write_stdin", "Write to a background job's input",
+            "Writes data to the standard input of an interactive background job (started with "
+            "interactive: true), e.g. a line for a Python REPL; include the newline. close: true "
+            "closes the input afterwards. Read the answer with job_output.",
+            tools::schema(R"({"type":"object","required":["job_id","data"],"additionalProperties":false,"properties":{
+        "job_id":{"type":"string"},
+        "data":{"type":"string","description":"Text to write, as UTF-8."},
+        "close":{"type":"boolean","description":"Close the job's standard input after writing."}}})"),
+            withProperties(tools::schema(R"({"success":{"const":true},"job_id":{"type":"string"},
+                                             "bytes_written":{"type":"number"},"closed":{"type":"boolean"}})"),
+                           {}, QJsonArray{QLatin1String("success"), QLatin1String("bytes_written")}),
+            {false, false, false, false}, handler(jobWriteStdin)));
+    registry.add(tools::makeTool(
+            "job_kill", "Stop a background job",
+            "Kills a background job of this session with everything it started, and returns its "
+            "final status. Its output stays readable.",
+            jobIdInput(), statusOutput(), {false, true, true, false}, handler(jobKill)));
+    registry.add(tools::makeTool(
+            "job_attach", "Take over a job of an ended session",
+            "Makes a background job whose session has ended (a client that reconnected with a "
+            "new session) this session's, by the job_id the old session was given. Jobs are kept "
+            "for this only JOB_KEEP_SECONDS after their session ends (0 by default: they are "
+            "killed then).",
+            jobIdInput(), statusOutput(), {false, false, true, false}, handler(jobAttach)));
+    registry.add(tools::makeTool(
+            "job_list", "List background jobs",
+            "The background jobs of this session, running and recently ended, oldest first, "
+            "each with its status.",
+            tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
+            withProperties(tools::schema(R"({"success":{"const":true},"jobs":{"type":"array","items":{"type":"object"}}})"),
+                           {}, QJsonArray{QLatin1String("success"), QLatin1String("jobs")}),
+            {true, false, true, false}, handler(jobList)));
+    registry.add(tools::makeTool(
+            "output_read", "Read a truncated output",
+            "Reads the complete output behind a handle that a tool returned when its output was "
+            "cut to fit (stdout_handle, stderr_handle), from a byte offset, at most length bytes "
+            "(default 65536, at most 1 MiB). Handles belong to the session that received them "
+            "and expire after OUTPUT_HANDLE_SECONDS.",
+            tools::schema(R"({"type":"object","required":["handle"],"additionalProperties":false,"properties":{
+        "handle":{"type":"string"},
+        "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
+        "length":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),
+            withProperties(windowProperties(), tools::schema(R"({"handle":{"type":"string"}})"),
+                           QJsonArray{QLatin1String("success"), QLatin1String("output"),
+                                      QLatin1String("next_offset")}),
+            {true, false, true, false}, handler(outputRead)));
+}
+
+} // namespace cmcp

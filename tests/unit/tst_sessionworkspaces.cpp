@@ -1,0 +1,129 @@
+// SessionWorkspaces: which directory a session gets in shared and per-session mode, that
+// per-session directories are distinct, unguessable and unlistable, and that a session's
+// directory is removed after its end (symbolic links inside are removed, never followed).
+
+#include "SessionWorkspaces.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace cmcp;
+
+class TestSessionWorkspaces : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+    Workspace sharedWorkspace() const
+    {
+        return Workspace(m_dir.filePath(QStringLiteral("root/workspace")), 0);
+    }
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void modesAreReadFromTheirNames()
+    {
+        QCOMPARE(SessionWorkspaces::modeFromText(QStringLiteral("shared")),
+                 SessionWorkspaces::Mode::Shared);
+        QCOMPARE(SessionWorkspaces::modeFromText(QStringLiteral("session")),
+                 SessionWorkspaces::Mode::PerSession);
+        QVERIFY(!SessionWorkspaces::modeFromText(QStringLiteral("Session")));
+    }
+
+    void sharedModeGivesEverySessionTheSharedWorkspace()
+    {
+        SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::Shared, 0);
+        QString error;
+        const auto a = workspaces.forSession(QStringLiteral("A"), &error);
+        const auto b = workspaces.forSession(QStringLiteral("B"), &error);
+        QVERIFY(a && b);
+        QCOMPARE(a->path(), sharedWorkspace().path());
+        QCOMPARE(b->path(), sharedWorkspace().path());
+    }
+
+    void perSessionModeGivesEachSessionItsOwnDirectory()
+    {
+        SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 0);
+        QString error;
+        const auto a = workspaces.forSession(QStringLiteral("A"), &error);
+        QVERIFY2(a, qPrintable(error));
+        const auto again = workspaces.forSession(QStringLiteral("A"), &error);
+        const auto b = workspaces.forSession(QStringLiteral("B"), &error);
+        QVERIFY(again && b);
+        QCOMPARE(again->path(), a->path());
+        QVERIFY(a->path() != b->path());
+        QVERIFY(QFileInfo(a->path()).isDir());
+        QVERIFY(QFileInfo(b->path()).isDir());
+        // Beside the shared workspace, never inside it; named by 128 random bits, not the id.
+        const QString sessions = workspaces.sessionsDirectory();
+        QCOMPARE(QFileInfo(a->path()).absolutePath(), sessions);
+        QVERIFY(!a->path().startsWith(sharedWorkspace().path() + u'/'));
+        QVERIFY(!a->path().contains(QStringLiteral("/A")));
+        QCOMPARE(QFileInfo(a->path()).fileName().size(), 3 + 32);
+        // Others may pass through the sessions directory but not list it.
+        struct stat info{};
+        QCOMPARE(::stat(QFile::encodeName(sessions).constData(), &info), 0);
+        QCOMPARE(info.st_mode & 0777, mode_t(0711));
+        workspaces.endSession(QStringLiteral("A"));
+        workspaces.endSession(QStringLiteral("B"));
+    }
+
+    void endedSessionsDirectoryIsRemovedWithoutFollowingLinks()
+    {
+        SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 0);
+        QString error;
+        const auto a = workspaces.forSession(QStringLiteral("A"), &error);
+        QVERIFY(a);
+        // A link to a directory outside: removing the workspace must not empty its target.
+        const QString outside = m_dir.filePath(QStringLiteral("outside"));
+        QVERIFY(QDir().mkpath(outside));
+        QFile keep(outside + QStringLiteral("/keep.txt"));
+        QVERIFY(keep.open(QIODevice::WriteOnly));
+        keep.close();
+        QVERIFY(QDir().mkpath(a->path() + QStringLiteral("/sub/deeper")));
+        QVERIFY(QFile::link(outside, a->path() + QStringLiteral("/sub/link")));
+        QSignalSpy ended(&workspaces, &SessionWorkspaces::sessionEnded);
+        workspaces.endSession(QStringLiteral("A"));
+        QCOMPARE(ended.size(), 1);
+        // An ended session gets no new directory.
+        QVERIFY(!workspaces.forSession(QStringLiteral("A"), &error));
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()),
+                                 SessionWorkspaces::kJobGraceMs + 5000);
+        QVERIFY(QFile::exists(outside + QStringLiteral("/keep.txt")));
+    }
+
+    void keptDirectoryOutlivesTheGraceThenGoes()
+    {
+        SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 1);
+        QString error;
+        const auto a = workspaces.forSession(QStringLiteral("A"), &error);
+        QVERIFY(a);
+        workspaces.endSession(QStringLiteral("A"));
+        QTest::qWait(SessionWorkspaces::kJobGraceMs + 200);
+        QVERIFY(QFileInfo::exists(a->path()));
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()), 5000);
+    }
+
+    void leftoversOfAPreviousRunAreRemoved()
+    {
+        SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 0);
+        const QString old = workspaces.sessionsDirectory() + QStringLiteral("/ws_left");
+        QVERIFY(QDir().mkpath(old + QStringLiteral("/inner")));
+        QString error;
+        QVERIFY2(workspaces.removeLeftovers(&error), qPrintable(error));
+        QVERIFY(!QFileInfo::exists(old));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSessionWorkspaces)
+#include "tst_sessionworkspaces.moc"
