@@ -92,23 +92,27 @@ void startBackgroundJob(const JobServices &services, const std::shared_ptr<ToolC
         return;
     }
     // Until the yield, the call and the job are one: a cancelled call kills the job. The
-    // connections hold the call by its raw pointer: they live in objects the call owns or are
-    // dropped with it, and a shared pointer there would keep the call alive forever.
+    // connections hold the call weakly (a strong reference in objects the call owns would keep
+    // it alive forever) and take a strong one while finishing it, since finishing may drop the
+    // core's last reference.
     ToolCall *waiting = call.get();
+    const std::weak_ptr<ToolCall> weakCall = call;
     QPointer<BackgroundJob> guard(job);
     QPointer<JobRegistry> registryGuard(&registry);
     auto *timer = new QTimer(waiting);
     timer->setSingleShot(true);
-    QObject::connect(timer, &QTimer::timeout, waiting, [waiting, guard, yieldMs = *start.yieldMs] {
-        if (guard && !waiting->isFinished())
-            waiting->finish(startedResult(*guard, yieldMs));
+    QObject::connect(timer, &QTimer::timeout, waiting, [weakCall, guard, yieldMs = *start.yieldMs] {
+        const std::shared_ptr<ToolCall> call = weakCall.lock();
+        if (call && guard && !call->isFinished())
+            call->finish(startedResult(*guard, yieldMs));
     });
     QObject::connect(job, &BackgroundJob::finished, waiting,
-                     [waiting, guard, registryGuard, timer] {
+                     [weakCall, guard, registryGuard, timer] {
                          timer->stop();
-                         if (!guard || waiting->isFinished() || waiting->isCancelled())
+                         const std::shared_ptr<ToolCall> call = weakCall.lock();
+                         if (!call || !guard || call->isFinished() || call->isCancelled())
                              return;
-                         waiting->finish(resultAtYield(*guard, registryGuard));
+                         call->finish(resultAtYield(*guard, registryGuard));
                      });
     QObject::connect(waiting, &ToolCall::cancelled, job, [guard, registryGuard] {
         if (guard && registryGuard && guard->isRunning())

@@ -122,9 +122,12 @@ void jobKill(const JobServices &services, const std::shared_ptr<ToolCall> &call)
         answer(call.get(), *job);
         return;
     }
-    ToolCall *waiting = call.get();
-    QObject::connect(job, &BackgroundJob::finished, waiting,
-                     [waiting, job, answer] { answer(waiting, *job); });
+    // Held weakly, and strongly while finishing: finishing may drop the core's last reference.
+    const std::weak_ptr<ToolCall> weakCall = call;
+    QObject::connect(job, &BackgroundJob::finished, call.get(), [weakCall, job, answer] {
+        if (const std::shared_ptr<ToolCall> waiting = weakCall.lock())
+            answer(waiting.get(), *job);
+    });
     job->kill();
 }
 
