@@ -53,8 +53,11 @@ void AdminClient::tryConnect()
 {
     if (m_closing || m_state != State::Disconnected)
         return;
-    if (m_socket)
+    if (m_socket) {
+        // The old socket's late signals must not reach the handlers of the new one.
+        m_socket->disconnect(this);
         m_socket->deleteLater();
+    }
     m_socket = new QLocalSocket(this);
     m_splitter = admin::LineSplitter();
     connect(m_socket, &QLocalSocket::connected, this, [this] {

@@ -58,7 +58,7 @@ void CallModel::flush()
     for (const QJsonObject &call : queued) {
         const qint64 id = callIdOf(call);
         if (const auto row = m_rowOf.constFind(id); row != m_rowOf.cend()) {
-            m_calls[*row] = call;
+            m_calls[*row] = makeRow(call);
             firstChanged = std::min(firstChanged, *row);
             lastChanged = std::max(lastChanged, *row);
         } else if (const auto index = addedIndex.constFind(id); index != addedIndex.cend()) {
@@ -76,9 +76,10 @@ void CallModel::flush()
     if (!added.isEmpty()) {
         const int first = int(m_calls.size());
         beginInsertRows({}, first, first + int(added.size()) - 1);
+        m_calls.reserve(m_calls.size() + added.size());
         for (const QJsonObject &call : std::as_const(added)) {
             m_rowOf.insert(callIdOf(call), int(m_calls.size()));
-            m_calls.append(call);
+            m_calls.append(makeRow(call));
         }
         endInsertRows();
     }
@@ -95,10 +96,15 @@ void CallModel::reset(const QList<QJsonObject> &calls)
 {
     beginResetModel();
     m_queued.clear();
-    m_calls = calls.size() > m_maxCalls ? calls.mid(calls.size() - m_maxCalls) : calls;
-    std::sort(m_calls.begin(), m_calls.end(), [](const QJsonObject &a, const QJsonObject &b) {
+    QList<QJsonObject> sorted = calls;
+    std::sort(sorted.begin(), sorted.end(), [](const QJsonObject &a, const QJsonObject &b) {
         return callIdOf(a) < callIdOf(b);
     });
+    if (sorted.size() > m_maxCalls)
+        sorted = sorted.mid(sorted.size() - m_maxCalls);
+    m_calls.clear();
+    for (const QJsonObject &call : std::as_const(sorted))
+        m_calls.append(makeRow(call));
     reindex();
     endResetModel();
 }
@@ -108,7 +114,7 @@ void CallModel::reindex()
     m_rowOf.clear();
     m_rowOf.reserve(m_calls.size());
     for (int row = 0; row < m_calls.size(); ++row)
-        m_rowOf.insert(callIdOf(m_calls.at(row)), row);
+        m_rowOf.insert(m_calls.at(row).callId, row);
 }
 
 int CallModel::rowCount(const QModelIndex &parent) const
@@ -132,51 +138,47 @@ QString CallModel::shortArguments(const QJsonObject &arguments, int maxLength)
     return text;
 }
 
+CallModel::Row CallModel::makeRow(const QJsonObject &call)
+{
+    Row row;
+    row.call = call;
+    row.callId = callIdOf(call);
+    row.status = call.value(QLatin1String("status")).toString();
+    row.cells[TimeColumn] = QDateTime::fromString(call.value(QLatin1String("startedAt")).toString(), Qt::ISODateWithMs)
+                                    .toLocalTime()
+                                    .toString(QStringLiteral("HH:mm:ss.zzz"));
+    row.cells[SessionColumn] = call.value(QLatin1String("sessionId")).toString().left(8);
+    row.cells[ClientColumn] = call.value(QLatin1String("clientName")).toString();
+    row.cells[ToolColumn] = call.value(QLatin1String("tool")).toString();
+    row.cells[ArgumentsColumn] = shortArguments(call.value(QLatin1String("arguments")).toObject());
+    if (call.contains(QLatin1String("durationMs")))
+        row.cells[DurationColumn] = tr("%1 ms").arg(qint64(call.value(QLatin1String("durationMs")).toDouble()));
+    row.cells[StatusColumn] = statusLabel(row.status);
+    return row;
+}
+
 QVariant CallModel::data(const QModelIndex &index, int role) const
 {
-    if (!index.isValid() || index.row() >= m_calls.size())
+    if (!index.isValid() || index.row() >= m_calls.size() || index.column() >= ColumnCount)
         return {};
-    const QJsonObject &call = m_calls.at(index.row());
-    const QString status = call.value(QLatin1String("status")).toString();
+    const Row &row = m_calls.at(index.row());
     switch (role) {
+    case Qt::DisplayRole:
+        return row.cells[index.column()];
     case CallRole:
-        return call;
+        return row.call;
     case CallIdRole:
-        return callIdOf(call);
+        return row.callId;
     case StatusRole:
-        return status;
+        return row.status;
     case Qt::ForegroundRole:
-        return index.column() == StatusColumn ? QVariant(statusColour(status)) : QVariant();
+        return index.column() == StatusColumn ? QVariant(statusColour(row.status)) : QVariant();
     case Qt::ToolTipRole:
         if (index.column() == ArgumentsColumn)
-            return QString::fromUtf8(QJsonDocument(call.value(QLatin1String("arguments")).toObject()).toJson());
-        return call.value(QLatin1String("detail")).toString();
+            return QString::fromUtf8(QJsonDocument(row.call.value(QLatin1String("arguments")).toObject()).toJson());
+        return row.call.value(QLatin1String("detail")).toString();
     case Qt::TextAlignmentRole:
         return index.column() == DurationColumn ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
-    case Qt::DisplayRole:
-        break;
-    default:
-        return {};
-    }
-    switch (index.column()) {
-    case TimeColumn:
-        return QDateTime::fromString(call.value(QLatin1String("startedAt")).toString(), Qt::ISODateWithMs)
-                .toLocalTime()
-                .toString(QStringLiteral("HH:mm:ss.zzz"));
-    case SessionColumn:
-        return call.value(QLatin1String("sessionId")).toString().left(8);
-    case ClientColumn:
-        return call.value(QLatin1String("clientName")).toString();
-    case ToolColumn:
-        return call.value(QLatin1String("tool")).toString();
-    case ArgumentsColumn:
-        return shortArguments(call.value(QLatin1String("arguments")).toObject());
-    case DurationColumn:
-        return call.contains(QLatin1String("durationMs"))
-                ? QStringLiteral("%1 ms").arg(qint64(call.value(QLatin1String("durationMs")).toDouble()))
-                : QString();
-    case StatusColumn:
-        return statusLabel(status);
     }
     return {};
 }

@@ -33,7 +33,7 @@ public:
     // Replaces everything with a snapshot's calls (in flight and recent).
     void reset(const QList<QJsonObject> &calls);
 
-    QJsonObject call(int row) const { return m_calls.at(row); }
+    QJsonObject call(int row) const { return m_calls.at(row).call; }
     int rowOfCall(qint64 callId) const { return m_rowOf.value(callId, -1); }
 
     int rowCount(const QModelIndex &parent = {}) const override;
@@ -45,9 +45,19 @@ public:
     static QString shortArguments(const QJsonObject &arguments, int maxLength = 80);
 
 private:
+    // A call with its cells' texts, made once when it arrives rather than at every paint and
+    // every filter pass.
+    struct Row
+    {
+        QJsonObject call;
+        qint64 callId = 0;
+        QString status;
+        QString cells[ColumnCount];
+    };
+    static Row makeRow(const QJsonObject &call);
     void reindex();
 
-    QList<QJsonObject> m_calls;
+    QList<Row> m_calls;
     QHash<qint64, int> m_rowOf; // callId → row
     QList<QJsonObject> m_queued;
     QTimer m_batch;

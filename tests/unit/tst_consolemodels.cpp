@@ -107,8 +107,9 @@ private Q_SLOTS:
         model.setMaxCalls(2);
         model.reset({call(9, "running"), call(3, "succeeded"), call(7, "failed")});
         QCOMPARE(model.rowCount(), 2);
-        QCOMPARE(model.rowOfCall(3), 0); // the last two of the snapshot, in call order
-        QCOMPARE(model.rowOfCall(7), 1);
+        QCOMPARE(model.rowOfCall(3), -1); // the newest two, in call order
+        QCOMPARE(model.rowOfCall(7), 0);
+        QCOMPARE(model.rowOfCall(9), 1);
     }
 
     void columns()
