@@ -27,22 +27,26 @@ ConsoleSession::ConsoleSession(AdminClient &client, QObject *parent)
 void ConsoleSession::refresh()
 {
     m_client.request(QLatin1String(admin::methodSnapshot), {}, [this](const QJsonObject &result, const QString &code, const QString &) {
-        if (!code.isEmpty())
-            return;
-        QList<QJsonObject> calls;
-        for (const QJsonValue &call : result.value(QLatin1String("recentCalls")).toArray())
-            calls.append(call.toObject());
-        for (const QJsonValue &call : result.value(QLatin1String("calls")).toArray())
-            calls.append(call.toObject());
-        m_calls->reset(calls);
-        m_sessions->reset(result.value(QLatin1String("sessions")).toArray());
-        m_config = result.value(QLatin1String("config")).toArray();
-        m_sandbox = result.value(QLatin1String("sandbox")).toObject();
-        m_counters = result.value(QLatin1String("counters")).toObject();
-        Q_EMIT configChanged();
-        Q_EMIT sandboxChanged();
-        Q_EMIT countersChanged();
+        if (code.isEmpty())
+            applySnapshot(result);
     });
+}
+
+void ConsoleSession::applySnapshot(const QJsonObject &result)
+{
+    QList<QJsonObject> calls;
+    for (const QJsonValue &call : result.value(QLatin1String("recentCalls")).toArray())
+        calls.append(call.toObject());
+    for (const QJsonValue &call : result.value(QLatin1String("calls")).toArray())
+        calls.append(call.toObject());
+    m_calls->reset(calls);
+    m_sessions->reset(result.value(QLatin1String("sessions")).toArray());
+    m_config = result.value(QLatin1String("config")).toArray();
+    m_sandbox = result.value(QLatin1String("sandbox")).toObject();
+    m_counters = result.value(QLatin1String("counters")).toObject();
+    Q_EMIT configChanged();
+    Q_EMIT sandboxChanged();
+    Q_EMIT countersChanged();
 }
 
 void ConsoleSession::onEvent(const QString &event, const QJsonObject &data)

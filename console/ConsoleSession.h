@@ -36,6 +36,8 @@ public:
     void setSetting(const QString &name, const QString &value,
                     std::function<void(const QString &error, const QString &note)> done);
     void refresh();
+    // Replaces what the models show with a snapshot reply.
+    void applySnapshot(const QJsonObject &snapshot);
 
 Q_SIGNALS:
     void configChanged();

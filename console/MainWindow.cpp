@@ -130,6 +130,7 @@ QWidget *MainWindow::makeCallsPage()
     });
 
     m_detail = new QPlainTextEdit(page);
+    m_detail->setObjectName(QStringLiteral("callDetail"));
     m_detail->setReadOnly(true);
     m_detail->setPlaceholderText(tr("Select a call to see its arguments, output and accounting."));
     m_detail->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));

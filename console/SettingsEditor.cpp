@@ -119,9 +119,11 @@ void SettingsEditor::rebuild()
         }
         Field field;
         field.editor = makeEditor(setting);
+        field.editor->setObjectName(name);
         field.origin = new QLabel(this);
         field.origin->setEnabled(false);
         field.message = new QLabel(this);
+        field.message->setObjectName(name + QStringLiteral("-message"));
         field.message->setWordWrap(true);
         field.message->setVisible(false);
         auto *applyButton = new QToolButton(this);

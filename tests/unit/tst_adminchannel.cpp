@@ -419,11 +419,22 @@ private Q_SLOTS:
     {
         m_events.clear();
         QString code, message;
+        // The daemon's log comes along at the chosen level (a change of setting logs one line).
+        request(admin::methodSubscribeLog, {{"level", "loud"}}, &code);
+        QCOMPARE(code, QString(admin::errorBadParams));
+        request(admin::methodSubscribeLog, {{"level", "info"}}, &code);
+        QCOMPARE(code, QString());
         QJsonObject reply = request(admin::methodSetSetting, {{"name", "LOG_LEVEL"}, {"value", "debug"}}, &code, &message);
         QCOMPARE(code, QString());
         QVERIFY(reply.value("appliedLive").toBool());
         QCOMPARE(reply.value("setting").toObject().value("origin").toString(), QStringLiteral("admin console"));
         QVERIFY(waitForEvent([](const ReceivedEvent &event) { return event.name == QLatin1String(admin::eventSettingChanged); }));
+        QVERIFY(waitForEvent([](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventLog) && event.data.value("level").toString() == u"info"
+                    && event.data.value("text").toString().contains("LOG_LEVEL changed from the console");
+        }));
+        request(admin::methodSubscribeLog, {{"level", "off"}}, &code);
+        QCOMPARE(code, QString());
 
         reply = request(admin::methodSetSetting, {{"name", "FILE_ALLOWED_EXTENSIONS"}, {"value", "txt,md,log"}}, &code);
         QCOMPARE(code, QString());
