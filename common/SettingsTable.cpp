@@ -64,6 +64,7 @@ const char *const bash = "Bash";
 const char *const python = "Python";
 const char *const files = "Files";
 const char *const web = "Web";
+const char *const admin = "Admin channel";
 
 // Timeouts share one range so that any default fits under any maximum.
 constexpr qint64 minSeconds = 1;
@@ -239,6 +240,15 @@ QList<SettingSpec> buildTable()
                     "Time limit of a web request, in seconds.", Live),
             list(web, "WEB_ALLOWED_DOMAINS", "*",
                  "Domains the web tools may reach; * allows any domain.", Live),
+
+            text(admin, "ADMIN_SOCKET", "volume/run/admin.sock",
+                 "Local socket of the admin channel cmcp-console connects to (relative to the "
+                 "working directory; mode 0600, or 0660 with ADMIN_GROUP); off disables it.",
+                 Required),
+            text(admin, "ADMIN_GROUP", "",
+                 "Group whose members may use the admin channel besides root and the daemon's "
+                 "own user (it then owns the socket); empty: none.",
+                 NoFlags),
     };
 }
 

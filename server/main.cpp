@@ -1,6 +1,9 @@
 // cmcpd: the Container-MCP daemon. Loads the layered settings, then serves MCP over HTTP
 // (Streamable HTTP at /mcp, legacy SSE at /sse) or over stdio.
 
+#include "AdminChannel.h"
+#include "AdminServer.h"
+#include "AdminSettings.h"
 #include "ConformanceFixtures.h"
 #include "FileTools.h"
 #include "HttpOptions.h"
@@ -249,6 +252,10 @@ int main(int argc, char *argv[])
         spdlog::warn("conformance fixtures registered: test tools are exposed (never use this in production)");
         registerConformanceFixtures(mcp);
     }
+
+    AdminSettings adminSettings(*settings, sources.customEnvFile);
+    registerLiveSettings(adminSettings);
+    const std::unique_ptr<AdminServer> admin = openAdminChannel(mcp, adminSettings, sandbox);
 
     if (parser.isSet(stdioOption) || parser.isSet(testModeOption)) {
         StdioTransport stdio(mcp);

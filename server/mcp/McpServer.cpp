@@ -482,6 +482,7 @@ void McpServer::callTool(const Request &request)
             server->endCallRecord(*shared, ToolCallOutcome::Cancelled, nullptr, reason);
         call->cancel(reason);
     });
+    m_running.emplace(shared->callId, RunningCall{request.session, key, id, shared});
     tool->handler(call);
 }
 
@@ -505,7 +506,33 @@ void McpServer::endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, con
     call.outcome = outcome;
     call.detail = detail;
     call.durationMs = call.startedAt.msecsTo(QDateTime::currentDateTimeUtc());
+    m_running.erase(call.callId);
     Q_EMIT toolCallFinished(call, result);
+}
+
+QList<ToolCallRecord> McpServer::callsInFlight() const
+{
+    QList<ToolCallRecord> calls;
+    for (const auto &[callId, running] : m_running)
+        calls.append(*running.record);
+    return calls;
+}
+
+bool McpServer::cancelCall(quint64 callId, const QString &reason)
+{
+    const auto it = m_running.find(callId);
+    if (it == m_running.end())
+        return false;
+    const RunningCall running = it->second;
+    const std::shared_ptr<Session> session = running.session.lock();
+    if (!session || !session->isRequestInFlight(running.key)) {
+        m_running.erase(it);
+        return false;
+    }
+    session->cancelRequest(running.key, reason,
+                           jsonrpc::makeError(running.id, jsonrpc::RequestFailed,
+                                              QStringLiteral("the call was cancelled: %1").arg(reason)));
+    return true;
 }
 
 QString toolCallOutcomeName(ToolCallOutcome outcome)

@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QObject>
 
+#include <map>
 #include <memory>
 
 namespace cmcp {
@@ -50,6 +51,13 @@ public:
     // responses alone.
     bool handlePayload(const std::shared_ptr<Session> &session, const jsonrpc::Payload &payload,
                        std::shared_ptr<Exchange> exchange);
+
+    // Tool calls whose tool has not answered yet, by call id.
+    QList<ToolCallRecord> callsInFlight() const;
+    // Cancels a call in flight as its client could (the tool is told to stop, the record ends
+    // as cancelled), but the client gets an error response naming `reason`. False when no
+    // such call is running.
+    bool cancelCall(quint64 callId, const QString &reason);
 
 Q_SIGNALS:
     void sessionOpened(const QString &sessionId, const QString &transport);
@@ -115,6 +123,14 @@ private:
     int m_pageSize = 100;
     int m_maxSessions = 10000;
     quint64 m_lastCallId = 0;
+    struct RunningCall
+    {
+        std::weak_ptr<Session> session;
+        QString key;
+        QJsonValue id;
+        std::shared_ptr<ToolCallRecord> record;
+    };
+    std::map<quint64, RunningCall> m_running;
 };
 
 } // namespace cmcp

@@ -44,14 +44,15 @@ void Session::setCancelHandler(const QString &idKey, std::function<void(const QS
         it->cancel = std::move(handler);
 }
 
-void Session::cancelRequest(const QString &idKey, const QString &reason)
+void Session::cancelRequest(const QString &idKey, const QString &reason,
+                            const std::optional<QJsonObject> &response)
 {
     auto it = m_inFlight.find(idKey);
     if (it == m_inFlight.end())
         return;
     // The client asked for no response: settle first so a late result is ignored, then stop the work.
     auto cancel = std::move(it->cancel);
-    settleRequest(idKey, it->serial, std::nullopt);
+    settleRequest(idKey, it->serial, response);
     if (cancel)
         cancel(reason);
 }

@@ -62,7 +62,9 @@ public:
     quint64 beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker);
     // Runs when the client cancels the request or the session ends before it is settled.
     void setCancelHandler(const QString &idKey, std::function<void(const QString &reason)> handler);
-    void cancelRequest(const QString &idKey, const QString &reason);
+    // The client gets `response` when given (an administrator's cancel), nothing otherwise.
+    void cancelRequest(const QString &idKey, const QString &reason,
+                       const std::optional<QJsonObject> &response = std::nullopt);
     // Records the response (or none, when cancelled) of a request in flight.
     void settleRequest(const QString &idKey, quint64 serial,
                        const std::optional<QJsonObject> &response);

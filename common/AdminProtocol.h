@@ -1,0 +1,126 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+
+#include <optional>
+
+// The admin channel between cmcpd and cmcp-console: one JSON object per line (UTF-8, '\n'), in
+// both directions. Defined once here so that both programs agree on it.
+//
+//   {"type":"hello","version":1,"program":"cmcpd","programVersion":"0.1.0"}   both ways, first
+//   {"type":"event","event":"callFinished","data":{...}}                      daemon → console
+//   {"type":"request","id":7,"method":"snapshot","params":{...}}              console → daemon
+//   {"type":"reply","id":7,"result":{...}}                                    daemon → console
+//   {"type":"error","id":7,"code":"bad_request","message":"..."}              either way; id is
+//                                                                              absent when the
+//                                                                              line had none
+namespace cmcp::admin {
+
+constexpr int protocolVersion = 1;
+// Longest line either side accepts; longer ones are skipped and answered with an error.
+constexpr qsizetype maxLineBytes = 1024 * 1024;
+
+enum class MessageType { Hello, Event, Request, Reply, Error };
+
+// The objects events and replies carry:
+//   call     {callId, sessionId, transport, clientName, tool, arguments (secrets redacted),
+//             startedAt (ISO 8601 UTC, ms), status ("running" or an outcome: succeeded, failed,
+//             invalid_arguments, unknown_tool, broke_output_schema, cancelled), durationMs,
+//             detail, outputHead, outputTail, accounting (the structured result, long strings
+//             cut)}
+//   session  {sessionId, transport, clientName, openedAt, calls}
+//   setting  {name, group, type, value (secrets masked), origin, help, allowed, live, secret}
+//   counters {sessionsOpen, callsStarted, callsFinished, callsInFlight, callsFailed,
+//             eventsDropped}
+
+// Event names.
+inline constexpr char eventSessionOpened[] = "sessionOpened";
+inline constexpr char eventSessionClosed[] = "sessionClosed";
+inline constexpr char eventCallStarted[] = "callStarted";
+inline constexpr char eventCallFinished[] = "callFinished";
+inline constexpr char eventLog[] = "log";
+inline constexpr char eventCounters[] = "counters";
+inline constexpr char eventDropped[] = "dropped";
+inline constexpr char eventSettingChanged[] = "settingChanged";
+
+// Request methods.
+inline constexpr char methodSnapshot[] = "snapshot"; // {} → {sessions, calls, recentCalls, config, sandbox, counters}
+inline constexpr char methodCancelCall[] = "cancelCall"; // {callId} → {}
+inline constexpr char methodCloseSession[] = "closeSession"; // {sessionId} → {}
+inline constexpr char methodSetSetting[] = "setSetting"; // {name, value} → {setting, appliedLive, restartRequired, note}
+inline constexpr char methodSubscribeLog[] = "subscribeLog"; // {level} → {level}; "off" stops
+
+// Error codes.
+inline constexpr char errorMalformed[] = "malformed"; // not a JSON object, or fields missing
+inline constexpr char errorOversized[] = "oversized";
+inline constexpr char errorVersion[] = "version_mismatch";
+inline constexpr char errorUnknownMethod[] = "unknown_method";
+inline constexpr char errorBadParams[] = "bad_params";
+inline constexpr char errorNotFound[] = "not_found";
+inline constexpr char errorInvalidValue[] = "invalid_value";
+inline constexpr char errorRefused[] = "refused";
+inline constexpr char errorFailed[] = "failed";
+
+struct Message
+{
+    MessageType type = MessageType::Event;
+    int version = 0; // Hello
+    QString program; // Hello
+    QString programVersion; // Hello
+    QString name; // Event: the event; Request: the method
+    std::optional<qint64> id; // Request, Reply, Error
+    QJsonObject body; // Event: data; Request: params; Reply: result
+    QString errorCode; // Error
+    QString errorMessage; // Error
+
+    static Message hello(const QString &program, const QString &programVersion);
+    static Message event(const QString &name, const QJsonObject &data);
+    static Message request(qint64 id, const QString &method, const QJsonObject &params = {});
+    static Message reply(qint64 id, const QJsonObject &result);
+    static Message error(std::optional<qint64> id, const QString &code, const QString &message);
+};
+
+// One compact JSON line, '\n' included.
+QByteArray encode(const Message &message);
+// nullopt and a sentence naming the problem for anything that is not a well-formed message;
+// `id`, when given, receives the request id even when the rest is wrong, so that the error
+// reply can name it.
+std::optional<Message> decode(const QByteArray &line, QString *error,
+                              std::optional<qint64> *id = nullptr);
+
+// "" when `hello` can be talked to, else why not (a version mismatch names both versions).
+QString checkHello(const Message &hello);
+
+// Splits a byte stream into lines of at most maxLineBytes. A longer line is dropped as it
+// arrives (never held whole) and reported once, as an oversized entry, when its end is seen.
+class LineSplitter
+{
+public:
+    struct Line
+    {
+        QByteArray bytes; // without the '\n'
+        bool oversized = false;
+    };
+    explicit LineSplitter(qsizetype maxBytes = maxLineBytes) : m_maxBytes(maxBytes) {}
+    QList<Line> feed(const QByteArray &data);
+
+private:
+    qsizetype m_maxBytes;
+    QByteArray m_partial;
+    bool m_discarding = false;
+};
+
+// Arguments as observers may show them: the values of keys that name secrets (password,
+// token, secret, api key, authorization, credential, private key, cookie) become "********",
+// at any depth.
+QJsonObject redactSecrets(const QJsonObject &arguments);
+// The same for one value (objects and arrays are walked).
+QJsonValue redactSecrets(const QJsonValue &value);
+
+} // namespace cmcp::admin
+
+Q_DECLARE_METATYPE(cmcp::admin::Message)

@@ -1,0 +1,202 @@
+#include "CallModel.h"
+
+#include "CallStatus.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+
+#include <algorithm>
+#include <climits>
+
+namespace cmcp {
+
+namespace {
+
+qint64 callIdOf(const QJsonObject &call)
+{
+    return qint64(call.value(QLatin1String("callId")).toDouble());
+}
+
+QString compactValue(const QJsonValue &value)
+{
+    if (value.isString())
+        return u'"' + value.toString().simplified() + u'"';
+    if (value.isObject())
+        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
+    if (value.isArray())
+        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
+    return value.toVariant().toString();
+}
+
+} // namespace
+
+CallModel::CallModel(QObject *parent) : QAbstractTableModel(parent)
+{
+    m_batch.setInterval(100);
+    m_batch.setSingleShot(true);
+    connect(&m_batch, &QTimer::timeout, this, &CallModel::flush);
+}
+
+void CallModel::enqueue(const QJsonObject &call)
+{
+    m_queued.append(call);
+    if (!m_batch.isActive())
+        m_batch.start();
+}
+
+void CallModel::flush()
+{
+    m_batch.stop();
+    if (m_queued.isEmpty())
+        return;
+    const QList<QJsonObject> queued = std::exchange(m_queued, {});
+    QList<QJsonObject> added;
+    QHash<qint64, int> addedIndex;
+    int firstChanged = INT_MAX;
+    int lastChanged = -1;
+    for (const QJsonObject &call : queued) {
+        const qint64 id = callIdOf(call);
+        if (const auto row = m_rowOf.constFind(id); row != m_rowOf.cend()) {
+            m_calls[*row] = makeRow(call);
+            firstChanged = std::min(firstChanged, *row);
+            lastChanged = std::max(lastChanged, *row);
+        } else if (const auto index = addedIndex.constFind(id); index != addedIndex.cend()) {
+            added[*index] = call;
+        } else {
+            addedIndex.insert(id, int(added.size()));
+            added.append(call);
+        }
+    }
+    if (lastChanged >= 0)
+        Q_EMIT dataChanged(index(firstChanged, 0), index(lastChanged, ColumnCount - 1));
+    // Only the newest maxCalls of the batch can survive the trim below.
+    if (added.size() > m_maxCalls)
+        added = added.mid(added.size() - m_maxCalls);
+    if (!added.isEmpty()) {
+        const int first = int(m_calls.size());
+        beginInsertRows({}, first, first + int(added.size()) - 1);
+        m_calls.reserve(m_calls.size() + added.size());
+        for (const QJsonObject &call : std::as_const(added)) {
+            m_rowOf.insert(callIdOf(call), int(m_calls.size()));
+            m_calls.append(makeRow(call));
+        }
+        endInsertRows();
+    }
+    if (m_calls.size() > m_maxCalls) {
+        const int excess = int(m_calls.size()) - m_maxCalls;
+        beginRemoveRows({}, 0, excess - 1);
+        m_calls.remove(0, excess);
+        reindex();
+        endRemoveRows();
+    }
+}
+
+void CallModel::reset(const QList<QJsonObject> &calls)
+{
+    beginResetModel();
+    m_queued.clear();
+    QList<QJsonObject> sorted = calls;
+    std::sort(sorted.begin(), sorted.end(), [](const QJsonObject &a, const QJsonObject &b) {
+        return callIdOf(a) < callIdOf(b);
+    });
+    if (sorted.size() > m_maxCalls)
+        sorted = sorted.mid(sorted.size() - m_maxCalls);
+    m_calls.clear();
+    for (const QJsonObject &call : std::as_const(sorted))
+        m_calls.append(makeRow(call));
+    reindex();
+    endResetModel();
+}
+
+void CallModel::reindex()
+{
+    m_rowOf.clear();
+    m_rowOf.reserve(m_calls.size());
+    for (int row = 0; row < m_calls.size(); ++row)
+        m_rowOf.insert(m_calls.at(row).callId, row);
+}
+
+int CallModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_calls.size());
+}
+
+int CallModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QString CallModel::shortArguments(const QJsonObject &arguments, int maxLength)
+{
+    QStringList parts;
+    for (auto it = arguments.begin(); it != arguments.end(); ++it)
+        parts.append(it.key() + u'=' + compactValue(it.value()));
+    QString text = parts.join(QStringLiteral(", "));
+    if (text.size() > maxLength)
+        text = text.left(maxLength - 1) + u'…';
+    return text;
+}
+
+CallModel::Row CallModel::makeRow(const QJsonObject &call)
+{
+    Row row;
+    row.call = call;
+    row.callId = callIdOf(call);
+    row.status = call.value(QLatin1String("status")).toString();
+    row.cells[TimeColumn] = QDateTime::fromString(call.value(QLatin1String("startedAt")).toString(), Qt::ISODateWithMs)
+                                    .toLocalTime()
+                                    .toString(QStringLiteral("HH:mm:ss.zzz"));
+    row.cells[SessionColumn] = call.value(QLatin1String("sessionId")).toString().left(8);
+    row.cells[ClientColumn] = call.value(QLatin1String("clientName")).toString();
+    row.cells[ToolColumn] = call.value(QLatin1String("tool")).toString();
+    row.cells[ArgumentsColumn] = shortArguments(call.value(QLatin1String("arguments")).toObject());
+    if (call.contains(QLatin1String("durationMs")))
+        row.cells[DurationColumn] = tr("%1 ms").arg(qint64(call.value(QLatin1String("durationMs")).toDouble()));
+    row.cells[StatusColumn] = statusLabel(row.status);
+    return row;
+}
+
+QVariant CallModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= m_calls.size() || index.column() >= ColumnCount)
+        return {};
+    const Row &row = m_calls.at(index.row());
+    switch (role) {
+    case Qt::DisplayRole:
+        return row.cells[index.column()];
+    case CallRole:
+        return row.call;
+    case CallIdRole:
+        return row.callId;
+    case StatusRole:
+        return row.status;
+    case Qt::ForegroundRole:
+        return index.column() == StatusColumn ? QVariant(statusColour(row.status)) : QVariant();
+    case Qt::ToolTipRole:
+        if (index.column() == ArgumentsColumn)
+            return QString::fromUtf8(QJsonDocument(row.call.value(QLatin1String("arguments")).toObject()).toJson());
+        return row.call.value(QLatin1String("detail")).toString();
+    case Qt::TextAlignmentRole:
+        return index.column() == DurationColumn ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    }
+    return {};
+}
+
+QVariant CallModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case TimeColumn: return tr("Time");
+    case SessionColumn: return tr("Session");
+    case ClientColumn: return tr("Client");
+    case ToolColumn: return tr("Tool");
+    case ArgumentsColumn: return tr("Arguments");
+    case DurationColumn: return tr("Duration");
+    case StatusColumn: return tr("Status");
+    }
+    return {};
+}
+
+} // namespace cmcp

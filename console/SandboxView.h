@@ -1,0 +1,18 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QTableWidget>
+
+namespace cmcp {
+
+// The sandbox layer report the daemon probed at start-up: one row per layer, in the order the
+// jail applies them, with its state, a summary and why it is unavailable.
+class SandboxView : public QTableWidget
+{
+    Q_OBJECT
+public:
+    explicit SandboxView(QWidget *parent = nullptr);
+    void setReport(const QJsonObject &report);
+};
+
+} // namespace cmcp

@@ -1,0 +1,55 @@
+#include "AdminChannel.h"
+
+#include "AdminServer.h"
+#include "AdminSettings.h"
+#include "Logging.h"
+#include "SandboxProbe.h"
+
+#include <QJsonArray>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+std::unique_ptr<AdminServer> openAdminChannel(McpServer &mcp, AdminSettings &settings,
+                                              const SandboxCapabilities &sandbox)
+{
+    const QString path = settings.settings().text(u"ADMIN_SOCKET");
+    if (path.compare(u"off", Qt::CaseInsensitive) == 0) {
+        spdlog::info("admin channel off (ADMIN_SOCKET=off)");
+        return nullptr;
+    }
+    QString error;
+    std::optional<gid_t> group;
+    if (const QString groupName = settings.settings().text(u"ADMIN_GROUP"); !groupName.isEmpty()) {
+        group = AdminServer::groupId(groupName, &error);
+        if (!group) {
+            spdlog::warn("admin channel off: {}", error.toStdString());
+            return nullptr;
+        }
+    }
+    // The report keys layers by name; "order" keeps the order the jail applies them in.
+    QJsonObject report = sandbox.toJson();
+    QJsonArray order;
+    for (const SandboxLayer &layer : sandbox.layers)
+        order.append(layer.name);
+    report.insert(QStringLiteral("order"), order);
+    auto server = std::make_unique<AdminServer>(mcp, settings, report);
+    if (!server->listen(path, group, &error)) {
+        spdlog::warn("admin channel off: {}", error.toStdString());
+        return nullptr;
+    }
+    server->forwardLogs();
+    return server;
+}
+
+// Only the log level is read again after start-up today. The other settings the table marks
+// live (timeouts, allowed commands, extensions and domains) are read once, when the tools are
+// built, so a change of them is saved and reported as needing a restart.
+void registerLiveSettings(AdminSettings &settings)
+{
+    settings.addLiveApplier({QStringLiteral("LOG_LEVEL"), QStringLiteral("DEBUG")},
+                            [](const Settings &current) { setLogLevel(current.text(u"LOG_LEVEL")); });
+}
+
+} // namespace cmcp

@@ -1,0 +1,89 @@
+#pragma once
+
+#include "AdminProtocol.h"
+#include "ToolCallRecord.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QTimer>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <sys/types.h>
+
+class QLocalServer;
+
+namespace cmcp {
+
+class AdminLogSink;
+class AdminPeer;
+class AdminSettings;
+class McpServer;
+struct ToolResult;
+
+// The daemon's side of the admin channel: a local socket only root, the daemon's own user and
+// ADMIN_GROUP may use (mode 0600/0660, every peer checked with SO_PEERCRED), the events of the
+// MCP core forwarded to every console, and the consoles' requests answered. It observes the
+// core through its signals and steers it only through McpServer's public calls.
+class AdminServer : public QObject
+{
+    Q_OBJECT
+public:
+    static constexpr int recentCallsKept = 200;
+
+    AdminServer(McpServer &mcp, AdminSettings &settings, QJsonObject sandboxReport,
+                QObject *parent = nullptr);
+    ~AdminServer() override;
+
+    // Creates the socket with its final mode from the start (umask), replacing a stale socket
+    // file but never a live one. `adminGroup`: who besides root and our uid may connect.
+    bool listen(const QString &path, std::optional<gid_t> adminGroup, QString *error);
+    QString socketPath() const;
+    // Forwards the daemon's log lines to consoles that ask for them.
+    void forwardLogs();
+
+    // "ADMIN_GROUP" name to gid; nullopt with an error when there is no such group.
+    static std::optional<gid_t> groupId(const QString &name, QString *error);
+
+private:
+    void acceptPeers();
+    void broadcast(const QString &event, const QJsonObject &data);
+    void handleRequest(AdminPeer *peer, const admin::Message &request);
+    QJsonObject snapshot() const;
+    QJsonObject counters() const;
+    QJsonArray sessions() const;
+    void onCallStarted(const ToolCallRecord &call);
+    void onCallFinished(const ToolCallRecord &call, const ToolResult *result);
+    void onLogLine(int level, const QString &logger, const QString &text);
+
+    struct SessionInfo
+    {
+        QString transport;
+        QDateTime openedAt;
+        QString clientName;
+        int calls = 0;
+    };
+
+    McpServer &m_mcp;
+    AdminSettings &m_settings;
+    QJsonObject m_sandboxReport;
+    QLocalServer *m_server = nullptr;
+    std::optional<gid_t> m_adminGroup;
+    QList<AdminPeer *> m_peers;
+    QHash<QString, SessionInfo> m_sessions;
+    std::deque<QJsonObject> m_recentCalls;
+    quint64 m_callsStarted = 0;
+    quint64 m_callsFinished = 0;
+    quint64 m_callsFailed = 0;
+    quint64 m_refusedPeers = 0;
+    QTimer m_countersTimer;
+    QJsonObject m_lastCounters;
+    std::shared_ptr<AdminLogSink> m_logSink;
+    bool m_forwardingLog = false;
+};
+
+} // namespace cmcp

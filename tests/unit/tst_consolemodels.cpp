@@ -1,0 +1,172 @@
+// The console's models: the live call table (batched, bounded) and the session list.
+
+#include "CallDetail.h"
+#include "CallModel.h"
+#include "SessionModel.h"
+
+#include <QJsonArray>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace cmcp;
+
+namespace {
+
+QJsonObject call(qint64 id, const QString &status, const QString &tool = QStringLiteral("file_read"))
+{
+    QJsonObject object{{"callId", double(id)}, {"sessionId", "abcdef0123456789"}, {"clientName", "client"},
+                       {"tool", tool}, {"arguments", QJsonObject{{"path", "notes.txt"}}},
+                       {"startedAt", "2026-01-01T10:00:00.000Z"}, {"status", status}};
+    if (status != u"running")
+        object.insert("durationMs", 12);
+    return object;
+}
+
+} // namespace
+
+class TestConsoleModels : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void callsArriveInOneBatch()
+    {
+        CallModel model;
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        for (int i = 1; i <= 3000; ++i)
+            model.enqueue(call(i, "running"));
+        QCOMPARE(model.rowCount(), 0); // nothing until the batch is applied
+        model.flush();
+        QCOMPARE(model.rowCount(), 3000);
+        QCOMPARE(inserted.count(), 1);
+        QCOMPARE(model.rowOfCall(1234), 1233);
+    }
+
+    void batchAppliesItselfOnItsTimer()
+    {
+        CallModel model;
+        model.setBatchInterval(10);
+        model.enqueue(call(1, "running"));
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 1, 5000);
+    }
+
+    void finishUpdatesTheRowOfItsCall()
+    {
+        CallModel model;
+        model.enqueue(call(1, "running"));
+        model.enqueue(call(2, "running"));
+        model.flush();
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        model.enqueue(call(1, "failed"));
+        model.flush();
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(inserted.count(), 0);
+        QCOMPARE(changed.count(), 1);
+        const QModelIndex status = model.index(0, CallModel::StatusColumn);
+        QCOMPARE(status.data(CallModel::StatusRole).toString(), QStringLiteral("failed"));
+        QCOMPARE(status.data().toString(), QStringLiteral("failed"));
+        QVERIFY(status.data(Qt::ForegroundRole).isValid());
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("12 ms"));
+        QCOMPARE(model.index(1, CallModel::DurationColumn).data().toString(), QString());
+    }
+
+    void startAndFinishInOneBatchMakeOneRow()
+    {
+        CallModel model;
+        model.enqueue(call(5, "running"));
+        model.enqueue(call(5, "succeeded"));
+        model.flush();
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.index(0, 0).data(CallModel::StatusRole).toString(), QStringLiteral("succeeded"));
+    }
+
+    void historyIsBounded()
+    {
+        CallModel model;
+        model.setMaxCalls(100);
+        for (int i = 1; i <= 250; ++i) {
+            model.enqueue(call(i, "succeeded"));
+            if (i % 40 == 0)
+                model.flush();
+        }
+        model.flush();
+        QCOMPARE(model.rowCount(), 100);
+        QCOMPARE(model.index(0, 0).data(CallModel::CallIdRole).toLongLong(), 151);
+        QCOMPARE(model.rowOfCall(150), -1);
+        QCOMPARE(model.rowOfCall(250), 99);
+        // A late update of a forgotten call comes back as a new row, still within the bound.
+        model.enqueue(call(3, "cancelled"));
+        model.flush();
+        QCOMPARE(model.rowCount(), 100);
+        QCOMPARE(model.rowOfCall(3), 99);
+    }
+
+    void resetSortsAndBounds()
+    {
+        CallModel model;
+        model.setMaxCalls(2);
+        model.reset({call(9, "running"), call(3, "succeeded"), call(7, "failed")});
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.rowOfCall(3), -1); // the newest two, in call order
+        QCOMPARE(model.rowOfCall(7), 0);
+        QCOMPARE(model.rowOfCall(9), 1);
+    }
+
+    void columns()
+    {
+        CallModel model;
+        model.enqueue(call(1, "succeeded", "system_run_command"));
+        model.flush();
+        QCOMPARE(model.index(0, CallModel::SessionColumn).data().toString(), QStringLiteral("abcdef01"));
+        QCOMPARE(model.index(0, CallModel::ToolColumn).data().toString(), QStringLiteral("system_run_command"));
+        QCOMPARE(model.index(0, CallModel::ArgumentsColumn).data().toString(), QStringLiteral("path=\"notes.txt\""));
+        QCOMPARE(model.index(0, CallModel::StatusColumn).data().toString(), QStringLiteral("ok"));
+        QCOMPARE(model.headerData(CallModel::ToolColumn, Qt::Horizontal).toString(), QStringLiteral("Tool"));
+    }
+
+    void shortArgumentsAreCut()
+    {
+        const QString text = CallModel::shortArguments({{"command", QString(500, u'x')}, {"timeout", 5}}, 40);
+        QCOMPARE(text.size(), 40);
+        QVERIFY(text.endsWith(u'…'));
+        QCOMPARE(CallModel::shortArguments({{"a", "one\n  two"}, {"b", 5}}), QStringLiteral("a=\"one two\", b=5"));
+    }
+
+    void detailShowsEverything()
+    {
+        QJsonObject finished = call(4, "failed", "system_run_command");
+        finished.insert("detail", "exit status 2");
+        finished.insert("accounting", QJsonObject{{"exit_code", 2}});
+        finished.insert("outputHead", "first part");
+        finished.insert("outputTail", "last part");
+        const QString text = callDetailText(finished);
+        for (const char *expected : {"Call 4", "system_run_command", "abcdef0123456789", "client", "12 ms",
+                                     "exit status 2", "notes.txt", "exit_code", "first part", "last part"})
+            QVERIFY2(text.contains(QLatin1String(expected)), expected);
+    }
+
+    void sessions()
+    {
+        SessionModel model;
+        model.reset(QJsonArray{QJsonObject{{"sessionId", "s1"}, {"transport", "streamable-http"}, {"clientName", "a"},
+                                           {"calls", 3}, {"openedAt", "2026-01-01T10:00:00.000Z"}}});
+        QCOMPARE(model.rowCount(), 1);
+        model.opened({{"sessionId", "s2"}, {"transport", "sse"}, {"openedAt", "2026-01-01T10:00:00.000Z"}});
+        model.opened({{"sessionId", "s2"}, {"transport", "sse"}}); // duplicates are ignored
+        QCOMPARE(model.rowCount(), 2);
+        model.callStarted("s2", "inspector");
+        model.callStarted("s2", "inspector");
+        QCOMPARE(model.index(1, SessionModel::ClientColumn).data().toString(), QStringLiteral("inspector"));
+        QCOMPARE(model.index(1, SessionModel::CallsColumn).data().toInt(), 2);
+        model.setNow(QDateTime::fromString("2026-01-01T11:30:00.000Z", Qt::ISODateWithMs));
+        QCOMPARE(model.index(0, SessionModel::AgeColumn).data().toString(), QStringLiteral("1 h 30 min"));
+        model.closed("s1");
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.index(0, 0).data(SessionModel::SessionIdRole).toString(), QStringLiteral("s2"));
+        model.closed("unknown");
+        QCOMPARE(model.rowCount(), 1);
+    }
+};
+
+QTEST_MAIN(TestConsoleModels)
+#include "tst_consolemodels.moc"
