@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QObject>
 
+#include <functional>
 #include <memory>
 
 namespace cmcp {
@@ -50,6 +51,12 @@ public:
     // responses alone.
     bool handlePayload(const std::shared_ptr<Session> &session, const jsonrpc::Payload &payload,
                        std::shared_ptr<Exchange> exchange);
+
+    // For an observer that must record every call (the audit log with AUDIT_REQUIRED): asked
+    // right after toolCallStarted and toolCallFinished are emitted, a non-empty answer is why
+    // the call fails closed, with that reason as a tool error, before the tool runs or instead
+    // of its result.
+    void setFailClosedCheck(std::function<QString()> check) { m_failClosedCheck = std::move(check); }
 
 Q_SIGNALS:
     void sessionOpened(const QString &sessionId, const QString &transport);
@@ -115,6 +122,8 @@ private:
     int m_pageSize = 100;
     int m_maxSessions = 10000;
     quint64 m_lastCallId = 0;
+    std::function<QString()> m_failClosedCheck;
+    QString failClosedReason() const { return m_failClosedCheck ? m_failClosedCheck() : QString(); }
 };
 
 } // namespace cmcp
