@@ -281,7 +281,9 @@ void AuditLog::recordCallStarted(const ToolCallRecord &call)
 
 void AuditLog::recordCallFinished(const ToolCallRecord &call, const ToolResult *result)
 {
-    append(audit::callFinishedFields(call, result), true);
+    // A cancelled call sends no result, so nothing waits for its record to be durable; the
+    // fdatasync would only delay the kill of its job (the next durable record flushes it).
+    append(audit::callFinishedFields(call, result), call.outcome != ToolCallOutcome::Cancelled);
 }
 
 } // namespace cmcp

@@ -57,6 +57,7 @@ public:
 public Q_SLOTS:
     // The call_started record is written without its own fdatasync: the call_finished record's
     // fdatasync makes both durable, and a crash in between loses at most evidence of a start.
+    // Called on the server's thread (McpServer emits there), like every other member.
     void recordCallStarted(const cmcp::ToolCallRecord &call);
     void recordCallFinished(const cmcp::ToolCallRecord &call, const cmcp::ToolResult *result);
 
