@@ -92,6 +92,19 @@ QList<SettingSpec> buildTable()
                  "Directory holding the sandboxed workspaces of the tools (relative to the working "
                  "directory).",
                  Required),
+            text(server, "AUDIT_LOG", "logs/audit.jsonl",
+                 "Hash-chained audit log of every tool call (JSON lines, relative to the working "
+                 "directory; check it with cmcpd --verify-audit); empty disables it.",
+                 NoFlags),
+            integer(server, "AUDIT_MAX_MB", "64", 1, 65536,
+                    "Size at which the audit log is rotated to AUDIT_LOG.1, .2, ...; the chain "
+                    "continues across the files and none is deleted.",
+                    NoFlags),
+            boolean(server, "AUDIT_REQUIRED", "false",
+                    "Fail closed: a tool call whose audit record cannot be written (disk full) "
+                    "fails, and cmcpd does not start without its audit log. When false such "
+                    "calls go on and the loss is logged at error level.",
+                    NoFlags),
 
             text(http, "MCP_AUTH_TOKEN", "",
                  "Bearer token HTTP clients must send in the Authorization header; empty disables "

@@ -4,6 +4,9 @@
 #include "AdminChannel.h"
 #include "AdminServer.h"
 #include "AdminSettings.h"
+
+#include "AuditLog.h"
+#include "AuditVerifier.h"
 #include "ConformanceFixtures.h"
 #include "FileTools.h"
 #include "HttpOptions.h"
@@ -17,12 +20,14 @@
 #include "SettingsTable.h"
 #include "StdioTransport.h"
 #include "SystemTools.h"
+#include "ToolResult.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QPointer>
 #include <QSocketNotifier>
 
 #include <spdlog/spdlog.h>
@@ -131,6 +136,44 @@ QString defaultEnvFile()
     return QStringLiteral(CMCP_SOURCE_DIR "/config/default.env");
 }
 
+// cmcpd --verify-audit FILE...: 0 when the chain is intact, 1 at the first broken record.
+int verifyAuditLog(const QStringList &files)
+{
+    if (files.isEmpty()) {
+        std::fprintf(stderr, "cmcpd: --verify-audit needs the audit log file(s) (see cmcpd --help)\n");
+        return 2;
+    }
+    const audit::Verdict verdict = audit::verifyFiles(files);
+    std::fprintf(verdict.intact ? stdout : stderr, "%s\n", qPrintable(verdict.report()));
+    return verdict.intact ? 0 : 1;
+}
+
+// The audit log records every tool call before its result goes out (McpServer emits the signals
+// synchronously); with AUDIT_REQUIRED a call whose record cannot be written fails closed.
+std::unique_ptr<AuditLog> startAuditLog(McpServer &mcp, const Settings &settings, QString *error)
+{
+    error->clear();
+    const AuditOptions options = AuditOptions::fromSettings(settings);
+    if (options.path.isEmpty()) {
+        spdlog::warn("audit: AUDIT_LOG is empty: tool calls are not audited");
+        return nullptr;
+    }
+    auto log = std::make_unique<AuditLog>(options);
+    if (!log->open(error)) {
+        if (options.required)
+            return nullptr;
+        spdlog::error("audit: {}; AUDIT_REQUIRED is off: serving without an audit log", error->toStdString());
+        error->clear();
+    }
+    QObject::connect(&mcp, &McpServer::toolCallStarted, log.get(), &AuditLog::recordCallStarted, Qt::DirectConnection);
+    QObject::connect(&mcp, &McpServer::toolCallFinished, log.get(), &AuditLog::recordCallFinished, Qt::DirectConnection);
+    if (options.required)
+        mcp.setFailClosedCheck([audit = QPointer<AuditLog>(log.get())] {
+            return audit ? audit->failClosedReason() : QString();
+        });
+    return log;
+}
+
 void writeOut(const QString &text)
 {
     std::fputs(text.toUtf8().constData(), stdout);
@@ -167,13 +210,18 @@ int main(int argc, char *argv[])
     const QCommandLineOption printConfigOption(QStringLiteral("print-config"), QStringLiteral("Print the effective settings and where each came from, then exit."));
     const QCommandLineOption markdownOption(QStringLiteral("settings-markdown"), QStringLiteral("Print the settings table as Markdown (for the README), then exit."));
     const QCommandLineOption jobPoliciesOption(QStringLiteral("print-job-policies"), QStringLiteral("Print the programs and jail policies of the system tools' jobs as JSON, then exit."));
+    const QCommandLineOption verifyAuditOption(QStringLiteral("verify-audit"), QStringLiteral("Verify the hash chain of the audit log FILE... (one file or a rotated sequence), then exit: 0 intact, 1 broken (the first broken record is named)."));
     const QCommandLineOption fixturesOption(QStringLiteral("conformance-fixtures"), QStringLiteral("Register the MCP conformance suite's test tools, resources and prompts."));
     parser.addOptions({helpOption, versionOption, stdioOption, testModeOption, configOption, hostOption, portOption,
-                       setOption, printConfigOption, markdownOption, jobPoliciesOption, fixturesOption});
+                       setOption, printConfigOption, markdownOption, jobPoliciesOption, fixturesOption,
+                       verifyAuditOption});
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("With --verify-audit: the audit log files."), QStringLiteral("[FILE...]"));
     if (!parser.parse(app.arguments())) {
         std::fprintf(stderr, "cmcpd: %s (see cmcpd --help)\n", qPrintable(parser.errorText()));
         return 2;
     }
+    if (parser.isSet(verifyAuditOption))
+        return verifyAuditLog(parser.positionalArguments());
     if (!parser.positionalArguments().isEmpty()) {
         std::fprintf(stderr, "cmcpd: unexpected argument '%s' (see cmcpd --help)\n", qPrintable(parser.positionalArguments().first()));
         return 2;
@@ -246,6 +294,11 @@ int main(int argc, char *argv[])
     }
     if (!registerSystemTools(mcp, *settings, sandbox, &error)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+        return 1;
+    }
+    const std::unique_ptr<AuditLog> auditLog = startAuditLog(mcp, *settings, &error);
+    if (!error.isEmpty()) {
+        std::fprintf(stderr, "cmcpd: %s (AUDIT_REQUIRED=true)\n", qPrintable(error));
         return 1;
     }
     if (parser.isSet(fixturesOption)) {

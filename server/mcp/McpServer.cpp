@@ -427,6 +427,13 @@ void McpServer::callTool(const Request &request)
         return;
     }
 
+    if (const QString refusal = failClosedReason(); !refusal.isEmpty()) {
+        const ToolResult refused = ToolResult::error(refusal);
+        endCallRecord(record, ToolCallOutcome::Failed, &refused, refusal);
+        request.reply(QJsonObject{{QLatin1String("content"), refused.content}, {QLatin1String("isError"), true}});
+        return;
+    }
+
     const std::optional<QJsonObject> outputSchema = tool->outputSchema;
     std::weak_ptr<Session> weakSession = request.session;
     const QString key = request.key;
@@ -454,9 +461,16 @@ void McpServer::callTool(const Request &request)
                 return;
             }
         }
-        if (server)
+        if (server) {
             server->endCallRecord(*shared, toolResult.isError ? ToolCallOutcome::Failed : ToolCallOutcome::Succeeded,
                                   &toolResult);
+            if (const QString refusal = server->failClosedReason(); !refusal.isEmpty()) {
+                const QJsonObject refused{{QLatin1String("content"), ToolResult::error(refusal).content},
+                                          {QLatin1String("isError"), true}};
+                session->settleRequest(key, serial, jsonrpc::makeResult(id, refused));
+                return;
+            }
+        }
         if (!toolResult.structuredJson.isEmpty()) {
             session->settleRequest(key, serial, serializedResult(id, toolResult, version));
             return;

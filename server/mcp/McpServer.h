@@ -11,6 +11,8 @@
 #include <QObject>
 
 #include <map>
+
+#include <functional>
 #include <memory>
 
 namespace cmcp {
@@ -58,6 +60,12 @@ public:
     // as cancelled), but the client gets an error response naming `reason`. False when no
     // such call is running.
     bool cancelCall(quint64 callId, const QString &reason);
+
+    // For an observer that must record every call (the audit log with AUDIT_REQUIRED): asked
+    // right after toolCallStarted and toolCallFinished are emitted, a non-empty answer is why
+    // the call fails closed, with that reason as a tool error, before the tool runs or instead
+    // of its result.
+    void setFailClosedCheck(std::function<QString()> check) { m_failClosedCheck = std::move(check); }
 
 Q_SIGNALS:
     void sessionOpened(const QString &sessionId, const QString &transport);
@@ -131,6 +139,9 @@ private:
         std::shared_ptr<ToolCallRecord> record;
     };
     std::map<quint64, RunningCall> m_running;
+
+    std::function<QString()> m_failClosedCheck;
+    QString failClosedReason() const { return m_failClosedCheck ? m_failClosedCheck() : QString(); }
 };
 
 } // namespace cmcp

@@ -1,6 +1,7 @@
 #include "GuardedTcpServer.h"
 
 #include "HttpWire.h"
+#include "RequestFraming.h"
 
 #include <QTcpSocket>
 #include <QTimer>
@@ -13,83 +14,25 @@ namespace cmcp {
 
 namespace {
 
-constexpr qint64 maxHeaderBytes = 64 * 1024;
-
 // Tracks where the byte stream of one connection is: in a request's headers, or in its body.
 class RequestGuard : public QObject
 {
 public:
-    RequestGuard(QTcpSocket *socket, qint64 maxBody) : QObject(socket), m_socket(socket), m_maxBody(maxBody) {}
+    RequestGuard(QTcpSocket *socket, qint64 maxBody) : QObject(socket), m_socket(socket), m_framing(maxBody) {}
 
     void onReadyRead()
     {
-        if (m_refused) {
+        if (m_framing.refused()) {
             m_socket->readAll(); // drain so the HTTP parser sees nothing of a refused request
             return;
         }
-        const QByteArray fresh = m_socket->peek(m_socket->bytesAvailable());
-        qsizetype at = 0;
-        while (at < fresh.size() && !m_refused) {
-            if (m_bodyLeft > 0) {
-                const qint64 take = qMin<qint64>(m_bodyLeft, fresh.size() - at);
-                m_bodyLeft -= take;
-                at += take;
-                continue;
-            }
-            const qsizetype end = findHeaderEnd(fresh, at);
-            if (end < 0) {
-                m_header += fresh.mid(at);
-                if (m_header.size() > maxHeaderBytes)
-                    refuse(431, "the request headers exceed 64 KiB");
-                return;
-            }
-            m_header += fresh.mid(at, end - at);
-            at = end;
-            inspectHeader();
-            m_header.clear();
-        }
+        if (const std::optional<RequestFraming::Refusal> refusal = m_framing.feed(m_socket->peek(m_socket->bytesAvailable())))
+            refuse(refusal->status, refusal->reason);
     }
 
 private:
-    // Finds the end of the header block, also when "\r\n\r\n" straddles two reads.
-    qsizetype findHeaderEnd(const QByteArray &fresh, qsizetype from) const
-    {
-        const QByteArray tail = m_header.right(3);
-        const QByteArray joined = tail + fresh.mid(from);
-        const qsizetype found = joined.indexOf("\r\n\r\n");
-        if (found < 0)
-            return -1;
-        return from + found + 4 - tail.size();
-    }
-
-    void inspectHeader()
-    {
-        qint64 length = 0;
-        for (const QByteArray &line : m_header.split('\n')) {
-            const qsizetype colon = line.indexOf(':');
-            if (colon < 0)
-                continue;
-            const QByteArray name = line.left(colon).trimmed().toLower();
-            const QByteArray value = line.mid(colon + 1).trimmed();
-            if (name == "content-length") {
-                bool ok = false;
-                length = value.toLongLong(&ok);
-                if (!ok || length < 0)
-                    return refuse(400, "the Content-Length header is not a number");
-            } else if (name == "transfer-encoding" && value.toLower() != "identity") {
-                return refuse(411, "chunked request bodies are not accepted: send a Content-Length");
-            }
-        }
-        if (length > m_maxBody)
-            return refuse(413, QByteArray("the request body of ") + QByteArray::number(length)
-                                       + " bytes exceeds the limit of " + QByteArray::number(m_maxBody)
-                                       + " bytes (MCP_MAX_BODY_MB)");
-        m_bodyLeft = length;
-    }
-
     void refuse(int status, const QByteArray &why)
     {
-        m_refused = true;
         spdlog::warn("refusing a request from {}: {}", m_socket->peerAddress().toString().toStdString(),
                      why.toStdString());
         m_socket->readAll();
@@ -100,10 +43,7 @@ private:
     }
 
     QTcpSocket *m_socket;
-    qint64 m_maxBody;
-    QByteArray m_header;
-    qint64 m_bodyLeft = 0;
-    bool m_refused = false;
+    RequestFraming m_framing;
 };
 
 } // namespace

@@ -184,6 +184,7 @@ private Q_SLOTS:
     void progress();
     void cancellation();
     void callRecordsEveryOutcome();
+    void failClosedCheckRefusesCalls();
     void logLevelFilters_data();
     void logLevelFilters();
     void listChangedBroadcast();
@@ -1204,6 +1205,38 @@ void TestMcpServer::callRecordsEveryOutcome()
     QCOMPARE(completionsSeen, 0);
     QCOMPARE(exchange->completions.size(), 1);
     Q_UNUSED(slow);
+}
+
+// The audit log with AUDIT_REQUIRED: a call whose start cannot be recorded never runs, and a call
+// whose end cannot be recorded returns the reason instead of its result.
+void TestMcpServer::failClosedCheckRefusesCalls()
+{
+    QString failingAt; // "started" or "finished": the observer's write that fails
+    QString lastRecordState;
+    int finishedRecords = 0;
+    connect(m_server.get(), &McpServer::toolCallStarted, this, [&](const ToolCallRecord &) {
+        lastRecordState = failingAt == u"started"_s ? u"disk full"_s : QString();
+    });
+    connect(m_server.get(), &McpServer::toolCallFinished, this, [&](const ToolCallRecord &, const ToolResult *) {
+        ++finishedRecords;
+        lastRecordState = failingAt == u"finished"_s ? u"disk full"_s : QString();
+    });
+    m_server->setFailClosedCheck([&lastRecordState] { return lastRecordState; });
+    auto session = initialized(u"2025-11-25"_s);
+
+    QJsonObject result = resultOf(callTool(session, 1, u"echo"_s, {{u"text"_s, u"hi"_s}}));
+    QVERIFY(!result.value(u"isError"_s).toBool());
+    QCOMPARE(result.value(u"structuredContent"_s).toObject().value(u"echo"_s).toString(), u"hi"_s);
+
+    for (const QString &stage : {u"started"_s, u"finished"_s}) {
+        failingAt = stage;
+        result = resultOf(callTool(session, 2, u"echo"_s, {{u"text"_s, u"hi"_s}}));
+        QVERIFY2(result.value(u"isError"_s).toBool(), qPrintable(stage));
+        QCOMPARE(firstText(result), u"disk full"_s);
+        QVERIFY(!result.contains(u"structuredContent"_s));
+    }
+    QCOMPARE(finishedRecords, 3); // the refused call is recorded as failed too
+    m_server->setFailClosedCheck({});
 }
 
 void TestMcpServer::cancellation()

@@ -38,7 +38,7 @@ export function settingArgs(settings = {}) {
 // The caller's environment without cmcpd settings (MCP_AUTH_TOKEN, LOG_LEVEL, …), which would
 // otherwise override the defaults the tests expect.
 export function cleanEnv() {
-    const settingName = /^(MCP_|LOG_|FILE_|BASH_|PYTHON_|WEB_|SANDBOX_|DEBUG$)/;
+    const settingName = /^(MCP_|LOG_|FILE_|BASH_|PYTHON_|WEB_|SANDBOX_|AUDIT_|DEBUG$)/;
     return Object.fromEntries(Object.entries(process.env).filter(([name]) => !settingName.test(name)));
 }
 

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <optional>
+
+namespace cmcp::audit {
+
+// The line format of the audit log, shared by the writer and the verifier.
+//
+// A record is one line of compact JSON: the record's fields, `seq` (1, 2, 3, ... across rotated
+// files) and `prev` (the hash of the record before; 64 zeros for the first record ever), then
+// `"hash"` last: the SHA-256 of the line's bytes before `,"hash":"`. The hash covers the bytes
+// exactly as written, so verification never depends on re-serializing JSON the same way.
+// Editing a record breaks its own hash; editing it and recomputing the hash breaks the `prev`
+// of the next record; deleting or reordering records breaks `seq` and `prev`.
+
+inline constexpr int HashHexLength = 64;
+QByteArray genesisHash(); // 64 '0's: the `prev` of the first record of a chain
+
+QByteArray sha256Hex(const QByteArray &bytes);
+
+struct SealedRecord
+{
+    QByteArray line; // without the newline
+    QByteArray hash;
+};
+
+// `fields` must not hold seq, prev or hash.
+SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev);
+
+// A line as read back. Either `problem` says why it is not a well-formed record, or the fields
+// are filled in; `hashMatches` tells whether its content still has the hash it carries.
+struct OpenedRecord
+{
+    QString problem;
+    quint64 seq = 0;
+    QByteArray prev;
+    QByteArray hash;
+    bool hashMatches = false;
+};
+OpenedRecord open(const QByteArray &line);
+
+} // namespace cmcp::audit

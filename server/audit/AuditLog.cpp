@@ -1,0 +1,289 @@
+#include "AuditLog.h"
+
+#include "AuditChain.h"
+#include "AuditRecord.h"
+#include "Settings.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cmcp {
+
+namespace {
+
+QString systemError(const char *what, const QString &path)
+{
+    return QStringLiteral("%1 %2: %3").arg(QLatin1String(what), path, QString::fromLocal8Bit(std::strerror(errno)));
+}
+
+// The numbers N of the rotated files `<path>.<N>` beside `path`, the highest last.
+QList<int> rotatedNumbers(const QString &path)
+{
+    const QFileInfo info(path);
+    const QRegularExpression pattern(
+            QStringLiteral("^%1\\.(\\d+)$").arg(QRegularExpression::escape(info.fileName())));
+    QList<int> numbers;
+    for (const QString &name : info.dir().entryList(QDir::Files)) {
+        const QRegularExpressionMatch match = pattern.match(name);
+        if (match.hasMatch())
+            numbers.append(match.captured(1).toInt());
+    }
+    std::sort(numbers.begin(), numbers.end());
+    return numbers;
+}
+
+// A rename is durable once its directory is synced.
+void syncDirectoryOf(const QString &path)
+{
+    const UniqueFd directory(::open(QFile::encodeName(QFileInfo(path).absolutePath()).constData(),
+                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (directory.isValid())
+        ::fsync(directory.get());
+}
+
+struct ChainHead
+{
+    quint64 seq = 0;
+    QByteArray hash;
+    bool partialTail = false; // the file ends inside a line (a write cut short by a crash)
+};
+
+// The last well-formed record of a file. Reads the file from its end in growing chunks: records
+// are small, so the common case reads a few KiB of a large file.
+std::optional<ChainHead> lastRecordIn(const QString &path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly) || file.size() == 0)
+        return std::nullopt;
+    ChainHead head;
+    const qint64 size = file.size();
+    for (qint64 chunk = 64 * 1024;; chunk *= 4) {
+        const qint64 start = std::max<qint64>(0, size - chunk);
+        file.seek(start);
+        const QByteArray tail = file.readAll();
+        head.partialTail = !tail.endsWith('\n');
+        QList<QByteArray> lines = tail.split('\n');
+        if (start > 0)
+            lines.removeFirst(); // it may begin in the middle of a line
+        for (qsizetype i = lines.size() - 1; i >= 0; --i) {
+            const audit::OpenedRecord record = audit::open(lines.at(i));
+            if (record.problem.isEmpty()) {
+                head.seq = record.seq;
+                head.hash = record.hash;
+                return head;
+            }
+        }
+        if (start == 0)
+            return head.partialTail ? std::optional<ChainHead>(head) : std::nullopt;
+    }
+}
+
+} // namespace
+
+AuditOptions AuditOptions::fromSettings(const Settings &settings)
+{
+    AuditOptions options;
+    options.path = settings.text(u"AUDIT_LOG");
+    options.maxBytes = settings.integer(u"AUDIT_MAX_MB") * 1024 * 1024;
+    options.required = settings.flag(u"AUDIT_REQUIRED");
+    return options;
+}
+
+AuditLog::AuditLog(AuditOptions options, QObject *parent)
+    : QObject(parent), m_options(std::move(options)), m_lastHash(audit::genesisHash())
+{
+}
+
+bool AuditLog::open(QString *error)
+{
+    const QString directory = QFileInfo(m_options.path).absolutePath();
+    if (!QDir().mkpath(directory)) {
+        *error = QStringLiteral("cannot create the audit log directory %1").arg(directory);
+        return false;
+    }
+    if (!resumeChain(error) || !openFile(error))
+        return false;
+    const QJsonObject opened{{QLatin1String("event"), QLatin1String("audit_opened")},
+                             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
+                             {QLatin1String("pid"), double(QCoreApplication::applicationPid())},
+                             {QLatin1String("version"), QStringLiteral(CMCP_VERSION)}};
+    if (!append(opened)) {
+        *error = m_lastError;
+        return false;
+    }
+    spdlog::info("audit: logging every tool call to {} (record {}, rotated at {} bytes{})",
+                 m_options.path.toStdString(), m_seq, m_options.maxBytes,
+                 m_options.required ? ", required: calls fail when it cannot be written" : "");
+    return true;
+}
+
+// The chain continues from the last record of the current file or, when that file is empty or
+// missing (the daemon stopped right after a rotation), of the most recent rotated file.
+bool AuditLog::resumeChain(QString *error)
+{
+    std::optional<ChainHead> head = lastRecordIn(m_options.path);
+    if (!head) {
+        const QList<int> rotated = rotatedNumbers(m_options.path);
+        if (!rotated.isEmpty())
+            head = lastRecordIn(QStringLiteral("%1.%2").arg(m_options.path).arg(rotated.last()));
+    }
+    if (!head)
+        return true;
+    if (head->seq > 0) {
+        m_seq = head->seq;
+        m_lastHash = head->hash;
+    }
+    if (head->partialTail) {
+        // The partial line stays as evidence (the verifier reports it as truncated); ending it
+        // keeps the next record on its own line.
+        spdlog::error("audit: {} ends with a partial record (a write cut short); it stays in the "
+                      "file and the chain continues after it from record {}",
+                      m_options.path.toStdString(), m_seq);
+        QFile file(m_options.path);
+        if (!file.open(QIODevice::Append) || file.write("\n", 1) != 1 || !file.flush()) {
+            *error = QStringLiteral("cannot end the partial record of %1: %2").arg(m_options.path, file.errorString());
+            return false;
+        }
+    }
+    return true;
+}
+
+bool AuditLog::openFile(QString *error)
+{
+    const QByteArray path = QFile::encodeName(m_options.path);
+    m_fd.reset(::open(path.constData(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+    if (!m_fd.isValid()) {
+        *error = systemError("cannot open the audit log", m_options.path);
+        return false;
+    }
+    struct stat status{};
+    if (::fstat(m_fd.get(), &status) != 0) {
+        *error = systemError("cannot stat the audit log", m_options.path);
+        return false;
+    }
+    m_size = status.st_size;
+    return true;
+}
+
+bool AuditLog::rotate(QString *error)
+{
+    const QList<int> rotated = rotatedNumbers(m_options.path);
+    const QString target = QStringLiteral("%1.%2").arg(m_options.path).arg(rotated.isEmpty() ? 1 : rotated.last() + 1);
+    // The records written without their own fdatasync go to disk with the file they are in.
+    if (::fdatasync(m_fd.get()) != 0) {
+        *error = systemError("cannot flush the audit log", m_options.path);
+        return false;
+    }
+    if (::rename(QFile::encodeName(m_options.path).constData(), QFile::encodeName(target).constData()) != 0) {
+        *error = systemError("cannot rotate the audit log to", target);
+        return false;
+    }
+    syncDirectoryOf(m_options.path);
+    spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(), target.toStdString(), m_seq);
+    return openFile(error);
+}
+
+bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
+{
+    const QByteArray bytes = line + '\n';
+    qint64 written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(m_fd.get(), bytes.constData() + written, size_t(bytes.size() - written));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
+            *error = systemError("cannot write to the audit log", m_options.path);
+            break;
+        }
+        written += n;
+    }
+    if (error->isEmpty() && durable && ::fdatasync(m_fd.get()) != 0)
+        *error = systemError("cannot flush the audit log", m_options.path);
+    if (!error->isEmpty()) {
+        // No half record may stay: the next record would be chained after a line that does not
+        // verify. (It fails on a device such as /dev/full, which has nothing to cut.)
+        if (written > 0)
+            (void)::ftruncate(m_fd.get(), m_size);
+        return false;
+    }
+    m_size += bytes.size();
+    return true;
+}
+
+bool AuditLog::appendSealed(const QJsonObject &fields, bool durable, QString *error)
+{
+    const audit::SealedRecord record = audit::seal(fields, m_seq + 1, m_lastHash);
+    if (m_size > 0 && m_size + record.line.size() + 1 > m_options.maxBytes && !rotate(error))
+        return false;
+    if (!writeLine(record.line, durable, error))
+        return false;
+    ++m_seq;
+    m_lastHash = record.hash;
+    return true;
+}
+
+bool AuditLog::append(const QJsonObject &fields, bool durable)
+{
+    QString error;
+    if (!m_fd.isValid()) {
+        error = QStringLiteral("the audit log %1 is not open").arg(m_options.path);
+    } else if (m_lost > 0) {
+        const QJsonObject gap{{QLatin1String("event"), QLatin1String("records_lost")},
+                              {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
+                              {QLatin1String("count"), double(m_lost)},
+                              {QLatin1String("reason"), m_lastError}};
+        if (appendSealed(gap, false, &error))
+            m_lost = 0;
+    }
+    if (error.isEmpty())
+        appendSealed(fields, durable, &error);
+    if (!error.isEmpty()) {
+        ++m_lost;
+        spdlog::error("audit: {} ({} record(s) lost so far{})", error.toStdString(), m_lost,
+                      m_options.required ? "; AUDIT_REQUIRED: the call fails" : "; AUDIT_REQUIRED is off: the call goes on unrecorded");
+        m_lastError = error;
+        return false;
+    }
+    if (m_lost > 0)
+        spdlog::warn("audit: writing works again after {} lost record(s)", m_lost);
+    m_lost = 0;
+    m_lastError.clear();
+    return true;
+}
+
+QString AuditLog::failClosedReason() const
+{
+    if (!m_options.required || m_lastError.isEmpty())
+        return {};
+    return QStringLiteral("the audit log cannot be written (%1), and AUDIT_REQUIRED refuses calls "
+                          "that cannot be recorded")
+            .arg(m_lastError);
+}
+
+void AuditLog::recordCallStarted(const ToolCallRecord &call)
+{
+    append(audit::callStartedFields(call), false);
+}
+
+void AuditLog::recordCallFinished(const ToolCallRecord &call, const ToolResult *result)
+{
+    // A cancelled call sends no result, so nothing waits for its record to be durable; the
+    // fdatasync would only delay the kill of its job (the next durable record flushes it).
+    append(audit::callFinishedFields(call, result), call.outcome != ToolCallOutcome::Cancelled);
+}
+
+} // namespace cmcp

@@ -1,0 +1,76 @@
+#include "RequestFraming.h"
+
+#include <QList>
+
+namespace cmcp {
+
+std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView fresh)
+{
+    qsizetype at = 0;
+    while (at < fresh.size() && !m_refused) {
+        if (m_bodyLeft > 0) {
+            const qint64 take = qMin<qint64>(m_bodyLeft, fresh.size() - at);
+            m_bodyLeft -= take;
+            at += take;
+            continue;
+        }
+        const qsizetype end = findHeaderEnd(fresh, at);
+        if (end < 0) {
+            m_header += fresh.sliced(at);
+            if (m_header.size() > maxHeaderBytes)
+                return refuse(431, "the request headers exceed 64 KiB");
+            return std::nullopt;
+        }
+        m_header += fresh.sliced(at, end - at);
+        at = end;
+        if (std::optional<Refusal> refusal = inspectHeader())
+            return refusal;
+        m_header.clear();
+    }
+    return std::nullopt;
+}
+
+// Finds the end of the header block, also when "\r\n\r\n" straddles two reads.
+qsizetype RequestFraming::findHeaderEnd(QByteArrayView fresh, qsizetype from) const
+{
+    const QByteArray tail = m_header.right(3);
+    const QByteArray joined = tail + fresh.sliced(from).toByteArray();
+    const qsizetype found = joined.indexOf("\r\n\r\n");
+    if (found < 0)
+        return -1;
+    return from + found + 4 - tail.size();
+}
+
+std::optional<RequestFraming::Refusal> RequestFraming::inspectHeader()
+{
+    qint64 length = 0;
+    for (const QByteArray &line : m_header.split('\n')) {
+        const qsizetype colon = line.indexOf(':');
+        if (colon < 0)
+            continue;
+        const QByteArray name = line.left(colon).trimmed().toLower();
+        const QByteArray value = line.mid(colon + 1).trimmed();
+        if (name == "content-length") {
+            bool ok = false;
+            length = value.toLongLong(&ok);
+            if (!ok || length < 0)
+                return refuse(400, "the Content-Length header is not a number");
+        } else if (name == "transfer-encoding" && value.toLower() != "identity") {
+            return refuse(411, "chunked request bodies are not accepted: send a Content-Length");
+        }
+    }
+    if (length > m_maxBody)
+        return refuse(413, QByteArray("the request body of ") + QByteArray::number(length)
+                                   + " bytes exceeds the limit of " + QByteArray::number(m_maxBody)
+                                   + " bytes (MCP_MAX_BODY_MB)");
+    m_bodyLeft = length;
+    return std::nullopt;
+}
+
+std::optional<RequestFraming::Refusal> RequestFraming::refuse(int status, QByteArray reason)
+{
+    m_refused = true;
+    return Refusal{status, std::move(reason)};
+}
+
+} // namespace cmcp
