@@ -14,6 +14,7 @@
 #include "SettingsTable.h"
 #include "StdioTransport.h"
 #include "SystemTools.h"
+#include "WebTools.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -239,6 +240,10 @@ int main(int argc, char *argv[])
         return 1;
     }
     if (!registerSystemTools(mcp, *settings, sandbox, &error)) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+        return 1;
+    }
+    if (!registerWebTools(mcp, *settings, &error)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;
     }
