@@ -1,6 +1,7 @@
 #include "BrowsePage.h"
 
 #include "EgressPolicy.h"
+#include "EgressProxy.h"
 #include "GateInterceptor.h"
 
 #include <QBuffer>
@@ -185,6 +186,12 @@ void BrowsePage::onLoadFinished(bool ok)
         fail(QStringLiteral("%1 could not be loaded: %2")
                      .arg(m_request.url.toString(),
                           m_loadError.isEmpty() ? QStringLiteral("load failed") : m_loadError));
+        return;
+    }
+    if (m_page->title() == QLatin1String(EgressProxy::pageTitle)) {
+        // The proxy answered for the page itself (plain http: a refusal that has not reached
+        // this page by signal yet, or a server it could not reach): its text says why.
+        m_page->toPlainText([this](const QString &text) { fail(text.trimmed()); });
         return;
     }
     m_loaded = true;

@@ -16,10 +16,12 @@ constexpr qint64 maxPendingBytes = 1024 * 1024;
 
 QByteArray statusResponse(int status, const QByteArray &reason, const QString &body)
 {
-    const QByteArray text = body.toUtf8() + '\n';
+    const QByteArray html = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>"
+            + QByteArray(EgressProxy::pageTitle) + "</title></head><body><pre>"
+            + body.toHtmlEscaped().toUtf8() + "</pre></body></html>\n";
     return "HTTP/1.1 " + QByteArray::number(status) + ' ' + reason
-            + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
-            + QByteArray::number(text.size()) + "\r\nConnection: close\r\n\r\n" + text;
+            + "\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: "
+            + QByteArray::number(html.size()) + "\r\nConnection: close\r\n\r\n" + html;
 }
 
 // Headers that belong to the hop between client and proxy, not to the server.

@@ -21,6 +21,10 @@ class EgressProxy : public QObject
 {
     Q_OBJECT
 public:
+    // The title of the page the proxy answers with itself (a refusal, a server it cannot
+    // reach): a browser shows it as the page, and the worker tells it from the site by this.
+    static constexpr const char *pageTitle = "Container-MCP egress proxy";
+
     struct Options
     {
         // Bytes one connection may bring from the server; beyond it the connection is cut.

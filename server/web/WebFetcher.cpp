@@ -116,10 +116,18 @@ private:
         request.setDecompressedSafetyCheckThreshold(-1);
         request.setRawHeader("User-Agent", userAgent);
         request.setRawHeader("Accept-Language", "en-US,en;q=0.8");
+        // The caller's headers (an API key among them) go to the origin it asked for, and to
+        // no other that a redirect names.
+        const bool sameOrigin = m_result.url.scheme() == m_request.url.scheme()
+                && m_result.url.host().compare(m_request.url.host(), Qt::CaseInsensitive) == 0
+                && m_result.url.port(target.port) == m_request.url.port(target.port);
         bool acceptSet = false;
         for (const auto &[name, value] : m_request.headers) {
+            const bool accept = name.compare("accept", Qt::CaseInsensitive) == 0;
+            if (!sameOrigin && !accept)
+                continue;
             request.setRawHeader(name, value);
-            acceptSet = acceptSet || name.compare("accept", Qt::CaseInsensitive) == 0;
+            acceptSet = acceptSet || accept;
         }
         if (!acceptSet)
             request.setRawHeader("Accept",

@@ -21,7 +21,8 @@ namespace cmcp {
 struct FetchRequest
 {
     QUrl url;
-    // Sent with every hop (Accept, an API key header, ...). Host is the gate's to set.
+    // Sent to the URL's own origin (Accept to every hop): an API key never follows a redirect
+    // elsewhere. Host is the gate's to set.
     QList<QPair<QByteArray, QByteArray>> headers;
     qint64 maxBytes = 10 * 1024 * 1024; // WEB_MAX_BYTES
     int timeoutMs = 30000; // WEB_TIMEOUT_DEFAULT, for all hops together

@@ -248,6 +248,24 @@ private Q_SLOTS:
         QCOMPARE(m_second->requests().at(0).host, QStringLiteral("other.test:%1").arg(m_port).toLatin1());
     }
 
+    void headersStayWithTheirOrigin()
+    {
+        m_resolver->answer(QStringLiteral("api.test"), {{loopback1}});
+        m_resolver->answer(QStringLiteral("elsewhere.test"), {{loopback2}});
+        m_first->setHandler([this](const RecordedRequest &, HttpExchange &exchange) {
+            exchange.redirect(302, at("elsewhere.test", "/landing").toLatin1());
+        });
+        WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
+        FetchRequest request;
+        request.url = QUrl(at("api.test", "/search"));
+        request.headers = {{"Accept", "application/json"}, {"X-Subscription-Token", "secret-key"}};
+        const FetchResult result = fetch(fetcher, request);
+        QVERIFY2(result.ok, qPrintable(result.error));
+        QVERIFY(m_first->requests().at(0).head.contains("X-Subscription-Token: secret-key"));
+        QVERIFY(!m_second->requests().at(0).head.contains("secret-key"));
+        QVERIFY(m_second->requests().at(0).head.contains("Accept: application/json"));
+    }
+
     void redirectLoopsEnd()
     {
         m_first->setHandler([](const RecordedRequest &, HttpExchange &exchange) { exchange.redirect(302, "/again"); });
