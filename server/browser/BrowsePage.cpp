@@ -121,6 +121,7 @@ BrowsePage::BrowsePage(const BrowseRequest &request, const EgressPolicy &policy,
     }
 
     m_deadline.setSingleShot(true);
+    m_deadline.setTimerType(Qt::PreciseTimer);
     connect(&m_deadline, &QTimer::timeout, this, [this] {
         if (!m_loaded)
             fail(QStringLiteral("%1 did not finish loading within %2 s (WEB_TIMEOUT_DEFAULT)")

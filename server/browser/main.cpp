@@ -36,6 +36,9 @@ int main(int argc, char *argv[])
     // QApplication, not just QGuiApplication: screenshots grab a QWebEngineView (a widget).
     QApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("cmcp-browser"));
+    // A screenshot's view is the only window, and closing it must not end the worker: the
+    // worker ends at the end of its input.
+    QApplication::setQuitOnLastWindowClosed(false);
 
     QCommandLineParser parser;
     const QCommandLineOption domainsOption(QStringLiteral("allowed-domains"), QStringLiteral("WEB_ALLOWED_DOMAINS"), QStringLiteral("LIST"), QStringLiteral("*"));

@@ -52,6 +52,8 @@ public:
           m_callback(std::move(callback))
     {
         m_deadline.setSingleShot(true);
+        // A coarse timer may fire 5 % early: a limit is a limit.
+        m_deadline.setTimerType(Qt::PreciseTimer);
         connect(&m_deadline, &QTimer::timeout, this, [this] {
             fail(QStringLiteral("no complete answer from %1 within %2 s (WEB_TIMEOUT_DEFAULT)")
                          .arg(m_result.url.toString())

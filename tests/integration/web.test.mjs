@@ -231,6 +231,14 @@ describe('web tools', () => {
         assert.equal(Buffer.from(image.data, 'base64').subarray(0, 8).toString('hex'), '89504e470d0a1a0a');
     }));
 
+    test('a screenshot\'s window closing does not end the worker', () => withDiagnostics(daemon, async () => {
+        const [before] = browserWorkers(daemon.pid);
+        await ok('web_browse', { url: fixture.url('/static.html'), screenshot: true });
+        await ok('web_browse', { url: fixture.url('/static.html') });
+        // The same worker, unless it reached WEB_BROWSER_PAGES_PER_WORKER meanwhile.
+        assert.ok(browserWorkers(daemon.pid).includes(before) || before === undefined);
+    }));
+
     test('web_browse replaces a worker after WEB_BROWSER_PAGES_PER_WORKER pages', () => withDiagnostics(daemon, async () => {
         const pidsSeen = new Set();
         for (let i = 0; i < 4; ++i) {
