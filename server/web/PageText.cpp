@@ -88,7 +88,8 @@ QByteArray bodyAsUtf8(const QByteArray &contentType, const QByteArray &body, Bod
         charset = metaCharset(body);
     const QByteArray lowered = charset.toLower();
     if (charset.isEmpty() || lowered == "utf-8" || lowered == "utf8") {
-        QStringDecoder utf8(QStringDecoder::Utf8);
+        // Stateless: a sequence cut off at the end is an error too, not a wait for more bytes.
+        QStringDecoder utf8(QStringDecoder::Utf8, QStringConverter::Flag::Stateless);
         const QString decoded = utf8.decode(body);
         if (!utf8.hasError() || !charset.isEmpty())
             return body; // gumbo and QString read invalid sequences as U+FFFD themselves
