@@ -4,6 +4,7 @@
 // refused host was never contacted. It serves static pages, pages that change their DOM with
 // JavaScript, redirects, huge and slow bodies, a page whose subresources are on the refused host,
 // and fake SearXNG and Brave Search endpoints.
+import dgram from 'node:dgram';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -60,6 +61,25 @@ function subresourcePage(port) {
 <img src="/local.png"></body></html>`;
 }
 
+// A page that asks a STUN server on the refused host for its address over UDP (WebRTC's ICE):
+// UDP outside the browser's proxy must not leave. It says what it saw in #rtc once gathering
+// is over or a second has passed.
+function webrtcPage(port) {
+    return `<!DOCTYPE html><html><head><title>WebRTC fixture</title></head><body><div id="state">start</div><script>
+const done = text => { if (!document.getElementById('rtc')) { const d = document.createElement('div'); d.id = 'rtc'; d.textContent = text; document.body.appendChild(d); } };
+if (typeof RTCPeerConnection === 'undefined') {
+  done('no RTCPeerConnection');
+} else {
+  const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:${REFUSED}:${port}' }] });
+  const candidates = [];
+  pc.onicecandidate = event => { if (event.candidate) candidates.push(event.candidate.candidate); else done('gathered: ' + candidates.join(' | ')); };
+  pc.createDataChannel('x');
+  pc.createOffer().then(offer => pc.setLocalDescription(offer));
+  setTimeout(() => done('timeout: ' + candidates.join(' | ')), 1000);
+}
+</script></body></html>`;
+}
+
 export async function startWebFixture() {
     const hits = [];
     let port = 0;
@@ -83,6 +103,8 @@ export async function startWebFixture() {
             return send(200, scriptedPage);
         case '/subresources.html':
             return send(200, subresourcePage(port));
+        case '/webrtc.html':
+            return send(200, webrtcPage(port));
         case '/local.png':
         case '/image.png':
             return send(200, Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201d3a0a8a40000000049454e44ae426082', 'hex'), 'image/png');
@@ -158,6 +180,14 @@ export async function startWebFixture() {
         servers[1].once('error', reject);
         servers[1].listen(port, REFUSED, resolve);
     });
+    // UDP on the refused host's port: a STUN request from a page would arrive here.
+    const datagrams = [];
+    const udp = dgram.createSocket('udp4');
+    udp.on('message', (message, from) => datagrams.push({ bytes: message.length, from: from.address }));
+    await new Promise((resolve, reject) => {
+        udp.once('error', reject);
+        udp.bind(port, REFUSED, resolve);
+    });
     const sockets = new Set();
     for (const server of servers)
         server.on('connection', socket => { sockets.add(socket); socket.on('close', () => sockets.delete(socket)); });
@@ -166,11 +196,13 @@ export async function startWebFixture() {
         url: (path, host = ALLOWED) => `http://${host}:${port}${path}`,
         hits: (address, path) => hits.filter(hit => hit.address === address && (path === undefined || hit.path === path)),
         allHits: () => hits,
+        datagrams: () => datagrams,
         reset: () => { hits.length = 0; },
         async stop() {
             for (const socket of sockets)
                 socket.destroy();
             await Promise.all(servers.map(server => new Promise(resolve => server.close(resolve))));
+            await new Promise(resolve => udp.close(resolve));
         },
     };
 }
