@@ -252,7 +252,37 @@ QList<SettingSpec> buildTable()
             integer(web, "WEB_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
                     "Time limit of a web request, in seconds.", Live),
             list(web, "WEB_ALLOWED_DOMAINS", "*",
-                 "Domains the web tools may reach; * allows any domain.", Live),
+                 "Hosts the web tools may reach: * for any, or a list of exact hosts and "
+                 "*.example.com wildcards (subdomains only), each with an optional :port; "
+                 "case-insensitive, international names as written or in xn-- form.",
+                 Live),
+            boolean(web, "WEB_ALLOW_PRIVATE", "false",
+                    "Whether the web tools may reach loopback, private, link-local (cloud "
+                    "metadata), multicast and other non-public addresses; otherwise they are "
+                    "refused after the name is resolved, in any IP notation.",
+                    Live),
+            integer(web, "WEB_MAX_BYTES", "10485760", 1024, 1073741824,
+                    "Largest response body the web tools accept, in bytes after "
+                    "decompression; a larger download is stopped.",
+                    Live),
+            text(web, "WEB_SEARCH_URL", "",
+                 "Base URL of a SearXNG instance for web_search (its JSON format must be "
+                 "enabled); empty: no SearXNG. The operator's endpoint is exempt from "
+                 "WEB_ALLOWED_DOMAINS and WEB_ALLOW_PRIVATE.",
+                 NoFlags),
+            text(web, "BRAVE_SEARCH_API_KEY", "",
+                 "Brave Search API key for web_search; empty: no Brave back end.", Secret),
+            text(web, "BRAVE_SEARCH_URL", "https://api.search.brave.com/res/v1/web/search",
+                 "Endpoint of the Brave Search API (exempt from WEB_ALLOWED_DOMAINS and "
+                 "WEB_ALLOW_PRIVATE like WEB_SEARCH_URL).",
+                 NoFlags),
+            integer(web, "WEB_BROWSER_PAGES_PER_WORKER", "50", 1, 100000,
+                    "Pages a cmcp-browser worker loads before a fresh worker replaces it.",
+                    NoFlags),
+            boolean(web, "WEB_BROWSER_PRESTART", "false",
+                    "Start the browser worker with the daemon rather than at the first "
+                    "web_browse call; either way one is then kept warm.",
+                    NoFlags),
 
             text(admin, "ADMIN_SOCKET", "volume/run/admin.sock",
                  "Local socket of the admin channel cmcp-console connects to (relative to the "

@@ -21,6 +21,7 @@
 #include "StdioTransport.h"
 #include "SystemTools.h"
 #include "ToolResult.h"
+#include "WebTools.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -293,6 +294,10 @@ int main(int argc, char *argv[])
         return 1;
     }
     if (!registerSystemTools(mcp, *settings, sandbox, &error)) {
+        std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
+        return 1;
+    }
+    if (!registerWebTools(mcp, *settings, &error)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;
     }

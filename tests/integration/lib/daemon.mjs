@@ -98,6 +98,8 @@ export async function startDaemon({ settings = {}, args = [], fixtures = true, t
     const base = `http://127.0.0.1:${port}`;
     return {
         port,
+        // setpriv execs cmcpd: the child's pid is the daemon's.
+        pid: child.pid,
         base,
         url: `${base}/mcp`,
         sseUrl: `${base}/sse`,

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "EgressPolicy.h"
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+
+class QSocketNotifier;
+
+namespace cmcp {
+
+class BrowsePage;
+
+// cmcp-browser's loop: requests as JSON lines on stdin ({"id", "url", "wait_for", "text",
+// "screenshot", "timeout_ms", "max_bytes"} or {"cancel": id}), answers as JSON lines on stdout,
+// one per request, in the order pages finish. The worker quits at the end of its input.
+class BrowserWorker : public QObject
+{
+    Q_OBJECT
+public:
+    BrowserWorker(EgressPolicy policy, qint64 maxBytes, QObject *parent = nullptr);
+
+    void start();
+
+public Q_SLOTS:
+    // From the EgressProxy thread: a connection the gate refused after resolution.
+    void onProxyRefused(const QString &target, const QString &reason);
+
+private:
+    void onInput();
+    void handle(const QByteArray &line);
+    void send(const QJsonObject &message);
+
+    EgressPolicy m_policy;
+    qint64 m_maxBytes;
+    QSocketNotifier *m_input = nullptr;
+    QByteArray m_buffer;
+    QHash<qint64, QPointer<BrowsePage>> m_pages;
+};
+
+} // namespace cmcp

@@ -1,0 +1,105 @@
+// cmcp-browser: web_browse's QtWebEngine worker. The daemon starts it and talks to it in JSON
+// lines (BrowserWorker.h); it never links WebEngine itself.
+//
+// Every connection Chromium makes goes through an EgressProxy on loopback in this process (its
+// own thread), given to Chromium with --proxy-server and no bypass, not even for loopback: the
+// proxy asks the same egress gate as the daemon, resolves each name once and connects to the
+// checked address, so DNS rebinding cannot slip past. Before that, a request interceptor asks the
+// gate's policy about each request and blocks what it refuses without any connection.
+//
+// Usage: cmcp-browser [--allowed-domains LIST] [--allow-private] [--trusted-origin URL]...
+//                     [--max-bytes N] [--timeout-ms N]
+
+#include "BrowserWorker.h"
+#include "EgressGate.h"
+#include "EgressProxy.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QThread>
+
+#include <cstdio>
+#include <unistd.h>
+
+using namespace cmcp;
+
+int main(int argc, char *argv[])
+{
+    // QtWebEngine in a process without a screen: the offscreen platform, contexts shared before
+    // the application exists, and Chromium's own sandbox off when running as root (it refuses
+    // to start otherwise; FACTS.md).
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    if (geteuid() == 0)
+        qputenv("QTWEBENGINE_DISABLE_SANDBOX", "1");
+    QCoreApplication::setAttribute(Qt::AA_ShareOpenGLContexts);
+    // QApplication, not just QGuiApplication: screenshots grab a QWebEngineView (a widget).
+    QApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("cmcp-browser"));
+    // A screenshot's view is the only window, and closing it must not end the worker: the
+    // worker ends at the end of its input.
+    QApplication::setQuitOnLastWindowClosed(false);
+
+    QCommandLineParser parser;
+    const QCommandLineOption domainsOption(QStringLiteral("allowed-domains"), QStringLiteral("WEB_ALLOWED_DOMAINS"), QStringLiteral("LIST"), QStringLiteral("*"));
+    const QCommandLineOption privateOption(QStringLiteral("allow-private"), QStringLiteral("WEB_ALLOW_PRIVATE=true"));
+    const QCommandLineOption trustedOption(QStringLiteral("trusted-origin"), QStringLiteral("An origin exempt from the domain list and the private-address rule."), QStringLiteral("URL"));
+    const QCommandLineOption maxBytesOption(QStringLiteral("max-bytes"), QStringLiteral("WEB_MAX_BYTES"), QStringLiteral("N"), QStringLiteral("10485760"));
+    const QCommandLineOption timeoutOption(QStringLiteral("timeout-ms"), QStringLiteral("Connection time limit"), QStringLiteral("N"), QStringLiteral("30000"));
+    parser.addOptions({domainsOption, privateOption, trustedOption, maxBytesOption, timeoutOption});
+    if (!parser.parse(app.arguments())) {
+        std::fprintf(stderr, "cmcp-browser: %s\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    EgressPolicy::Options options;
+    options.allowedDomains = parser.value(domainsOption).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    options.allowPrivate = parser.isSet(privateOption);
+    for (const QString &origin : parser.values(trustedOption))
+        options.trustedOrigins.append(QUrl(origin));
+    QString error;
+    const std::optional<EgressPolicy> policy = EgressPolicy::create(options, &error);
+    if (!policy) {
+        std::fprintf(stderr, "cmcp-browser: %s\n", qPrintable(error));
+        return 2;
+    }
+    const qint64 maxBytes = parser.value(maxBytesOption).toLongLong();
+
+    // The proxy lives in a thread of its own: relaying bytes never waits for page work.
+    auto gate = std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
+    QThread proxyThread;
+    proxyThread.setObjectName(QStringLiteral("egress-proxy"));
+    auto *proxy = new EgressProxy(gate, {maxBytes, parser.value(timeoutOption).toInt()});
+    proxy->moveToThread(&proxyThread);
+    QObject::connect(&proxyThread, &QThread::finished, proxy, &QObject::deleteLater);
+    proxyThread.start();
+    quint16 port = 0;
+    QMetaObject::invokeMethod(proxy, [proxy, &port] { port = proxy->listen(); },
+                              Qt::BlockingQueuedConnection);
+    if (port == 0) {
+        std::fprintf(stderr, "cmcp-browser: the egress proxy cannot listen on loopback\n");
+        proxyThread.quit();
+        proxyThread.wait();
+        return 1;
+    }
+
+    // Read by QtWebEngine when the first profile is made, below. "<-loopback>" removes
+    // Chromium's implicit bypass for localhost: loopback goes through the gate too.
+    QByteArray flags = qgetenv("QTWEBENGINE_CHROMIUM_FLAGS");
+    flags += " --proxy-server=http://127.0.0.1:" + QByteArray::number(port)
+            + " --proxy-bypass-list=<-loopback>"
+              " --disable-quic --dns-prefetch-disable --no-pings"
+              " --force-webrtc-ip-handling-policy=disable_non_proxied_udp"
+              " --webrtc-ip-handling-policy=disable_non_proxied_udp"
+              " --disable-background-timer-throttling --disable-renderer-backgrounding"
+              " --disable-backgrounding-occluded-windows";
+    qputenv("QTWEBENGINE_CHROMIUM_FLAGS", flags.trimmed());
+
+    BrowserWorker worker(*policy, maxBytes);
+    QObject::connect(proxy, &EgressProxy::refused, &worker, &BrowserWorker::onProxyRefused,
+                     Qt::QueuedConnection);
+    worker.start();
+    const int status = app.exec();
+    proxyThread.quit();
+    proxyThread.wait();
+    return status;
+}

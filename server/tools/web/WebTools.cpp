@@ -1,0 +1,200 @@
+#include "WebTools.h"
+
+#include "ToolBuilding.h"
+
+#include "BrowserPool.h"
+#include "EgressGate.h"
+#include "HtmlWorkerPool.h"
+#include "McpServer.h"
+#include "Settings.h"
+#include "ToolCall.h"
+#include "WebFetcher.h"
+#include "WebScraper.h"
+#include "WebSearch.h"
+#include "WebToolSchemas.h"
+
+#include <QJsonArray>
+#include <QThread>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+// Every failure: isError with the message as text, and success false plus the message (and the
+// URL when there is one) in structuredContent, as the original's results carry them.
+ToolResult failure(const QString &message, const QString &url = {},
+                   const QJsonArray &blocked = {})
+{
+    ToolResult result = ToolResult::text(message);
+    result.isError = true;
+    QJsonObject value{{QLatin1String("success"), false}, {QLatin1String("error"), message}};
+    if (!url.isEmpty())
+        value.insert(QLatin1String("url"), url);
+    if (!blocked.isEmpty())
+        value.insert(QLatin1String("blocked"), blocked);
+    result.structuredContent = value;
+    return result;
+}
+
+QString stringArgument(const QJsonObject &arguments, const char *name)
+{
+    return arguments.value(QLatin1String(name)).toString();
+}
+
+void scrape(WebScraper *scraper, const std::shared_ptr<ToolCall> &call)
+{
+    const QJsonObject arguments = call->arguments();
+    ScrapeRequest request;
+    request.url = QUrl(stringArgument(arguments, "url"));
+    request.selector = stringArgument(arguments, "selector");
+    request.markdown = stringArgument(arguments, "format") == QLatin1String("markdown");
+    const QString format = request.markdown ? QStringLiteral("markdown") : QStringLiteral("text");
+    const quint64 id = scraper->scrape(request, [call, format](const ScrapeResult &result) {
+        if (!result.success) {
+            call->finish(failure(result.error, result.url));
+            return;
+        }
+        QJsonObject value{{QLatin1String("success"), true},
+                          {QLatin1String("url"), result.url},
+                          {QLatin1String("title"), result.title},
+                          {QLatin1String("content"), result.content},
+                          {QLatin1String("format"), format},
+                          {QLatin1String("status"), result.status},
+                          {QLatin1String("content_type"), result.contentType},
+                          {QLatin1String("truncated"), result.truncated}};
+        if (result.matches >= 0)
+            value.insert(QLatin1String("matches"), result.matches);
+        call->finish(ToolResult::structured(value));
+    });
+    QObject::connect(call.get(), &ToolCall::cancelled, scraper, [scraper, id] { scraper->cancel(id); });
+}
+
+void search(WebSearch *search, const std::shared_ptr<ToolCall> &call)
+{
+    const QJsonObject arguments = call->arguments();
+    const QString query = stringArgument(arguments, "query");
+    const int count = arguments.value(QLatin1String("max_results")).toInt(10);
+    const quint64 id = search->search(query, count, [call, query](const SearchOutcome &outcome) {
+        if (!outcome.success) {
+            call->finish(failure(outcome.error));
+            return;
+        }
+        QJsonArray results;
+        for (const SearchHit &hit : outcome.results)
+            results.append(QJsonObject{{QLatin1String("title"), hit.title},
+                                       {QLatin1String("url"), hit.url},
+                                       {QLatin1String("snippet"), hit.snippet}});
+        call->finish(ToolResult::structured({{QLatin1String("success"), true},
+                                             {QLatin1String("query"), query},
+                                             {QLatin1String("backend"), outcome.backend},
+                                             {QLatin1String("results"), results}}));
+    });
+    QObject::connect(call.get(), &ToolCall::cancelled, search, [search, id] { search->cancel(id); });
+}
+
+void browse(BrowserPool *browsers, const std::shared_ptr<ToolCall> &call)
+{
+    const QJsonObject arguments = call->arguments();
+    BrowseCall request;
+    request.url = QUrl(stringArgument(arguments, "url"));
+    request.waitFor = stringArgument(arguments, "wait_for");
+    request.text = arguments.value(QLatin1String("text")).toBool(false);
+    request.screenshot = arguments.value(QLatin1String("screenshot")).toBool(false);
+    const quint64 id = browsers->browse(request, [call](const BrowseOutcome &outcome) {
+        if (!outcome.success) {
+            call->finish(failure(outcome.error, {}, outcome.blocked));
+            return;
+        }
+        QJsonObject value{{QLatin1String("success"), true},
+                          {QLatin1String("url"), outcome.url},
+                          {QLatin1String("title"), outcome.title},
+                          {QLatin1String("content"), outcome.content},
+                          {QLatin1String("format"), outcome.format},
+                          {QLatin1String("truncated"), outcome.truncated},
+                          {QLatin1String("blocked"), outcome.blocked}};
+        if (!outcome.screenshotBase64.isEmpty())
+            value.insert(QLatin1String("screenshot"), true);
+        ToolResult result = ToolResult::structured(value);
+        if (!outcome.screenshotBase64.isEmpty())
+            result.content.append(QJsonObject{{QLatin1String("type"), QLatin1String("image")},
+                                              {QLatin1String("data"), QString::fromLatin1(outcome.screenshotBase64)},
+                                              {QLatin1String("mimeType"), QLatin1String("image/png")}});
+        call->finish(result);
+    });
+    QObject::connect(call.get(), &ToolCall::cancelled, browsers, [browsers, id] { browsers->cancel(id); });
+}
+
+void logPolicy(const EgressPolicy &policy, const WebSearch &search)
+{
+    spdlog::info("web: egress to {}{}; non-public addresses {}",
+                 policy.allowsAnyDomain() ? std::string("any domain")
+                                          : policy.allowedDomains().join(u',').toStdString(),
+                 policy.trustedOrigins().isEmpty()
+                         ? std::string()
+                         : " and the search back ends " + policy.trustedOrigins().join(u',').toStdString(),
+                 policy.allowsPrivate() ? "allowed (WEB_ALLOW_PRIVATE=true)" : "refused");
+    if (!search.configured())
+        spdlog::info("web_search: no back end (set WEB_SEARCH_URL or BRAVE_SEARCH_API_KEY)");
+    else
+        spdlog::info("web_search: back ends {}", search.backendNames().join(u',').toStdString());
+}
+
+} // namespace
+
+bool registerWebTools(McpServer &server, const Settings &settings, QString *error)
+{
+    const std::optional<EgressPolicy> policy = EgressPolicy::fromSettings(settings, error);
+    if (!policy)
+        return false;
+    auto gate = std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
+    const qint64 maxBytes = settings.integer(u"WEB_MAX_BYTES");
+    const int timeoutMs = int(settings.integer(u"WEB_TIMEOUT_DEFAULT") * 1000);
+
+    auto *fetcher = new WebFetcher(gate, &server);
+    auto *parsers = new HtmlWorkerPool(HtmlWorkerPool::defaultProgram(),
+                                       std::max(1, QThread::idealThreadCount()), &server);
+    auto *scraper = new WebScraper(fetcher, parsers, maxBytes, timeoutMs, &server);
+    auto *searcher = new WebSearch(fetcher, searchBackendsFromSettings(settings), maxBytes,
+                                   timeoutMs, &server);
+    BrowserPool::Options browserOptions;
+    browserOptions.program = BrowserPool::defaultProgram();
+    browserOptions.arguments = BrowserPool::policyArguments(*policy, maxBytes, timeoutMs);
+    browserOptions.pagesPerWorker = int(settings.integer(u"WEB_BROWSER_PAGES_PER_WORKER"));
+    browserOptions.timeoutMs = timeoutMs;
+    browserOptions.maxBytes = maxBytes;
+    auto *browsers = new BrowserPool(browserOptions, &server);
+    if (settings.flag(u"WEB_BROWSER_PRESTART"))
+        browsers->prestart();
+    logPolicy(*policy, *searcher);
+
+    ToolRegistry &registry = server.tools();
+    // Annotations: {readOnly, destructive, idempotent, openWorld}.
+    registry.add(tools::makeTool(
+            "web_search", "Search the web",
+            "Searches the web (a SearXNG instance or the Brave Search API, as configured) and "
+            "returns results with title, url and snippet.",
+            webschemas::searchInput(), webschemas::searchOutput(), {true, false, false, true},
+            [searcher](const std::shared_ptr<ToolCall> &call) { search(searcher, call); }));
+    registry.add(tools::makeTool(
+            "web_scrape", "Scrape a web page",
+            "Fetches a web page (no JavaScript) and returns its readable text, or the text of the "
+            "elements a CSS selector picks, as plain text or Markdown, with its title and final "
+            "URL. Every request, redirects included, passes the egress gate: WEB_ALLOWED_DOMAINS, "
+            "no private or loopback addresses unless WEB_ALLOW_PRIVATE, WEB_MAX_BYTES, "
+            "WEB_TIMEOUT_DEFAULT.",
+            webschemas::scrapeInput(), webschemas::scrapeOutput(), {true, false, true, true},
+            [scraper](const std::shared_ptr<ToolCall> &call) { scrape(scraper, call); }));
+    registry.add(tools::makeTool(
+            "web_browse", "Browse a web page",
+            "Loads a web page in a headless browser (QtWebEngine), runs its scripts, and returns "
+            "the rendered HTML (or its visible text with text: true), title and final URL; "
+            "wait_for waits for a CSS selector or a quiet DOM; screenshot: true adds a PNG. Every "
+            "request of the page passes the egress gate; refused ones are listed in blocked.",
+            webschemas::browseInput(), webschemas::browseOutput(), {true, false, false, true},
+            [browsers](const std::shared_ptr<ToolCall> &call) { browse(browsers, call); }));
+    return true;
+}
+
+} // namespace cmcp

@@ -1,0 +1,312 @@
+#include "BrowserPool.h"
+
+#include "EgressPolicy.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QTimer>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+// Beyond a page's own limit, which the worker enforces, before a silent worker is killed.
+constexpr int graceMs = 10000;
+constexpr int startLimitMs = 60000;
+
+// The worker gets what a Qt program and Chromium need from the daemon's environment, and no
+// token or key of the daemon's.
+QProcessEnvironment workerEnvironment()
+{
+    const QProcessEnvironment daemon = QProcessEnvironment::systemEnvironment();
+    QProcessEnvironment environment;
+    for (const QString &name : daemon.keys()) {
+        if (name == QLatin1String("PATH") || name == QLatin1String("HOME")
+            || name == QLatin1String("TMPDIR") || name == QLatin1String("LANG")
+            || name.startsWith(QLatin1String("LC_")) || name == QLatin1String("XDG_RUNTIME_DIR")
+            || name.startsWith(QLatin1String("QTWEBENGINE_")) || name == QLatin1String("QT_QPA_PLATFORM")
+            || name == QLatin1String("QT_LOGGING_RULES") || name.startsWith(QLatin1String("FONTCONFIG_")))
+            environment.insert(name, daemon.value(name));
+    }
+    if (!environment.contains(QStringLiteral("QT_QPA_PLATFORM")))
+        environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    return environment;
+}
+
+QString describeEnd(const QProcess &process)
+{
+    if (process.exitStatus() == QProcess::CrashExit)
+        return QStringLiteral("crashed (signal %1)").arg(process.exitCode());
+    return QStringLiteral("exited (status %1)").arg(process.exitCode());
+}
+
+} // namespace
+
+struct BrowserPool::Worker
+{
+    QProcess *process = nullptr;
+    QTimer *watchdog = nullptr;
+    QElapsedTimer started;
+    bool ready = false;
+    bool draining = false;
+    int pagesSent = 0;
+    QHash<quint64, Callback> inFlight;
+    QHash<quint64, qint64> deadlines; // id -> ms since start at which the page is overdue
+    QByteArray output;
+    QByteArray errors;
+};
+
+BrowserPool::BrowserPool(Options options, QObject *parent)
+    : QObject(parent), m_options(std::move(options))
+{
+}
+
+BrowserPool::~BrowserPool()
+{
+    for (Worker *worker : std::as_const(m_workers)) {
+        worker->process->disconnect(this);
+        worker->process->closeWriteChannel();
+        if (!worker->process->waitForFinished(2000))
+            worker->process->kill();
+        worker->process->waitForFinished(1000);
+        delete worker;
+    }
+}
+
+QString BrowserPool::defaultProgram()
+{
+    const QDir here(QCoreApplication::applicationDirPath());
+    const QString installed = here.filePath(QStringLiteral("cmcp-browser"));
+    if (QFileInfo(installed).isExecutable())
+        return installed;
+    return here.filePath(QStringLiteral("browser/cmcp-browser"));
+}
+
+QStringList BrowserPool::policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs)
+{
+    QStringList arguments{QStringLiteral("--allowed-domains"), policy.allowedDomains().join(u',')};
+    if (policy.allowsPrivate())
+        arguments.append(QStringLiteral("--allow-private"));
+    for (const QString &origin : policy.trustedOrigins())
+        arguments << QStringLiteral("--trusted-origin") << origin;
+    arguments << QStringLiteral("--max-bytes") << QString::number(maxBytes)
+              << QStringLiteral("--timeout-ms") << QString::number(timeoutMs);
+    return arguments;
+}
+
+void BrowserPool::prestart()
+{
+    m_wanted = true;
+    keepOneWarm();
+}
+
+quint64 BrowserPool::browse(const BrowseCall &call, Callback callback)
+{
+    m_wanted = true;
+    const quint64 id = m_nextId++;
+    m_queue.append(Pending{id, call, std::move(callback)});
+    QMetaObject::invokeMethod(this, &BrowserPool::dispatch, Qt::QueuedConnection);
+    return id;
+}
+
+void BrowserPool::cancel(quint64 id)
+{
+    for (qsizetype i = 0; i < m_queue.size(); ++i) {
+        if (m_queue.at(i).id == id) {
+            m_queue.removeAt(i);
+            return;
+        }
+    }
+    for (Worker *worker : std::as_const(m_workers)) {
+        if (worker->inFlight.remove(id)) {
+            worker->deadlines.remove(id);
+            worker->process->write(QJsonDocument(QJsonObject{{QStringLiteral("cancel"), double(id)}})
+                                           .toJson(QJsonDocument::Compact)
+                                   + '\n');
+            drainIfDone(worker);
+            dispatch();
+            return;
+        }
+    }
+}
+
+void BrowserPool::keepOneWarm()
+{
+    if (!m_wanted)
+        return;
+    if (m_workers.isEmpty() || m_workers.last()->draining)
+        startWorker();
+}
+
+BrowserPool::Worker *BrowserPool::startWorker()
+{
+    auto *worker = new Worker;
+    worker->process = new QProcess(this);
+    worker->watchdog = new QTimer(worker->process);
+    worker->watchdog->setInterval(1000);
+    worker->process->setProgram(m_options.program);
+    worker->process->setArguments(m_options.arguments);
+    worker->process->setProcessEnvironment(workerEnvironment());
+    connect(worker->process, &QProcess::readyReadStandardOutput, this, [this, worker] { onOutput(worker); });
+    connect(worker->process, &QProcess::readyReadStandardError, this, [worker] {
+        // Chromium's own chatter: kept for a crash report, logged at debug level.
+        const QByteArray chunk = worker->process->readAllStandardError();
+        worker->errors = (worker->errors + chunk).right(4096);
+        for (const QByteArray &line : chunk.split('\n')) {
+            if (!line.trimmed().isEmpty())
+                spdlog::debug("cmcp-browser: {}", line.trimmed().toStdString());
+        }
+    });
+    connect(worker->process, &QProcess::finished, this,
+            [this, worker] { onGone(worker, describeEnd(*worker->process)); });
+    connect(worker->process, &QProcess::errorOccurred, this, [this, worker](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart)
+            onGone(worker, QStringLiteral("could not be started (%1: %2)")
+                                   .arg(m_options.program, worker->process->errorString()));
+    });
+    connect(worker->watchdog, &QTimer::timeout, this, [this, worker] {
+        const qint64 now = worker->started.elapsed();
+        if (!worker->ready && now > startLimitMs) {
+            worker->process->kill();
+            return;
+        }
+        for (auto it = worker->deadlines.cbegin(); it != worker->deadlines.cend(); ++it) {
+            if (now > it.value()) {
+                spdlog::warn("web_browse: the browser worker did not answer in time; killing it");
+                worker->process->kill();
+                return;
+            }
+        }
+    });
+    m_workers.append(worker);
+    ++m_workersStarted;
+    worker->started.start();
+    worker->watchdog->start();
+    worker->process->start();
+    return worker;
+}
+
+void BrowserPool::dispatch()
+{
+    keepOneWarm();
+    if (m_workers.isEmpty())
+        return;
+    Worker *worker = m_workers.last();
+    while (worker->ready && !worker->draining && !m_queue.isEmpty()
+           && worker->inFlight.size() < m_options.concurrentPages) {
+        send(worker, m_queue.takeFirst());
+        if (worker->pagesSent >= m_options.pagesPerWorker) {
+            // Its pages are done: a fresh worker takes the next calls while it finishes.
+            worker->draining = true;
+            startWorker();
+            drainIfDone(worker);
+            return;
+        }
+    }
+}
+
+void BrowserPool::send(Worker *worker, Pending pending)
+{
+    const BrowseCall &call = pending.call;
+    const QJsonObject request{{QStringLiteral("id"), double(pending.id)},
+                              {QStringLiteral("url"), call.url.toString(QUrl::FullyEncoded)},
+                              {QStringLiteral("wait_for"), call.waitFor},
+                              {QStringLiteral("text"), call.text},
+                              {QStringLiteral("screenshot"), call.screenshot},
+                              {QStringLiteral("timeout_ms"), m_options.timeoutMs},
+                              {QStringLiteral("max_bytes"), double(m_options.maxBytes)}};
+    worker->process->write(QJsonDocument(request).toJson(QJsonDocument::Compact) + '\n');
+    worker->inFlight.insert(pending.id, std::move(pending.callback));
+    worker->deadlines.insert(pending.id, worker->started.elapsed() + m_options.timeoutMs + graceMs);
+    ++worker->pagesSent;
+}
+
+void BrowserPool::onOutput(Worker *worker)
+{
+    worker->output.append(worker->process->readAllStandardOutput());
+    qsizetype newline;
+    while ((newline = worker->output.indexOf('\n')) >= 0) {
+        const QJsonObject message = QJsonDocument::fromJson(worker->output.left(newline)).object();
+        worker->output.remove(0, newline + 1);
+        if (message.value(QLatin1String("ready")).toBool()) {
+            worker->ready = true;
+            spdlog::info("web_browse: browser worker {} ready in {} ms", worker->process->processId(),
+                         worker->started.elapsed());
+            continue;
+        }
+        const quint64 id = quint64(message.value(QLatin1String("id")).toDouble());
+        BrowseOutcome outcome;
+        outcome.success = message.value(QLatin1String("ok")).toBool();
+        outcome.error = message.value(QLatin1String("error")).toString();
+        outcome.url = message.value(QLatin1String("url")).toString();
+        outcome.title = message.value(QLatin1String("title")).toString();
+        outcome.content = message.value(QLatin1String("content")).toString();
+        outcome.format = message.value(QLatin1String("format")).toString();
+        outcome.truncated = message.value(QLatin1String("truncated")).toBool();
+        outcome.blocked = message.value(QLatin1String("blocked")).toArray();
+        outcome.screenshotBase64 = message.value(QLatin1String("screenshot")).toString().toLatin1();
+        finishPage(worker, id, outcome);
+    }
+    dispatch();
+}
+
+void BrowserPool::finishPage(Worker *worker, quint64 id, const BrowseOutcome &outcome)
+{
+    const Callback callback = worker->inFlight.take(id);
+    worker->deadlines.remove(id);
+    drainIfDone(worker);
+    if (callback)
+        callback(outcome);
+}
+
+void BrowserPool::drainIfDone(Worker *worker)
+{
+    // Its input ends: the worker quits once it has answered.
+    if (worker->draining && worker->inFlight.isEmpty())
+        worker->process->closeWriteChannel();
+}
+
+void BrowserPool::onGone(Worker *worker, const QString &why)
+{
+    if (!m_workers.removeOne(worker))
+        return;
+    worker->process->disconnect(this);
+    worker->watchdog->stop();
+    const QHash<quint64, Callback> lost = std::move(worker->inFlight);
+    const bool expected = worker->draining && lost.isEmpty();
+    if (!expected)
+        spdlog::warn("web_browse: the browser worker {}{}", why.toStdString(),
+                     worker->errors.isEmpty() ? std::string()
+                                              : "; its last words: " + worker->errors.right(300).trimmed().toStdString());
+    QProcess *process = worker->process;
+    process->deleteLater();
+    const bool neverReady = !worker->ready;
+    delete worker;
+    // A worker that never became ready fails the calls waiting for it too, rather than start
+    // another that fails the same way in a loop; the next call tries again.
+    if (neverReady && !expected) {
+        const QList<Pending> waiting = std::exchange(m_queue, {});
+        for (const Pending &pending : waiting)
+            pending.callback({false, QStringLiteral("the browser worker %1").arg(why), {}, {}, {}, {}, false, {}, {}});
+        m_wanted = false;
+    }
+    for (auto it = lost.cbegin(); it != lost.cend(); ++it) {
+        if (it.value())
+            it.value()({false,
+                        QStringLiteral("the browser worker %1 while loading this page; a new "
+                                       "worker is being started, so the call can be tried again")
+                                .arg(why),
+                        {}, {}, {}, {}, false, {}, {}});
+    }
+    dispatch();
+}
+
+} // namespace cmcp

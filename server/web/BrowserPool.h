@@ -1,0 +1,103 @@
+#pragma once
+
+#include <QHash>
+#include <QJsonArray>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QUrl>
+
+#include <functional>
+
+class QProcess;
+class QTimer;
+
+namespace cmcp {
+
+class EgressPolicy;
+
+struct BrowseCall
+{
+    QUrl url;
+    QString waitFor; // load (empty), quiet or a CSS selector
+    bool text = false;
+    bool screenshot = false;
+};
+
+struct BrowseOutcome
+{
+    bool success = false;
+    QString error;
+    QString url;
+    QString title;
+    QString content;
+    QString format;
+    bool truncated = false;
+    QJsonArray blocked; // requests the gate refused: {url, reason}
+    QByteArray screenshotBase64; // PNG
+};
+
+// The daemon's side of web_browse: cmcp-browser workers, spoken to in JSON lines. One worker is
+// kept warm once started; a worker serves at most `pagesPerWorker` pages and is then replaced
+// (the fresh one starts while the old one finishes its pages); a worker that crashes fails the
+// calls it had with a clear error and is replaced at once. Up to `concurrentPages` pages load in
+// a worker at the same time; more calls wait in order.
+class BrowserPool : public QObject
+{
+    Q_OBJECT
+public:
+    struct Options
+    {
+        QString program;
+        QStringList arguments; // the egress policy, as cmcp-browser reads it
+        int pagesPerWorker = 50;
+        int concurrentPages = 4;
+        int timeoutMs = 30000; // a page's limit; the worker enforces it
+        qint64 maxBytes = 10 * 1024 * 1024;
+    };
+
+    explicit BrowserPool(Options options, QObject *parent = nullptr);
+    ~BrowserPool() override;
+
+    // cmcp-browser beside the running program, or in browser/ beneath it (the build tree).
+    static QString defaultProgram();
+    // The command line that gives cmcp-browser the same rules as `policy`.
+    static QStringList policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs);
+
+    // Starts a worker now rather than at the first call.
+    void prestart();
+    int workersStarted() const { return m_workersStarted; }
+
+    using Callback = std::function<void(const BrowseOutcome &outcome)>;
+    // Calls back exactly once, later, unless cancelled first.
+    quint64 browse(const BrowseCall &call, Callback callback);
+    void cancel(quint64 id);
+
+private:
+    struct Worker;
+    struct Pending
+    {
+        quint64 id;
+        BrowseCall call;
+        Callback callback;
+    };
+
+    Worker *startWorker();
+    void dispatch();
+    void send(Worker *worker, Pending pending);
+    void onOutput(Worker *worker);
+    void onGone(Worker *worker, const QString &why);
+    void finishPage(Worker *worker, quint64 id, const BrowseOutcome &outcome);
+    void drainIfDone(Worker *worker);
+    void keepOneWarm();
+
+    Options m_options;
+    QList<Worker *> m_workers; // the accepting one last; the others are draining
+    QList<Pending> m_queue;
+    quint64 m_nextId = 1;
+    int m_workersStarted = 0;
+    bool m_wanted = false; // a call has come: keep a worker warm from now on
+};
+
+} // namespace cmcp

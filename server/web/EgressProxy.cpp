@@ -1,0 +1,317 @@
+#include "EgressProxy.h"
+
+#include <QPointer>
+#include <QTcpSocket>
+#include <QTimer>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+constexpr qsizetype maxHeadBytes = 64 * 1024;
+// Bytes waiting to be written to one side before the other side is no longer read.
+constexpr qint64 maxPendingBytes = 1024 * 1024;
+
+QByteArray statusResponse(int status, const QByteArray &reason, const QString &body)
+{
+    const QByteArray html = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>"
+            + QByteArray(EgressProxy::pageTitle) + "</title></head><body><pre>"
+            + body.toHtmlEscaped().toUtf8() + "</pre></body></html>\n";
+    return "HTTP/1.1 " + QByteArray::number(status) + ' ' + reason
+            + "\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: "
+            + QByteArray::number(html.size()) + "\r\nConnection: close\r\n\r\n" + html;
+}
+
+// Headers that belong to the hop between client and proxy, not to the server.
+bool isHopHeader(const QByteArray &name)
+{
+    const QByteArray lower = name.trimmed().toLower();
+    return lower == "proxy-connection" || lower == "proxy-authorization" || lower == "connection"
+            || lower == "keep-alive" || lower == "host" || lower == "upgrade" || lower == "te"
+            || lower == "trailer";
+}
+
+} // namespace
+
+// One client connection: reads the request head, asks the gate, connects to the checked
+// address, then relays bytes both ways until either side closes.
+class ProxyConnection : public QObject
+{
+public:
+    ProxyConnection(EgressProxy *proxy, QTcpSocket *client)
+        : QObject(proxy), m_proxy(proxy), m_client(client)
+    {
+        m_proxy->m_open.insert(this);
+        m_client->setParent(this);
+        m_client->setReadBufferSize(256 * 1024);
+        connect(m_client, &QTcpSocket::readyRead, this, &ProxyConnection::onClientData);
+        connect(m_client, &QTcpSocket::bytesWritten, this, &ProxyConnection::onUpstreamData);
+        connect(m_client, &QTcpSocket::disconnected, this, &ProxyConnection::onClientGone);
+        m_timer.setSingleShot(true);
+        connect(&m_timer, &QTimer::timeout, this, [this] {
+            if (m_state == State::Connecting)
+                connectNext(QStringLiteral("no connection within %1 ms")
+                                    .arg(m_proxy->m_options.connectTimeoutMs));
+            else
+                close();
+        });
+        // A client that never sends a whole head is not kept.
+        m_timer.start(m_proxy->m_options.connectTimeoutMs);
+    }
+
+    ~ProxyConnection() override { m_proxy->m_open.remove(this); }
+
+private:
+    enum class State { ReadingHead, Deciding, Connecting, Relaying, Closing };
+
+    void onClientData()
+    {
+        if (m_state == State::Relaying) {
+            pump(m_client, m_upstream);
+            return;
+        }
+        if (m_state != State::ReadingHead)
+            return; // kept in the socket until the upstream connection is there
+        m_head.append(m_client->readAll());
+        const qsizetype end = m_head.indexOf("\r\n\r\n");
+        if (end < 0) {
+            if (m_head.size() > maxHeadBytes)
+                answerAndClose(431, "Request Header Fields Too Large",
+                               QStringLiteral("request head too large"));
+            return;
+        }
+        m_early = m_head.mid(end + 4);
+        m_head.truncate(end + 2); // keep the last header line's CRLF
+        readHead();
+    }
+
+    void readHead()
+    {
+        const qsizetype lineEnd = m_head.indexOf("\r\n");
+        const QList<QByteArray> requestLine = m_head.left(lineEnd).split(' ');
+        if (requestLine.size() != 3 || !requestLine.at(2).startsWith("HTTP/1.")) {
+            answerAndClose(400, "Bad Request", QStringLiteral("not an HTTP/1.x proxy request"));
+            return;
+        }
+        m_method = requestLine.at(0);
+        const QByteArray target = requestLine.at(1);
+        m_version = requestLine.at(2);
+        QUrl url;
+        if (m_method == "CONNECT") {
+            m_tunnel = true;
+            // host:port, or [v6]:port; decided like an https URL to that authority.
+            url = QUrl(QStringLiteral("https://%1/").arg(QString::fromLatin1(target)));
+            m_targetText = QString::fromLatin1(target);
+        } else {
+            url = QUrl::fromEncoded(target, QUrl::StrictMode);
+            m_targetText = url.toString();
+            if (url.scheme() != QLatin1String("http")) {
+                answerAndClose(400, "Bad Request",
+                               QStringLiteral("only absolute http URLs and CONNECT are proxied"));
+                return;
+            }
+        }
+        m_url = url;
+        m_headerLines = m_head.mid(lineEnd + 2).split('\n');
+        m_state = State::Deciding;
+        m_proxy->m_gate->decide(url, this, [this](const EgressDecision &decision) {
+            if (!decision.allowed()) {
+                spdlog::debug("egress proxy: refused {}: {}", m_targetText.toStdString(),
+                              decision.refusal.toStdString());
+                Q_EMIT m_proxy->refused(m_targetText, decision.refusal);
+                answerAndClose(403, "Forbidden", decision.refusal);
+                return;
+            }
+            m_decision = decision;
+            m_addressIndex = -1;
+            m_state = State::Connecting;
+            connectNext({});
+        });
+    }
+
+    void connectNext(const QString &lastError)
+    {
+        if (m_upstream) {
+            m_upstream->disconnect(this);
+            m_upstream->abort();
+            m_upstream->deleteLater();
+            m_upstream = nullptr;
+        }
+        if (++m_addressIndex >= m_decision.addresses.size()) {
+            answerAndClose(502, "Bad Gateway",
+                           QStringLiteral("cannot connect to %1: %2")
+                                   .arg(m_decision.target.authority(), lastError));
+            return;
+        }
+        m_upstream = new QTcpSocket(this);
+        m_upstream->setReadBufferSize(256 * 1024);
+        connect(m_upstream, &QTcpSocket::connected, this, &ProxyConnection::onConnected);
+        connect(m_upstream, &QTcpSocket::errorOccurred, this, [this] {
+            if (m_state == State::Connecting)
+                connectNext(m_upstream->errorString());
+        });
+        m_timer.start(m_proxy->m_options.connectTimeoutMs);
+        // The checked address itself: no name is resolved again.
+        m_upstream->connectToHost(m_decision.addresses.at(m_addressIndex), m_decision.target.port);
+    }
+
+    void onConnected()
+    {
+        m_timer.stop();
+        m_state = State::Relaying;
+        connect(m_upstream, &QTcpSocket::readyRead, this, &ProxyConnection::onUpstreamData);
+        connect(m_upstream, &QTcpSocket::bytesWritten, this, &ProxyConnection::onClientData);
+        connect(m_upstream, &QTcpSocket::disconnected, this, &ProxyConnection::onUpstreamGone);
+        if (m_tunnel) {
+            m_client->write(m_version + " 200 Connection Established\r\n\r\n");
+        } else {
+            QByteArray head = m_method + ' ';
+            QByteArray path = m_url.path(QUrl::FullyEncoded).toLatin1();
+            if (path.isEmpty())
+                path = "/";
+            head += path;
+            if (m_url.hasQuery())
+                head += '?' + m_url.query(QUrl::FullyEncoded).toLatin1();
+            head += ' ' + m_version + "\r\nHost: " + m_decision.target.authority().toLatin1()
+                    + "\r\n";
+            for (const QByteArray &line : std::as_const(m_headerLines)) {
+                const QByteArray trimmed = line.trimmed();
+                if (trimmed.isEmpty())
+                    continue;
+                const qsizetype colon = trimmed.indexOf(':');
+                if (colon <= 0 || isHopHeader(trimmed.left(colon)))
+                    continue;
+                head += trimmed + "\r\n";
+            }
+            head += "Connection: close\r\n\r\n";
+            m_upstream->write(head);
+        }
+        if (!m_early.isEmpty())
+            m_upstream->write(std::exchange(m_early, {}));
+        pump(m_client, m_upstream);
+    }
+
+    void onUpstreamData()
+    {
+        if (m_state != State::Relaying && m_state != State::Closing)
+            return;
+        if (!m_upstream)
+            return;
+        const qint64 before = m_relayed;
+        m_relayed += pump(m_upstream, m_client);
+        if (m_relayed > m_proxy->m_options.maxResponseBytes && before <= m_proxy->m_options.maxResponseBytes) {
+            spdlog::debug("egress proxy: {} exceeded {} bytes; cut off", m_targetText.toStdString(),
+                          m_proxy->m_options.maxResponseBytes);
+            Q_EMIT m_proxy->refused(m_targetText,
+                                    QStringLiteral("the response is larger than WEB_MAX_BYTES "
+                                                   "(%1 bytes); the connection was cut")
+                                            .arg(m_proxy->m_options.maxResponseBytes));
+            close();
+        }
+        if (m_state == State::Closing && m_upstream && m_upstream->bytesAvailable() == 0)
+            finishClosing();
+    }
+
+    // Moves what `from` has to `to` while `to` is not backed up; returns the bytes moved.
+    qint64 pump(QTcpSocket *from, QTcpSocket *to)
+    {
+        if (!from || !to || (m_state == State::Closing && from == m_client))
+            return 0;
+        qint64 moved = 0;
+        while (from->bytesAvailable() > 0 && to->bytesToWrite() < maxPendingBytes) {
+            const QByteArray chunk = from->read(64 * 1024);
+            if (chunk.isEmpty())
+                break;
+            to->write(chunk);
+            moved += chunk.size();
+        }
+        return moved;
+    }
+
+    void onClientGone()
+    {
+        if (m_upstream)
+            m_upstream->abort();
+        deleteLater();
+    }
+
+    void onUpstreamGone()
+    {
+        // Deliver what is left, then close the client.
+        m_state = State::Closing;
+        onUpstreamData();
+        finishClosing();
+    }
+
+    void finishClosing()
+    {
+        if (m_upstream && m_upstream->bytesAvailable() > 0)
+            return;
+        m_client->disconnectFromHost();
+        if (m_client->state() == QAbstractSocket::UnconnectedState)
+            deleteLater();
+    }
+
+    void answerAndClose(int status, const QByteArray &reason, const QString &body)
+    {
+        m_state = State::Closing;
+        m_client->write(statusResponse(status, reason, body));
+        m_client->disconnectFromHost();
+        if (m_client->state() == QAbstractSocket::UnconnectedState)
+            deleteLater();
+    }
+
+    void close()
+    {
+        m_state = State::Closing;
+        if (m_upstream) {
+            m_upstream->disconnect(this);
+            m_upstream->abort();
+        }
+        m_client->abort();
+        deleteLater();
+    }
+
+    EgressProxy *m_proxy;
+    QTcpSocket *m_client;
+    QTcpSocket *m_upstream = nullptr;
+    QTimer m_timer;
+    State m_state = State::ReadingHead;
+    QByteArray m_head;
+    QByteArray m_early; // client bytes that came with the head
+    QByteArray m_method;
+    QByteArray m_version;
+    QList<QByteArray> m_headerLines;
+    QUrl m_url;
+    QString m_targetText;
+    bool m_tunnel = false;
+    EgressDecision m_decision;
+    int m_addressIndex = -1;
+    qint64 m_relayed = 0;
+};
+
+EgressProxy::EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent)
+    : QObject(parent), m_gate(std::move(gate)), m_options(options), m_server(new QTcpServer(this))
+{
+    connect(m_server, &QTcpServer::newConnection, this, [this] {
+        while (QTcpSocket *client = m_server->nextPendingConnection())
+            new ProxyConnection(this, client);
+    });
+}
+
+EgressProxy::~EgressProxy()
+{
+    m_server->close();
+    // Connections are children: deleted before the server goes.
+    const QSet<ProxyConnection *> open = m_open;
+    qDeleteAll(open);
+}
+
+quint16 EgressProxy::listen(const QHostAddress &address, quint16 port)
+{
+    return m_server->listen(address, port) ? m_server->serverPort() : 0;
+}
+
+} // namespace cmcp

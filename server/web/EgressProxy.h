@@ -1,0 +1,57 @@
+#pragma once
+
+#include "EgressGate.h"
+
+#include <QHostAddress>
+#include <QObject>
+#include <QSet>
+#include <QTcpServer>
+
+#include <memory>
+
+namespace cmcp {
+
+// An HTTP forward proxy on loopback that lets a connection through only to an address the egress
+// gate checked: cmcp-browser hands it to Chromium (--proxy-server), so that every connection of
+// every page, redirects and subresources included, is decided by the gate and goes to the
+// address the gate resolved, never to a second DNS answer. It speaks the two forms browsers use:
+// CONNECT host:port (https, wss) as a tunnel, and GET http://host/path (plain http), which it
+// forwards with the path alone and Connection: close. Refusals answer 403 with the reason.
+class EgressProxy : public QObject
+{
+    Q_OBJECT
+public:
+    // The title of the page the proxy answers with itself (a refusal, a server it cannot
+    // reach): a browser shows it as the page, and the worker tells it from the site by this.
+    static constexpr const char *pageTitle = "Container-MCP egress proxy";
+
+    struct Options
+    {
+        // Bytes one connection may bring from the server; beyond it the connection is cut.
+        qint64 maxResponseBytes = 10 * 1024 * 1024;
+        int connectTimeoutMs = 30000;
+    };
+
+    EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent = nullptr);
+    ~EgressProxy() override;
+
+    // 0 when it cannot listen.
+    quint16 listen(const QHostAddress &address = QHostAddress::LocalHost, quint16 port = 0);
+    quint16 port() const { return m_server->serverPort(); }
+    qsizetype openConnections() const { return m_open.size(); }
+
+Q_SIGNALS:
+    // A connection the gate refused: the target as the client asked for it (a URL, or
+    // host:port for CONNECT) and the gate's reason.
+    void refused(const QString &target, const QString &reason);
+
+private:
+    friend class ProxyConnection;
+
+    std::shared_ptr<const EgressGate> m_gate;
+    Options m_options;
+    QTcpServer *m_server; // a child: it moves with the proxy to another thread
+    QSet<class ProxyConnection *> m_open;
+};
+
+} // namespace cmcp

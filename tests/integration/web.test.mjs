@@ -1,0 +1,350 @@
+// The web tools through the official TypeScript SDK client over Streamable HTTP, against a
+// loopback fixture (lib/webfixture.mjs) that counts every request it gets. The daemon allows
+// 127.0.0.1 (WEB_ALLOWED_DOMAINS) and private addresses (WEB_ALLOW_PRIVATE=true, needed for a
+// loopback fixture); 127.0.0.2, on the same port, plays the refused host and must never be
+// contacted. One suite runs without WEB_ALLOW_PRIVATE and shows loopback refused.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+
+import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
+import { toolCalls } from './lib/tools.mjs';
+import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { ALLOWED, REFUSED, startWebFixture } from './lib/webfixture.mjs';
+
+async function connect(daemon, name) {
+    const client = new Client({ name, version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
+    return client;
+}
+
+// The pids of the daemon's cmcp-browser children.
+function browserWorkers(daemonPid) {
+    try {
+        return execFileSync('pgrep', ['-P', String(daemonPid), '-x', 'cmcp-browser'], { encoding: 'utf8' })
+            .split('\n').filter(Boolean).map(Number);
+    } catch {
+        return [];
+    }
+}
+
+describe('web tools', () => {
+    let fixture;
+    let daemon;
+    let client;
+    const { call, ok, refused } = toolCalls(() => client);
+    const noRefusedHits = () => assert.deepEqual(fixture.hits(REFUSED).map(hit => hit.path), [],
+        'the refused host was contacted');
+
+    before(async () => {
+        fixture = await startWebFixture();
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: {
+                WEB_ALLOW_PRIVATE: 'true',
+                WEB_ALLOWED_DOMAINS: ALLOWED,
+                WEB_MAX_BYTES: 1024 * 1024,
+                WEB_TIMEOUT_DEFAULT: 4,
+                WEB_SEARCH_URL: fixture.url('/searxng'),
+                WEB_BROWSER_PAGES_PER_WORKER: 3,
+            },
+            args: ['--set', 'LOG_LEVEL=debug'],
+        });
+        client = await connect(daemon, 'web-test');
+    });
+
+    after(async () => {
+        await client?.close();
+        await daemon?.stop();
+        await fixture?.stop();
+    });
+
+    test('the web tools are listed with input and output schemas', () => withDiagnostics(daemon, async () => {
+        const tools = (await client.listTools()).tools.filter(tool => tool.name.startsWith('web_'));
+        assert.deepEqual(tools.map(tool => tool.name).sort(), ['web_browse', 'web_scrape', 'web_search']);
+        for (const tool of tools) {
+            assert.ok(tool.outputSchema, `${tool.name} has an outputSchema`);
+            assert.equal(tool.annotations.openWorldHint, true);
+        }
+        const scrape = tools.find(tool => tool.name === 'web_scrape');
+        assert.match(scrape.inputSchema.properties.selector.description, /:nth-child\(An\+B\)/);
+    }));
+
+    test('web_scrape returns the readable text, title and final URL', () => withDiagnostics(daemon, async () => {
+        const page = await ok('web_scrape', { url: fixture.url('/static.html') });
+        assert.equal(page.title, 'Static fixture');
+        assert.equal(page.url, fixture.url('/static.html'));
+        assert.equal(page.status, 200);
+        assert.equal(page.content, 'Hello fixture\n\nFirst bold paragraph with a link.\n\n- one\n- two\n- three');
+        assert.doesNotMatch(page.content, /SCRIPT-TEXT|color: red|NAVIGATION|FOOTER/);
+    }));
+
+    test('web_scrape picks elements with a CSS selector', () => withDiagnostics(daemon, async () => {
+        const second = await ok('web_scrape', { url: fixture.url('/selectors.html'), selector: '#list li:nth-child(2)' });
+        assert.equal(second.content, 'two');
+        assert.equal(second.matches, 1);
+        const several = await ok('web_scrape', { url: fixture.url('/selectors.html'), selector: 'h1 + p, li.last, [data-kind=docs i]' });
+        assert.equal(several.content, 'Docs\n\nFirst bold paragraph.\n\nfive');
+        assert.equal(several.matches, 3);
+        const none = await ok('web_scrape', { url: fixture.url('/selectors.html'), selector: 'table' });
+        assert.equal(none.content, '');
+        assert.equal(none.matches, 0);
+    }));
+
+    test('web_scrape refuses an unsupported selector before fetching', () => withDiagnostics(daemon, async () => {
+        fixture.reset();
+        await refused('web_scrape', { url: fixture.url('/static.html'), selector: 'a:hover' },
+            /^unsupported selector at character 2: pseudo-class ':hover' \(supported: /);
+        await refused('web_scrape', { url: fixture.url('/static.html'), selector: 'p >' }, /^invalid selector/);
+        assert.equal(fixture.allHits().length, 0);
+    }));
+
+    test('web_scrape writes Markdown with absolute links', () => withDiagnostics(daemon, async () => {
+        const page = await ok('web_scrape', { url: fixture.url('/static.html'), format: 'markdown' });
+        assert.equal(page.format, 'markdown');
+        assert.equal(page.content, `# Hello fixture\n\nFirst **bold** paragraph with [a link](${fixture.url('/next')}).\n\n- one\n- two\n- three`);
+    }));
+
+    test('web_scrape decodes the declared charset', () => withDiagnostics(daemon, async () => {
+        const page = await ok('web_scrape', { url: fixture.url('/latin1.html') });
+        assert.equal(page.title, 'café');
+        assert.equal(page.content, 'naïve €');
+    }));
+
+    test('web_scrape follows allowed redirects and reports the final URL', () => withDiagnostics(daemon, async () => {
+        const target = fixture.url('/static.html');
+        const page = await ok('web_scrape', { url: fixture.url(`/redirect?to=${encodeURIComponent(target)}`) });
+        assert.equal(page.url, target);
+        assert.equal(page.title, 'Static fixture');
+    }));
+
+    test('web_scrape refuses a redirect to a refused host without contacting it', () => withDiagnostics(daemon, async () => {
+        fixture.reset();
+        const error = await refused('web_scrape',
+            { url: fixture.url(`/redirect?to=${encodeURIComponent(fixture.url('/secret', REFUSED))}`) },
+            /^refused \(WEB_ALLOWED_DOMAINS\): 127\.0\.0\.2:\d+ is not an allowed domain \(allowed: 127\.0\.0\.1\) \(redirected to /);
+        assert.match(error, /\/secret/);
+        noRefusedHits();
+        // And to a scheme that is not the web.
+        await refused('web_scrape', { url: fixture.url('/redirect?to=file:///etc/passwd') }, /^refused \(scheme\)/);
+    }));
+
+    test('web_scrape refuses hosts, schemes and address forms the gate does not allow', () => withDiagnostics(daemon, async () => {
+        fixture.reset();
+        await refused('web_scrape', { url: fixture.url('/x', REFUSED) }, /^refused \(WEB_ALLOWED_DOMAINS\)/);
+        await refused('web_scrape', { url: `http://2130706434:${fixture.port}/x` }, /^refused \(WEB_ALLOWED_DOMAINS\): 127\.0\.0\.2:/);
+        await refused('web_scrape', { url: `http://localhost:${fixture.port}/x` }, /^refused \(WEB_ALLOWED_DOMAINS\)/);
+        await refused('web_scrape', { url: 'file:///etc/passwd' }, /^refused \(scheme\): only http and https/);
+        await refused('web_scrape', { url: 'example.com' }, /^refused \(scheme\)/);
+        noRefusedHits();
+    }));
+
+    test('web_scrape stops a body larger than WEB_MAX_BYTES', () => withDiagnostics(daemon, async () => {
+        await refused('web_scrape', { url: fixture.url('/huge') },
+            /larger than WEB_MAX_BYTES \(1048576 bytes\); the download was stopped/);
+    }));
+
+    test('web_scrape gives up on a slow body after WEB_TIMEOUT_DEFAULT', () => withDiagnostics(daemon, async () => {
+        const started = Date.now();
+        await refused('web_scrape', { url: fixture.url('/slow') }, /within 4 s \(WEB_TIMEOUT_DEFAULT\)/);
+        const elapsed = Date.now() - started;
+        assert.ok(elapsed >= 3900 && elapsed < 8000, `took ${elapsed} ms`);
+    }));
+
+    test('web_scrape reports HTTP errors and pages that are not text', () => withDiagnostics(daemon, async () => {
+        await refused('web_scrape', { url: fixture.url('/missing') }, /^HTTP 404 Not Found from /);
+        await refused('web_scrape', { url: fixture.url('/image.png') }, /is not a text page \(Content-Type: image\/png\)/);
+    }));
+
+    test('a page that crashes the HTML parser fails its call; the daemon goes on', () => withDiagnostics(daemon, async () => {
+        await refused('web_scrape', { url: fixture.url('/gumbo-assertion.html') },
+            /^the HTML parser failed on this page \(an assertion in gumbo\)$/);
+        const page = await ok('web_scrape', { url: fixture.url('/static.html') });
+        assert.equal(page.title, 'Static fixture');
+    }));
+
+    test('web_search asks SearXNG through the gate and cleans the snippets', () => withDiagnostics(daemon, async () => {
+        fixture.reset();
+        const found = await ok('web_search', { query: 'qt egress' });
+        assert.equal(found.query, 'qt egress');
+        assert.equal(found.backend, 'searxng');
+        assert.deepEqual(found.results, [
+            { title: 'First & best about qt egress', url: 'https://example.org/one', snippet: 'A highlighted snippet' },
+            { title: 'Second', url: 'https://example.org/two', snippet: 'Plain snippet' },
+        ]);
+        const [hit] = fixture.hits(ALLOWED, '/searxng/search');
+        assert.ok(hit, 'the fake SearXNG was asked');
+        const limited = await ok('web_search', { query: 'x', max_results: 1 });
+        assert.equal(limited.results.length, 1);
+    }));
+
+    test('web_browse returns the rendered HTML after scripts ran', () => withDiagnostics(daemon, async () => {
+        const page = await ok('web_browse', { url: fixture.url('/scripted.html') });
+        assert.equal(page.format, 'html');
+        assert.equal(page.url, fixture.url('/scripted.html'));
+        assert.match(page.content, /<div id="state">changed by script<\/div>/);
+        assert.deepEqual(page.blocked, []);
+    }));
+
+    test('web_browse waits for a selector and returns the visible text', () => withDiagnostics(daemon, async () => {
+        const page = await ok('web_browse', { url: fixture.url('/scripted.html'), wait_for: '#late', text: true });
+        assert.equal(page.format, 'text');
+        assert.match(page.content, /changed by script/);
+        assert.match(page.content, /late content/);
+        assert.equal(page.title, 'Scripted fixture (done)');
+    }));
+
+    test('web_browse can wait for a quiet DOM', () => withDiagnostics(daemon, async () => {
+        const page = await ok('web_browse', { url: fixture.url('/scripted.html'), wait_for: 'quiet' });
+        assert.match(page.content, /late content/);
+    }));
+
+    test('web_browse blocks subresources on a refused host; the host is never contacted', () => withDiagnostics(daemon, async () => {
+        fixture.reset();
+        const page = await ok('web_browse', { url: fixture.url('/subresources.html'), wait_for: 'quiet' });
+        assert.match(page.content, /own content/);
+        const blockedPaths = page.blocked.map(entry => new URL(entry.url).pathname).sort();
+        for (const path of ['/evil.js', '/style.css', '/tracker.png'])
+            assert.ok(blockedPaths.includes(path), `${path} reported blocked: ${JSON.stringify(page.blocked)}`);
+        for (const entry of page.blocked)
+            assert.match(entry.reason, /^refused \(WEB_ALLOWED_DOMAINS\)/);
+        // The page's own image did load, through the gate.
+        assert.ok(fixture.hits(ALLOWED, '/local.png').length >= 1);
+        noRefusedHits();
+    }));
+
+    test('WebRTC sends no UDP past the proxy', () => withDiagnostics(daemon, async () => {
+        const page = await ok('web_browse', { url: fixture.url('/webrtc.html'), wait_for: '#rtc', text: true });
+        assert.match(page.content, /gathered|timeout/, 'WebRTC is there to be tried');
+        assert.deepEqual(fixture.datagrams(), [], `UDP reached the refused host; the page said: ${page.content}`);
+        noRefusedHits();
+    }));
+
+    test('web_browse refuses a redirect to a refused host', () => withDiagnostics(daemon, async () => {
+        fixture.reset();
+        await refused('web_browse', { url: fixture.url(`/redirect?to=${encodeURIComponent(fixture.url('/secret', REFUSED))}`) },
+            /refused \(WEB_ALLOWED_DOMAINS\): 127\.0\.0\.2:\d+/);
+        noRefusedHits();
+        await refused('web_browse', { url: 'file:///etc/passwd' }, /^refused \(scheme\)/);
+    }));
+
+    test('web_browse adds a screenshot as an image content item', () => withDiagnostics(daemon, async () => {
+        const result = await call('web_browse', { url: fixture.url('/static.html'), screenshot: true });
+        assert.ok(!result.isError, result.content?.[0]?.text);
+        assert.equal(result.structuredContent.screenshot, true);
+        const image = result.content.find(block => block.type === 'image');
+        assert.ok(image, 'an image content item');
+        assert.equal(image.mimeType, 'image/png');
+        assert.equal(Buffer.from(image.data, 'base64').subarray(0, 8).toString('hex'), '89504e470d0a1a0a');
+    }));
+
+    test('a screenshot\'s window closing does not end the worker', () => withDiagnostics(daemon, async () => {
+        await ok('web_browse', { url: fixture.url('/static.html'), screenshot: true });
+        await ok('web_browse', { url: fixture.url('/static.html') });
+        await ok('web_browse', { url: fixture.url('/static.html'), screenshot: true });
+        await ok('web_browse', { url: fixture.url('/static.html') });
+        // Workers leave when WEB_BROWSER_PAGES_PER_WORKER says so, and that is not logged.
+        assert.doesNotMatch(daemon.stderr(), /web_browse: the browser worker exited/);
+    }));
+
+    test('web_browse replaces a worker after WEB_BROWSER_PAGES_PER_WORKER pages', () => withDiagnostics(daemon, async () => {
+        const pidsSeen = new Set();
+        for (let i = 0; i < 4; ++i) {
+            await ok('web_browse', { url: fixture.url('/static.html') });
+            for (const pid of browserWorkers(daemon.pid))
+                pidsSeen.add(pid);
+        }
+        assert.ok(pidsSeen.size >= 2, `workers seen: ${[...pidsSeen]}`);
+        // Old workers leave; one is kept warm.
+        const settled = await eventually(() => browserWorkers(daemon.pid).length === 1, { timeoutMs: 10_000 });
+        assert.ok(settled, `workers now: ${browserWorkers(daemon.pid)}`);
+    }));
+
+    test('a crashed worker fails its call clearly and is replaced', () => withDiagnostics(daemon, async () => {
+        const slow = call('web_browse', { url: fixture.url('/slow') });
+        // Wait until the worker is loading the page, then kill it.
+        assert.ok(await eventually(() => fixture.hits(ALLOWED, '/slow').length > 0, { timeoutMs: 10_000 }));
+        const [worker] = browserWorkers(daemon.pid);
+        assert.ok(worker, 'a worker is running');
+        process.kill(worker, 'SIGKILL');
+        const result = await slow;
+        assert.equal(result.isError, true);
+        assert.match(result.structuredContent.error, /^the browser worker crashed \(signal 9\) while loading this page; a new worker is being started/);
+        const page = await ok('web_browse', { url: fixture.url('/static.html') });
+        assert.equal(page.title, 'Static fixture');
+    }));
+});
+
+describe('web tools without WEB_ALLOW_PRIVATE', () => {
+    let fixture;
+    let daemon;
+    let client;
+    const { refused } = toolCalls(() => client);
+
+    before(async () => {
+        fixture = await startWebFixture();
+        daemon = await startDaemon({ fixtures: false, settings: { WEB_TIMEOUT_DEFAULT: 5 } });
+        client = await connect(daemon, 'web-private-test');
+    });
+
+    after(async () => {
+        await client?.close();
+        await daemon?.stop();
+        await fixture?.stop();
+    });
+
+    test('loopback is refused in every form, and nothing is contacted', () => withDiagnostics(daemon, async () => {
+        for (const url of [fixture.url('/static.html'), `http://localhost:${fixture.port}/`, `http://2130706433:${fixture.port}/`,
+            `http://0x7f.0.0.1:${fixture.port}/`, `http://[::ffff:127.0.0.1]:${fixture.port}/`, `http://0.0.0.0:${fixture.port}/`])
+            await refused('web_scrape', { url }, /^refused \(WEB_ALLOW_PRIVATE\): .*; set WEB_ALLOW_PRIVATE=true/);
+        await refused('web_browse', { url: fixture.url('/static.html') }, /^refused \(WEB_ALLOW_PRIVATE\)/);
+        await refused('web_browse', { url: `http://localhost:${fixture.port}/` }, /^refused \(WEB_ALLOW_PRIVATE\): localhost resolves to/);
+        assert.deepEqual(fixture.allHits(), []);
+    }));
+
+    test('web_search says plainly that no back end is configured', () => withDiagnostics(daemon, async () => {
+        await refused('web_search', { query: 'anything' },
+            /^web_search has no search back end: set WEB_SEARCH_URL \(a SearXNG instance with its JSON format enabled\) or BRAVE_SEARCH_API_KEY/);
+    }));
+});
+
+describe('web_search with Brave', () => {
+    let fixture;
+    let daemon;
+    let client;
+    const { ok, refused } = toolCalls(() => client);
+
+    before(async () => {
+        fixture = await startWebFixture();
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: {
+                BRAVE_SEARCH_API_KEY: 'test-brave-key',
+                BRAVE_SEARCH_URL: fixture.url('/brave/res/v1/web/search'),
+                WEB_ALLOWED_DOMAINS: 'example.com',
+            },
+        });
+        client = await connect(daemon, 'web-brave-test');
+    });
+
+    after(async () => {
+        await client?.close();
+        await daemon?.stop();
+        await fixture?.stop();
+    });
+
+    test('the Brave API is asked with the key, through the gate, as a trusted endpoint', () => withDiagnostics(daemon, async () => {
+        const found = await ok('web_search', { query: 'egress', max_results: 5 });
+        assert.equal(found.backend, 'brave');
+        assert.deepEqual(found.results, [
+            { title: 'Brave egress', url: 'https://brave.example/1', snippet: 'Brave snippet & more' },
+            { title: 'Brave two', url: 'https://brave.example/2', snippet: '' },
+        ]);
+        const [hit] = fixture.hits(ALLOWED, '/brave/res/v1/web/search');
+        assert.equal(hit.headers['x-subscription-token'], 'test-brave-key');
+        assert.equal(hit.headers.accept, 'application/json');
+        // Trust covers the endpoint's origin (scheme, host, port) and nothing else of loopback.
+        await refused('web_scrape', { url: fixture.url('/static.html', '127.0.0.2') }, /^refused \(WEB_ALLOWED_DOMAINS\)/);
+        await refused('web_scrape', { url: `http://127.0.0.1:${fixture.port === 1 ? 2 : 1}/` }, /^refused \(WEB_ALLOWED_DOMAINS\)/);
+    }));
+});
