@@ -30,7 +30,9 @@ QString hostOfTarget(const QString &target)
 } // namespace
 
 BrowserWorker::BrowserWorker(EgressPolicy policy, qint64 maxBytes, QObject *parent)
-    : QObject(parent), m_policy(std::move(policy)), m_maxBytes(maxBytes)
+    : QObject(parent),
+      m_policy(std::move(policy)),
+      m_maxBytes(maxBytes)
 {
 }
 
@@ -86,11 +88,15 @@ void BrowserWorker::handle(const QByteArray &line)
     request.text = message.value(QLatin1String("text")).toBool();
     request.screenshot = message.value(QLatin1String("screenshot")).toBool();
     request.timeoutMs = message.value(QLatin1String("timeout_ms")).toInt(30000);
-    request.maxBytes = qint64(message.value(QLatin1String("max_bytes")).toDouble(double(m_maxBytes)));
-    auto *page = new BrowsePage(request, m_policy, [this](const QJsonObject &reply) {
-        m_pages.remove(qint64(reply.value(QLatin1String("id")).toDouble()));
-        send(reply);
-    }, this);
+    request.maxBytes =
+            qint64(message.value(QLatin1String("max_bytes")).toDouble(double(m_maxBytes)));
+    auto *page = new BrowsePage(
+            request, m_policy,
+            [this](const QJsonObject &reply) {
+                m_pages.remove(qint64(reply.value(QLatin1String("id")).toDouble()));
+                send(reply);
+            },
+            this);
     m_pages.insert(request.id, page);
 }
 
@@ -108,7 +114,8 @@ void BrowserWorker::send(const QJsonObject &message)
     const QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n';
     qsizetype done = 0;
     while (done < line.size()) {
-        const ssize_t n = ::write(STDOUT_FILENO, line.constData() + done, size_t(line.size() - done));
+        const ssize_t n =
+                ::write(STDOUT_FILENO, line.constData() + done, size_t(line.size() - done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

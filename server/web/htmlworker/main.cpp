@@ -93,9 +93,15 @@ bool confine()
     scmp_filter_ctx filter = seccomp_init(SCMP_ACT_KILL_PROCESS);
     if (!filter)
         return false;
-    bool ok = seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(read), 1, SCMP_A0(SCMP_CMP_EQ, STDIN_FILENO)) == 0
-            && seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, STDOUT_FILENO)) == 0
-            && seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO)) == 0;
+    bool ok = seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(read), 1,
+                               SCMP_A0(SCMP_CMP_EQ, STDIN_FILENO))
+                    == 0
+            && seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+                                SCMP_A0(SCMP_CMP_EQ, STDOUT_FILENO))
+                    == 0
+            && seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+                                SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO))
+                    == 0;
     for (const int call : {SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
                            SCMP_SYS(madvise), SCMP_SYS(clock_gettime), SCMP_SYS(rt_sigreturn),
                            SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(futex)})
@@ -134,8 +140,11 @@ nlohmann::json answer(const std::string &header, Input &input, bool *keepGoing)
             request.value("base", std::string()), request.value("max_bytes", size_t(0)), limits);
     if (!page.ok)
         return {{"ok", false}, {"error", page.error}};
-    return {{"ok", true},       {"title", page.title},         {"text", page.text},
-            {"matches", page.matches}, {"truncated", page.truncated}};
+    return {{"ok", true},
+            {"title", page.title},
+            {"text", page.text},
+            {"matches", page.matches},
+            {"truncated", page.truncated}};
 }
 
 } // namespace
