@@ -6,6 +6,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSocketNotifier>
+#include <QWebEnginePage>
+#include <QWebEngineProfile>
 
 #include <cerrno>
 #include <fcntl.h>
@@ -41,7 +43,17 @@ void BrowserWorker::start()
     fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     m_input = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
     connect(m_input, &QSocketNotifier::activated, this, &BrowserWorker::onInput);
-    send(QJsonObject{{QStringLiteral("ready"), true}});
+    // QtWebEngine starts Chromium with the first profile and its first renderer with the first
+    // page: both happen here, on about:blank, so that "ready" means warm and the first call
+    // does not pay for them.
+    auto *profile = new QWebEngineProfile(this);
+    auto *page = new QWebEnginePage(profile, profile);
+    connect(page, &QWebEnginePage::loadFinished, this, [this, profile, page] {
+        delete page;
+        profile->deleteLater();
+        send(QJsonObject{{QStringLiteral("ready"), true}});
+    });
+    page->load(QUrl(QStringLiteral("about:blank")));
 }
 
 void BrowserWorker::onInput()
