@@ -68,7 +68,9 @@ QString jsString(const QString &text)
 
 BrowsePage::BrowsePage(const BrowseRequest &request, const EgressPolicy &policy, Reply reply,
                        QObject *parent)
-    : QObject(parent), m_request(request), m_reply(std::move(reply))
+    : QObject(parent),
+      m_request(request),
+      m_reply(std::move(reply))
 {
     // No storage name: off the record, in memory, gone with the page.
     m_profile = new QWebEngineProfile(this);
@@ -100,16 +102,20 @@ BrowsePage::BrowsePage(const BrowseRequest &request, const EgressPolicy &policy,
             [](QWebEngineNewWindowRequest &) { /* no pop-ups: nothing opens */ });
     connect(m_page, &QWebEnginePage::featurePermissionRequested, this,
             [this](const QUrl &origin, QWebEnginePage::Feature feature) {
-                m_page->setFeaturePermission(origin, feature, QWebEnginePage::PermissionDeniedByUser);
+                m_page->setFeaturePermission(origin, feature,
+                                             QWebEnginePage::PermissionDeniedByUser);
             });
-    connect(m_page, &QWebEnginePage::loadingChanged, this, [this](const QWebEngineLoadingInfo &info) {
-        if (info.status() == QWebEngineLoadingInfo::LoadFailedStatus && m_loadError.isEmpty())
-            m_loadError = info.errorString();
-    });
+    connect(m_page, &QWebEnginePage::loadingChanged, this,
+            [this](const QWebEngineLoadingInfo &info) {
+                if (info.status() == QWebEngineLoadingInfo::LoadFailedStatus
+                    && m_loadError.isEmpty())
+                    m_loadError = info.errorString();
+            });
     connect(m_page, &QWebEnginePage::loadFinished, this, &BrowsePage::onLoadFinished);
     connect(m_page, &QWebEnginePage::renderProcessTerminated, this,
             [this](QWebEnginePage::RenderProcessTerminationStatus, int exitCode) {
-                fail(QStringLiteral("the page's renderer process ended (exit code %1)").arg(exitCode));
+                fail(QStringLiteral("the page's renderer process ended (exit code %1)")
+                             .arg(exitCode));
             });
 
     if (m_request.screenshot) {
@@ -139,8 +145,8 @@ BrowsePage::BrowsePage(const BrowseRequest &request, const EgressPolicy &policy,
     // The first check needs no page: a refused URL is answered without starting a load.
     const EgressCheck check = policy.checkUrl(m_request.url);
     if (!check.target) {
-        QMetaObject::invokeMethod(this, [this, refusal = check.refusal] { fail(refusal); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                this, [this, refusal = check.refusal] { fail(refusal); }, Qt::QueuedConnection);
         return;
     }
     m_page->load(m_request.url);
@@ -158,7 +164,8 @@ void BrowsePage::proxyRefused(const QString &host, const QString &target, const 
 {
     if (!m_hosts.contains(host))
         return;
-    if (!m_loaded && m_mainRefusal.isEmpty() && m_request.url.host(QUrl::FullyEncoded).toLower() == host)
+    if (!m_loaded && m_mainRefusal.isEmpty()
+        && m_request.url.host(QUrl::FullyEncoded).toLower() == host)
         m_mainRefusal = reason;
     addBlocked(target, reason);
 }
@@ -172,7 +179,8 @@ void BrowsePage::abandon()
 void BrowsePage::addBlocked(const QString &url, const QString &reason)
 {
     if (m_blocked.size() < maxBlockedReported)
-        m_blocked.append(QJsonObject{{QStringLiteral("url"), url}, {QStringLiteral("reason"), reason}});
+        m_blocked.append(
+                QJsonObject{{QStringLiteral("url"), url}, {QStringLiteral("reason"), reason}});
 }
 
 void BrowsePage::onLoadFinished(bool ok)
@@ -223,22 +231,24 @@ void BrowsePage::waitThenCollect()
                                 " catch (e) { return 'invalid'; } })()")
                          .arg(jsString(waitFor));
     }
-    m_page->runJavaScript(script, QWebEngineScript::ApplicationWorld, [this](const QVariant &value) {
-        if (m_done)
-            return;
-        if (value.toString() == QLatin1String("invalid")) {
-            fail(QStringLiteral("wait_for '%1' is neither load, quiet nor a valid CSS selector")
-                         .arg(m_request.waitFor));
-            return;
-        }
-        const bool met = m_request.waitFor == QLatin1String("quiet")
-                ? value.toDouble() >= quietMs
-                : value.toBool();
-        if (met)
-            collect();
-        else
-            m_poll.start(pollMs);
-    });
+    m_page->runJavaScript(
+            script, QWebEngineScript::ApplicationWorld, [this](const QVariant &value) {
+                if (m_done)
+                    return;
+                if (value.toString() == QLatin1String("invalid")) {
+                    fail(QStringLiteral(
+                                 "wait_for '%1' is neither load, quiet nor a valid CSS selector")
+                                 .arg(m_request.waitFor));
+                    return;
+                }
+                const bool met = m_request.waitFor == QLatin1String("quiet")
+                        ? value.toDouble() >= quietMs
+                        : value.toBool();
+                if (met)
+                    collect();
+                else
+                    m_poll.start(pollMs);
+            });
 }
 
 void BrowsePage::collect()
@@ -261,7 +271,8 @@ void BrowsePage::finishWithContent(const QString &content)
                       {QStringLiteral("url"), m_page->url().toString()},
                       {QStringLiteral("title"), m_page->title()},
                       {QStringLiteral("content"), cutUtf8(content, m_request.maxBytes, &truncated)},
-                      {QStringLiteral("format"), m_request.text ? QStringLiteral("text") : QStringLiteral("html")},
+                      {QStringLiteral("format"),
+                       m_request.text ? QStringLiteral("text") : QStringLiteral("html")},
                       {QStringLiteral("blocked"), m_blocked}};
     reply.insert(QStringLiteral("truncated"), truncated);
     if (m_view) {

@@ -6,6 +6,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSocketNotifier>
+#include <QWebEnginePage>
+#include <QWebEngineProfile>
 
 #include <cerrno>
 #include <fcntl.h>
@@ -30,7 +32,9 @@ QString hostOfTarget(const QString &target)
 } // namespace
 
 BrowserWorker::BrowserWorker(EgressPolicy policy, qint64 maxBytes, QObject *parent)
-    : QObject(parent), m_policy(std::move(policy)), m_maxBytes(maxBytes)
+    : QObject(parent),
+      m_policy(std::move(policy)),
+      m_maxBytes(maxBytes)
 {
 }
 
@@ -39,7 +43,17 @@ void BrowserWorker::start()
     fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     m_input = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
     connect(m_input, &QSocketNotifier::activated, this, &BrowserWorker::onInput);
-    send(QJsonObject{{QStringLiteral("ready"), true}});
+    // QtWebEngine starts Chromium with the first profile and its first renderer with the first
+    // page: both happen here, on about:blank, so that "ready" means warm and the first call
+    // does not pay for them.
+    auto *profile = new QWebEngineProfile(this);
+    auto *page = new QWebEnginePage(profile, profile);
+    connect(page, &QWebEnginePage::loadFinished, this, [this, profile, page] {
+        delete page;
+        profile->deleteLater();
+        send(QJsonObject{{QStringLiteral("ready"), true}});
+    });
+    page->load(QUrl(QStringLiteral("about:blank")));
 }
 
 void BrowserWorker::onInput()
@@ -86,11 +100,15 @@ void BrowserWorker::handle(const QByteArray &line)
     request.text = message.value(QLatin1String("text")).toBool();
     request.screenshot = message.value(QLatin1String("screenshot")).toBool();
     request.timeoutMs = message.value(QLatin1String("timeout_ms")).toInt(30000);
-    request.maxBytes = qint64(message.value(QLatin1String("max_bytes")).toDouble(double(m_maxBytes)));
-    auto *page = new BrowsePage(request, m_policy, [this](const QJsonObject &reply) {
-        m_pages.remove(qint64(reply.value(QLatin1String("id")).toDouble()));
-        send(reply);
-    }, this);
+    request.maxBytes =
+            qint64(message.value(QLatin1String("max_bytes")).toDouble(double(m_maxBytes)));
+    auto *page = new BrowsePage(
+            request, m_policy,
+            [this](const QJsonObject &reply) {
+                m_pages.remove(qint64(reply.value(QLatin1String("id")).toDouble()));
+                send(reply);
+            },
+            this);
     m_pages.insert(request.id, page);
 }
 
@@ -108,7 +126,8 @@ void BrowserWorker::send(const QJsonObject &message)
     const QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n';
     qsizetype done = 0;
     while (done < line.size()) {
-        const ssize_t n = ::write(STDOUT_FILENO, line.constData() + done, size_t(line.size() - done));
+        const ssize_t n =
+                ::write(STDOUT_FILENO, line.constData() + done, size_t(line.size() - done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

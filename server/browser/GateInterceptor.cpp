@@ -3,7 +3,8 @@
 namespace cmcp {
 
 GateInterceptor::GateInterceptor(const EgressPolicy &policy, QObject *parent)
-    : QWebEngineUrlRequestInterceptor(parent), m_policy(policy)
+    : QWebEngineUrlRequestInterceptor(parent),
+      m_policy(policy)
 {
 }
 

@@ -25,9 +25,11 @@ constexpr quint32 ipv4(int a, int b, int c, int d)
 // IANA's IPv4 special-purpose registry, the ranges that are not globally reachable, plus
 // multicast and the reserved 240/4 (which holds the broadcast address).
 constexpr std::array ipv4Ranges{
-        Ipv4Range{ipv4(0, 0, 0, 0), 8, "0.0.0.0/8, \"this network\" (0.0.0.0 reaches the local host)"},
+        Ipv4Range{ipv4(0, 0, 0, 0), 8,
+                  "0.0.0.0/8, \"this network\" (0.0.0.0 reaches the local host)"},
         Ipv4Range{ipv4(10, 0, 0, 0), 8, "10.0.0.0/8, private"},
-        Ipv4Range{ipv4(100, 64, 0, 0), 10, "100.64.0.0/10, shared address space (carrier-grade NAT)"},
+        Ipv4Range{ipv4(100, 64, 0, 0), 10,
+                  "100.64.0.0/10, shared address space (carrier-grade NAT)"},
         Ipv4Range{ipv4(127, 0, 0, 0), 8, "127.0.0.0/8, loopback"},
         Ipv4Range{ipv4(169, 254, 0, 0), 16, "169.254.0.0/16, link-local (cloud metadata services)"},
         Ipv4Range{ipv4(172, 16, 0, 0), 12, "172.16.0.0/12, private"},
@@ -124,10 +126,10 @@ AddressRange classifyAddress(const QHostAddress &address)
     if (const auto embedded = embeddedIpv4(v6)) {
         AddressRange inner = classifyIpv4(embedded->first);
         if (!inner.isPublic)
-            inner.description = QStringLiteral("%1, as %2 carried in %3 IPv6 address")
-                                        .arg(inner.description,
-                                             QHostAddress(embedded->first).toString(),
-                                             QString::fromUtf8(embedded->second));
+            inner.description =
+                    QStringLiteral("%1, as %2 carried in %3 IPv6 address")
+                            .arg(inner.description, QHostAddress(embedded->first).toString(),
+                                 QString::fromUtf8(embedded->second));
         return inner;
     }
     return {};

@@ -32,8 +32,9 @@ QProcessEnvironment workerEnvironment()
         if (name == QLatin1String("PATH") || name == QLatin1String("HOME")
             || name == QLatin1String("TMPDIR") || name == QLatin1String("LANG")
             || name.startsWith(QLatin1String("LC_")) || name == QLatin1String("XDG_RUNTIME_DIR")
-            || name.startsWith(QLatin1String("QTWEBENGINE_")) || name == QLatin1String("QT_QPA_PLATFORM")
-            || name == QLatin1String("QT_LOGGING_RULES") || name.startsWith(QLatin1String("FONTCONFIG_")))
+            || name.startsWith(QLatin1String("QTWEBENGINE_"))
+            || name == QLatin1String("QT_QPA_PLATFORM") || name == QLatin1String("QT_LOGGING_RULES")
+            || name.startsWith(QLatin1String("FONTCONFIG_")))
             environment.insert(name, daemon.value(name));
     }
     if (!environment.contains(QStringLiteral("QT_QPA_PLATFORM")))
@@ -65,7 +66,8 @@ struct BrowserPool::Worker
 };
 
 BrowserPool::BrowserPool(Options options, QObject *parent)
-    : QObject(parent), m_options(std::move(options))
+    : QObject(parent),
+      m_options(std::move(options))
 {
 }
 
@@ -128,9 +130,10 @@ void BrowserPool::cancel(quint64 id)
     for (Worker *worker : std::as_const(m_workers)) {
         if (worker->inFlight.remove(id)) {
             worker->deadlines.remove(id);
-            worker->process->write(QJsonDocument(QJsonObject{{QStringLiteral("cancel"), double(id)}})
-                                           .toJson(QJsonDocument::Compact)
-                                   + '\n');
+            worker->process->write(
+                    QJsonDocument(QJsonObject{{QStringLiteral("cancel"), double(id)}})
+                            .toJson(QJsonDocument::Compact)
+                    + '\n');
             drainIfDone(worker);
             dispatch();
             return;
@@ -155,7 +158,8 @@ BrowserPool::Worker *BrowserPool::startWorker()
     worker->process->setProgram(m_options.program);
     worker->process->setArguments(m_options.arguments);
     worker->process->setProcessEnvironment(workerEnvironment());
-    connect(worker->process, &QProcess::readyReadStandardOutput, this, [this, worker] { onOutput(worker); });
+    connect(worker->process, &QProcess::readyReadStandardOutput, this,
+            [this, worker] { onOutput(worker); });
     connect(worker->process, &QProcess::readyReadStandardError, this, [worker] {
         // Chromium's own chatter: kept for a crash report, logged at debug level.
         const QByteArray chunk = worker->process->readAllStandardError();
@@ -167,11 +171,13 @@ BrowserPool::Worker *BrowserPool::startWorker()
     });
     connect(worker->process, &QProcess::finished, this,
             [this, worker] { onGone(worker, describeEnd(*worker->process)); });
-    connect(worker->process, &QProcess::errorOccurred, this, [this, worker](QProcess::ProcessError error) {
-        if (error == QProcess::FailedToStart)
-            onGone(worker, QStringLiteral("could not be started (%1: %2)")
+    connect(worker->process, &QProcess::errorOccurred, this,
+            [this, worker](QProcess::ProcessError error) {
+                if (error == QProcess::FailedToStart)
+                    onGone(worker,
+                           QStringLiteral("could not be started (%1: %2)")
                                    .arg(m_options.program, worker->process->errorString()));
-    });
+            });
     connect(worker->watchdog, &QTimer::timeout, this, [this, worker] {
         const qint64 now = worker->started.elapsed();
         if (!worker->ready && now > startLimitMs) {
@@ -238,8 +244,8 @@ void BrowserPool::onOutput(Worker *worker)
         worker->output.remove(0, newline + 1);
         if (message.value(QLatin1String("ready")).toBool()) {
             worker->ready = true;
-            spdlog::info("web_browse: browser worker {} ready in {} ms", worker->process->processId(),
-                         worker->started.elapsed());
+            spdlog::info("web_browse: browser worker {} ready in {} ms",
+                         worker->process->processId(), worker->started.elapsed());
             continue;
         }
         const quint64 id = quint64(message.value(QLatin1String("id")).toDouble());
@@ -285,7 +291,8 @@ void BrowserPool::onGone(Worker *worker, const QString &why)
     if (!expected)
         spdlog::warn("web_browse: the browser worker {}{}", why.toStdString(),
                      worker->errors.isEmpty() ? std::string()
-                                              : "; its last words: " + worker->errors.right(300).trimmed().toStdString());
+                                              : "; its last words: "
+                                     + worker->errors.right(300).trimmed().toStdString());
     QProcess *process = worker->process;
     process->deleteLater();
     const bool neverReady = !worker->ready;
@@ -295,7 +302,15 @@ void BrowserPool::onGone(Worker *worker, const QString &why)
     if (neverReady && !expected) {
         const QList<Pending> waiting = std::exchange(m_queue, {});
         for (const Pending &pending : waiting)
-            pending.callback({false, QStringLiteral("the browser worker %1").arg(why), {}, {}, {}, {}, false, {}, {}});
+            pending.callback({false,
+                              QStringLiteral("the browser worker %1").arg(why),
+                              {},
+                              {},
+                              {},
+                              {},
+                              false,
+                              {},
+                              {}});
         m_wanted = false;
     }
     for (auto it = lost.cbegin(); it != lost.cend(); ++it) {
@@ -304,7 +319,13 @@ void BrowserPool::onGone(Worker *worker, const QString &why)
                         QStringLiteral("the browser worker %1 while loading this page; a new "
                                        "worker is being started, so the call can be tried again")
                                 .arg(why),
-                        {}, {}, {}, {}, false, {}, {}});
+                        {},
+                        {},
+                        {},
+                        {},
+                        false,
+                        {},
+                        {}});
     }
     dispatch();
 }

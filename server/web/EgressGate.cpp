@@ -19,7 +19,8 @@ void callLater(QObject *context, const EgressGate::Callback &callback, EgressDec
 } // namespace
 
 EgressGate::EgressGate(EgressPolicy policy, std::shared_ptr<HostResolver> resolver)
-    : m_policy(std::move(policy)), m_resolver(std::move(resolver))
+    : m_policy(std::move(policy)),
+      m_resolver(std::move(resolver))
 {
 }
 

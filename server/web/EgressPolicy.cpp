@@ -39,9 +39,8 @@ bool EgressTarget::isDefaultPort() const
 
 QString EgressTarget::authority() const
 {
-    const QString shownHost = host.contains(QLatin1Char(':'))
-            ? QLatin1Char('[') + host + QLatin1Char(']')
-            : host;
+    const QString shownHost =
+            host.contains(QLatin1Char(':')) ? QLatin1Char('[') + host + QLatin1Char(']') : host;
     return isDefaultPort() ? shownHost : shownHost + QLatin1Char(':') + QString::number(port);
 }
 
@@ -126,7 +125,8 @@ std::optional<EgressPolicy> EgressPolicy::create(const Options &options, QString
     for (const QUrl &origin : options.trustedOrigins) {
         std::optional<QHostAddress> literal;
         const QString scheme = origin.scheme().toLower();
-        const std::optional<QString> host = canonicalHost(origin.host(QUrl::FullyEncoded), &literal);
+        const std::optional<QString> host =
+                canonicalHost(origin.host(QUrl::FullyEncoded), &literal);
         if (!origin.isValid() || !host
             || (scheme != QLatin1String("http") && scheme != QLatin1String("https"))) {
             *error = QStringLiteral("trusted origin '%1' is not an http or https URL")
@@ -228,9 +228,9 @@ EgressCheck EgressPolicy::checkUrl(const QUrl &url) const
         return {std::nullopt,
                 QStringLiteral("refused (WEB_ALLOWED_DOMAINS): %1 is not an allowed domain "
                                "(allowed: %2)")
-                        .arg(target.authority(), m_domainsAsWritten.isEmpty()
-                                                         ? QStringLiteral("none")
-                                                         : m_domainsAsWritten.join(u", "))};
+                        .arg(target.authority(),
+                             m_domainsAsWritten.isEmpty() ? QStringLiteral("none")
+                                                          : m_domainsAsWritten.join(u", "))};
     if (target.literal) {
         if (std::optional<QString> refusal = checkAddress(target, *target.literal))
             return {std::nullopt, *refusal};

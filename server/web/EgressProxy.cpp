@@ -41,7 +41,9 @@ class ProxyConnection : public QObject
 {
 public:
     ProxyConnection(EgressProxy *proxy, QTcpSocket *client)
-        : QObject(proxy), m_proxy(proxy), m_client(client)
+        : QObject(proxy),
+          m_proxy(proxy),
+          m_client(client)
     {
         m_proxy->m_open.insert(this);
         m_client->setParent(this);
@@ -201,7 +203,8 @@ private:
             return;
         const qint64 before = m_relayed;
         m_relayed += pump(m_upstream, m_client);
-        if (m_relayed > m_proxy->m_options.maxResponseBytes && before <= m_proxy->m_options.maxResponseBytes) {
+        if (m_relayed > m_proxy->m_options.maxResponseBytes
+            && before <= m_proxy->m_options.maxResponseBytes) {
             spdlog::debug("egress proxy: {} exceeded {} bytes; cut off", m_targetText.toStdString(),
                           m_proxy->m_options.maxResponseBytes);
             Q_EMIT m_proxy->refused(m_targetText,
@@ -293,7 +296,10 @@ private:
 };
 
 EgressProxy::EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent)
-    : QObject(parent), m_gate(std::move(gate)), m_options(options), m_server(new QTcpServer(this))
+    : QObject(parent),
+      m_gate(std::move(gate)),
+      m_options(options),
+      m_server(new QTcpServer(this))
 {
     connect(m_server, &QTcpServer::newConnection, this, [this] {
         while (QTcpSocket *client = m_server->nextPendingConnection())

@@ -17,7 +17,8 @@ class HostResolver
 {
 public:
     // Addresses in the resolver's order, or an error message when there are none.
-    using Callback = std::function<void(const QList<QHostAddress> &addresses, const QString &error)>;
+    using Callback =
+            std::function<void(const QList<QHostAddress> &addresses, const QString &error)>;
 
     virtual ~HostResolver() = default;
     // Calls back on `context`'s thread, and never once `context` is destroyed.

@@ -31,13 +31,16 @@ QString describeCrash(const QProcess &process)
             return QStringLiteral("the HTML parser was stopped by its seccomp filter on this page");
         return QStringLiteral("the HTML parser crashed on this page");
     }
-    return QStringLiteral("the HTML parser exited (status %1) on this page").arg(process.exitCode());
+    return QStringLiteral("the HTML parser exited (status %1) on this page")
+            .arg(process.exitCode());
 }
 
 } // namespace
 
 HtmlWorkerPool::HtmlWorkerPool(QString program, int maxWorkers, QObject *parent)
-    : QObject(parent), m_program(std::move(program)), m_maxWorkers(std::max(1, maxWorkers))
+    : QObject(parent),
+      m_program(std::move(program)),
+      m_maxWorkers(std::max(1, maxWorkers))
 {
 }
 
@@ -119,17 +122,23 @@ HtmlWorkerPool::Worker *HtmlWorkerPool::startWorker()
             [this, worker] { onOutput(worker); });
     connect(worker->process, &QProcess::finished, this,
             [this, worker] { onGone(worker, describeCrash(*worker->process)); });
-    connect(worker->process, &QProcess::errorOccurred, this, [this, worker](QProcess::ProcessError error) {
-        if (error == QProcess::FailedToStart)
-            onGone(worker, QStringLiteral("cannot start the HTML parser %1: %2")
+    connect(worker->process, &QProcess::errorOccurred, this,
+            [this, worker](QProcess::ProcessError error) {
+                if (error == QProcess::FailedToStart)
+                    onGone(worker,
+                           QStringLiteral("cannot start the HTML parser %1: %2")
                                    .arg(m_program, worker->process->errorString()));
-    });
+            });
     connect(worker->watchdog, &QTimer::timeout, this, [this, worker] {
         Callback callback = std::move(worker->callback);
         retire(worker);
         if (callback)
-            callback({false, QStringLiteral("the HTML parser did not answer in time; it was stopped"),
-                      {}, {}, -1, false});
+            callback({false,
+                      QStringLiteral("the HTML parser did not answer in time; it was stopped"),
+                      {},
+                      {},
+                      -1,
+                      false});
         dispatch();
     });
     m_workers.append(worker);
@@ -144,8 +153,8 @@ void HtmlWorkerPool::assign(Worker *worker, Pending pending)
     worker->output.clear();
     const HtmlTask &task = pending.task;
     const QJsonObject header{{QStringLiteral("selector"), task.selector},
-                             {QStringLiteral("format"), task.markdown ? QStringLiteral("markdown")
-                                                                      : QStringLiteral("text")},
+                             {QStringLiteral("format"),
+                              task.markdown ? QStringLiteral("markdown") : QStringLiteral("text")},
                              {QStringLiteral("base"), task.baseUrl},
                              {QStringLiteral("max_bytes"), double(task.maxBytes)},
                              {QStringLiteral("time_ms"), task.timeMs},

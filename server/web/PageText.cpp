@@ -15,8 +15,9 @@ QByteArray mimeType(const QByteArray &contentType)
 
 QByteArray charsetOf(const QByteArray &contentType)
 {
-    static const QRegularExpression charset(QStringLiteral(R"(charset\s*=\s*["']?([A-Za-z0-9._:\-]+))"),
-                                            QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression charset(
+            QStringLiteral(R"(charset\s*=\s*["']?([A-Za-z0-9._:\-]+))"),
+            QRegularExpression::CaseInsensitiveOption);
     const QRegularExpressionMatch match = charset.match(QString::fromLatin1(contentType));
     return match.hasMatch() ? match.captured(1).toLatin1() : QByteArray();
 }
@@ -65,7 +66,12 @@ BodyKind bodyKind(const QByteArray &contentType, const QByteArray &body)
         return BodyKind::Text;
     if (type.isEmpty() || type == "application/octet-stream" || type == "unknown/unknown") {
         if (hasUtf16Bom(body))
-            return looksLikeHtml(QString::fromUtf16(reinterpret_cast<const char16_t *>(body.constData()), body.size() / 2).toUtf8()) ? BodyKind::Html : BodyKind::Text;
+            return looksLikeHtml(
+                           QString::fromUtf16(reinterpret_cast<const char16_t *>(body.constData()),
+                                              body.size() / 2)
+                                   .toUtf8())
+                    ? BodyKind::Html
+                    : BodyKind::Text;
         if (looksBinary(body))
             return BodyKind::Binary;
         return looksLikeHtml(body) ? BodyKind::Html : BodyKind::Text;

@@ -13,12 +13,15 @@ namespace {
 
 QString decodeReference(const QString &name)
 {
-    static const QHash<QString, QString> named{
-            {QStringLiteral("amp"), QStringLiteral("&")},   {QStringLiteral("lt"), QStringLiteral("<")},
-            {QStringLiteral("gt"), QStringLiteral(">")},    {QStringLiteral("quot"), QStringLiteral("\"")},
-            {QStringLiteral("apos"), QStringLiteral("'")},  {QStringLiteral("nbsp"), QStringLiteral(" ")},
-            {QStringLiteral("hellip"), QStringLiteral("…")}, {QStringLiteral("mdash"), QStringLiteral("—")},
-            {QStringLiteral("ndash"), QStringLiteral("–")}};
+    static const QHash<QString, QString> named{{QStringLiteral("amp"), QStringLiteral("&")},
+                                               {QStringLiteral("lt"), QStringLiteral("<")},
+                                               {QStringLiteral("gt"), QStringLiteral(">")},
+                                               {QStringLiteral("quot"), QStringLiteral("\"")},
+                                               {QStringLiteral("apos"), QStringLiteral("'")},
+                                               {QStringLiteral("nbsp"), QStringLiteral(" ")},
+                                               {QStringLiteral("hellip"), QStringLiteral("…")},
+                                               {QStringLiteral("mdash"), QStringLiteral("—")},
+                                               {QStringLiteral("ndash"), QStringLiteral("–")}};
     if (name.startsWith(QLatin1Char('#'))) {
         bool ok = false;
         const uint code = name.startsWith(QLatin1String("#x"), Qt::CaseInsensitive)
@@ -85,7 +88,8 @@ public:
         const QJsonDocument document = jsonOf(response, &page.error);
         if (!page.error.isEmpty())
             return page;
-        for (const QJsonValue &value : document.object().value(QLatin1String("results")).toArray()) {
+        for (const QJsonValue &value :
+             document.object().value(QLatin1String("results")).toArray()) {
             const QJsonObject item = value.toObject();
             const QString url = item.value(QLatin1String("url")).toString();
             if (url.isEmpty())
@@ -106,7 +110,11 @@ private:
 class BraveBackend final : public SearchBackend
 {
 public:
-    BraveBackend(QUrl endpoint, QByteArray key) : m_endpoint(std::move(endpoint)), m_key(std::move(key)) { }
+    BraveBackend(QUrl endpoint, QByteArray key)
+        : m_endpoint(std::move(endpoint)),
+          m_key(std::move(key))
+    {
+    }
 
     QString name() const override { return QStringLiteral("brave"); }
 
@@ -192,7 +200,9 @@ QString plainText(const QString &markup)
         const QChar c = markup.at(i);
         if (c == u'<') {
             const qsizetype end = markup.indexOf(QLatin1Char('>'), i);
-            if (end > i && (i + 1 < markup.size() && (markup.at(i + 1).isLetter() || markup.at(i + 1) == u'/'))) {
+            if (end > i
+                && (i + 1 < markup.size()
+                    && (markup.at(i + 1).isLetter() || markup.at(i + 1) == u'/'))) {
                 i = end;
                 continue;
             }

@@ -14,9 +14,9 @@ namespace cmcp {
 
 namespace {
 
-const QByteArray userAgent = QByteArrayLiteral(
-        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Container-MCP/" CMCP_VERSION);
+const QByteArray userAgent =
+        QByteArrayLiteral("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                          "Container-MCP/" CMCP_VERSION);
 
 bool isRedirect(int status)
 {
@@ -173,7 +173,8 @@ private:
         QNetworkReply *reply = m_reply;
         const QVariant status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
         if (!status.isValid()) {
-            if (failedToConnect(reply->error()) && m_addressIndex + 1 < m_decision.addresses.size()) {
+            if (failedToConnect(reply->error())
+                && m_addressIndex + 1 < m_decision.addresses.size()) {
                 dropReply();
                 ++m_addressIndex;
                 send();
@@ -227,7 +228,8 @@ private:
     void succeed(QNetworkReply *reply)
     {
         m_result.ok = true;
-        m_result.reason = reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toByteArray();
+        m_result.reason =
+                reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toByteArray();
         m_result.contentType = reply->rawHeader("Content-Type");
         m_result.address = m_decision.addresses.value(m_addressIndex);
         finish();
@@ -278,7 +280,9 @@ private:
 };
 
 WebFetcher::WebFetcher(std::shared_ptr<const EgressGate> gate, QObject *parent)
-    : QObject(parent), m_gate(std::move(gate)), m_network(new QNetworkAccessManager(this))
+    : QObject(parent),
+      m_gate(std::move(gate)),
+      m_network(new QNetworkAccessManager(this))
 {
     // A proxy would resolve names itself, behind the gate's back.
     m_network->setProxy(QNetworkProxy::NoProxy);

@@ -24,8 +24,8 @@ ScrapeResult failure(const QString &error, const QString &url = {})
 
 } // namespace
 
-WebScraper::WebScraper(WebFetcher *fetcher, HtmlWorkerPool *parsers, qint64 maxBytes,
-                       int timeoutMs, QObject *parent)
+WebScraper::WebScraper(WebFetcher *fetcher, HtmlWorkerPool *parsers, qint64 maxBytes, int timeoutMs,
+                       QObject *parent)
     : QObject(parent),
       m_fetcher(fetcher),
       m_parsers(parsers),
@@ -42,8 +42,8 @@ quint64 WebScraper::scrape(const ScrapeRequest &request, Callback callback)
         const css::ParseResult parsed = css::parseSelectorList(request.selector.toStdString());
         if (!parsed.selectors) {
             const ScrapeResult refused = failure(QString::fromStdString(parsed.error));
-            QMetaObject::invokeMethod(this, [callback, refused] { callback(refused); },
-                                      Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                    this, [callback, refused] { callback(refused); }, Qt::QueuedConnection);
             return id;
         }
     }
@@ -53,26 +53,28 @@ quint64 WebScraper::scrape(const ScrapeRequest &request, Callback callback)
     fetch.timeoutMs = m_timeoutMs;
     const qint64 started = nowMs();
     Running running;
-    running.fetchId = m_fetcher->fetch(fetch, [this, id, request, started, callback](const FetchResult &fetched) {
-        if (!m_running.contains(id))
-            return;
-        if (!fetched.ok) {
-            m_running.remove(id);
-            callback(failure(fetched.error, fetched.url.toString()));
-            return;
-        }
-        if (fetched.status >= 400) {
-            m_running.remove(id);
-            const QString reason = QString::fromLatin1(fetched.reason).trimmed();
-            callback(failure(QStringLiteral("HTTP %1%2 from %3")
-                                     .arg(fetched.status)
-                                     .arg(reason.isEmpty() ? QString() : QLatin1Char(' ') + reason,
-                                          fetched.url.toString()),
-                             fetched.url.toString()));
-            return;
-        }
-        parse(id, request, fetched, started, callback);
-    });
+    running.fetchId = m_fetcher->fetch(
+            fetch, [this, id, request, started, callback](const FetchResult &fetched) {
+                if (!m_running.contains(id))
+                    return;
+                if (!fetched.ok) {
+                    m_running.remove(id);
+                    callback(failure(fetched.error, fetched.url.toString()));
+                    return;
+                }
+                if (fetched.status >= 400) {
+                    m_running.remove(id);
+                    const QString reason = QString::fromLatin1(fetched.reason).trimmed();
+                    callback(failure(
+                            QStringLiteral("HTTP %1%2 from %3")
+                                    .arg(fetched.status)
+                                    .arg(reason.isEmpty() ? QString() : QLatin1Char(' ') + reason,
+                                         fetched.url.toString()),
+                            fetched.url.toString()));
+                    return;
+                }
+                parse(id, request, fetched, started, callback);
+            });
     m_running.insert(id, running);
     return id;
 }
@@ -117,22 +119,23 @@ void WebScraper::parse(quint64 id, const ScrapeRequest &request, const FetchResu
     // gumbo needs about 20 bytes of tree per byte of dense markup.
     task.memoryBytes = std::max<qint64>(qint64(256) << 20, qint64(utf8.size()) * 40);
     task.html = std::move(utf8);
-    m_running[id].parseId = m_parsers->run(std::move(task), [this, id, result, callback](const HtmlTaskResult &parsed) {
-        if (!m_running.remove(id))
-            return;
-        ScrapeResult done = result;
-        if (!parsed.ok) {
-            done.error = parsed.error;
-            callback(done);
-            return;
-        }
-        done.success = true;
-        done.title = parsed.title;
-        done.content = parsed.text;
-        done.matches = parsed.matches;
-        done.truncated = parsed.truncated;
-        callback(done);
-    });
+    m_running[id].parseId = m_parsers->run(
+            std::move(task), [this, id, result, callback](const HtmlTaskResult &parsed) {
+                if (!m_running.remove(id))
+                    return;
+                ScrapeResult done = result;
+                if (!parsed.ok) {
+                    done.error = parsed.error;
+                    callback(done);
+                    return;
+                }
+                done.success = true;
+                done.title = parsed.title;
+                done.content = parsed.text;
+                done.matches = parsed.matches;
+                done.truncated = parsed.truncated;
+                callback(done);
+            });
 }
 
 void WebScraper::cancel(quint64 id)

@@ -60,17 +60,17 @@ void WebSearch::ask(quint64 id)
         auto found = m_running.find(id);
         if (found == m_running.end())
             return;
-        const SearchPage page = response.ok
-                ? backend->read(response, found->count)
-                : SearchPage{false, response.error, {}};
+        const SearchPage page = response.ok ? backend->read(response, found->count)
+                                            : SearchPage{false, response.error, {}};
         if (page.ok) {
             Running done = m_running.take(id);
             done.callback({true, {}, page.hits, backend->name()});
             return;
         }
         // The back ends' own messages name their service; a failed fetch gets its name here.
-        found->errors.append(response.ok ? page.error
-                                         : QStringLiteral("%1: %2").arg(backend->name(), page.error));
+        found->errors.append(response.ok
+                                     ? page.error
+                                     : QStringLiteral("%1: %2").arg(backend->name(), page.error));
         if (++found->backend < m_backends.size()) {
             ask(id);
             return;

@@ -5,11 +5,11 @@
 // contacted. One suite runs without WEB_ALLOW_PRIVATE and shows loopback refused.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { toolCalls } from './lib/tools.mjs';
-import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cleanEnv, cmcpdPath, eventually, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 import { ALLOWED, REFUSED, startWebFixture } from './lib/webfixture.mjs';
 
 async function connect(daemon, name) {
@@ -347,4 +347,20 @@ describe('web_search with Brave', () => {
         await refused('web_scrape', { url: fixture.url('/static.html', '127.0.0.2') }, /^refused \(WEB_ALLOWED_DOMAINS\)/);
         await refused('web_scrape', { url: `http://127.0.0.1:${fixture.port === 1 ? 2 : 1}/` }, /^refused \(WEB_ALLOWED_DOMAINS\)/);
     }));
+});
+
+test('a WEB_ALLOWED_DOMAINS entry or search URL that cannot be read stops start-up with one line', () => {
+    const cases = [
+        [{ WEB_ALLOWED_DOMAINS: 'example.com,https://docs.python.org' },
+            "cmcpd: WEB_ALLOWED_DOMAINS: 'https://docs.python.org' is not *, a host name or *.domain, with an optional :port (no scheme, no path)"],
+        [{ WEB_ALLOWED_DOMAINS: 'example.com:99999' },
+            "cmcpd: WEB_ALLOWED_DOMAINS: 'example.com:99999' is not *, a host name or *.domain, with an optional :port (no scheme, no path)"],
+        [{ WEB_SEARCH_URL: 'ftp://searx.local' }, "cmcpd: WEB_SEARCH_URL: 'ftp://searx.local' is not an http or https URL"],
+    ];
+    for (const [settings, line] of cases) {
+        const result = spawnSync(cmcpdPath(), ['--stdio', ...settingArgs(settings)],
+            { cwd: '/', env: cleanEnv(), input: '', timeout: 20_000, encoding: 'utf8' });
+        assert.equal(result.status, 1, result.stderr);
+        assert.deepEqual(result.stderr.split('\n').filter(text => text.startsWith('cmcpd:')), [line]);
+    }
 });

@@ -18,7 +18,8 @@ EgressPolicy policy(const QStringList &domains, bool allowPrivate = false,
                     const QList<QUrl> &trusted = {})
 {
     QString error;
-    std::optional<EgressPolicy> made = EgressPolicy::create({domains, allowPrivate, trusted}, &error);
+    std::optional<EgressPolicy> made =
+            EgressPolicy::create({domains, allowPrivate, trusted}, &error);
     if (!made)
         qFatal("policy: %s", qPrintable(error));
     return *made;
@@ -99,8 +100,10 @@ private Q_SLOTS:
     {
         QFETCH(QString, url);
         const QString refusal = refusalOf(policy({QStringLiteral("*")}), url);
-        QVERIFY2(refusal.startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE): ")), qPrintable(refusal));
-        QVERIFY2(refusal.contains(QLatin1String("set WEB_ALLOW_PRIVATE=true")), qPrintable(refusal));
+        QVERIFY2(refusal.startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE): ")),
+                 qPrintable(refusal));
+        QVERIFY2(refusal.contains(QLatin1String("set WEB_ALLOW_PRIVATE=true")),
+                 qPrintable(refusal));
         // With private addresses allowed, the same URL passes.
         QCOMPARE(refusalOf(policy({QStringLiteral("*")}, true), url), QString());
     }
@@ -108,17 +111,23 @@ private Q_SLOTS:
     void refusalsSayWhatTheAddressIs()
     {
         const EgressPolicy rules = policy({QStringLiteral("*")});
-        QVERIFY(refusalOf(rules, QStringLiteral("http://0x7f000001/")).contains(QLatin1String("127.0.0.1 is a non-public address (127.0.0.0/8, loopback)")));
-        QVERIFY(refusalOf(rules, QStringLiteral("http://169.254.169.254/")).contains(QLatin1String("cloud metadata")));
-        QVERIFY(refusalOf(rules, QStringLiteral("http://[::ffff:10.0.0.1]/")).contains(QLatin1String("10.0.0.0/8, private, as 10.0.0.1 carried in an IPv4-mapped IPv6 address")));
+        QVERIFY(refusalOf(rules, QStringLiteral("http://0x7f000001/"))
+                        .contains(QLatin1String(
+                                "127.0.0.1 is a non-public address (127.0.0.0/8, loopback)")));
+        QVERIFY(refusalOf(rules, QStringLiteral("http://169.254.169.254/"))
+                        .contains(QLatin1String("cloud metadata")));
+        QVERIFY(refusalOf(rules, QStringLiteral("http://[::ffff:10.0.0.1]/"))
+                        .contains(QLatin1String("10.0.0.0/8, private, as 10.0.0.1 carried in an "
+                                                "IPv4-mapped IPv6 address")));
     }
 
     void publicAddressesPass_data()
     {
         QTest::addColumn<QString>("url");
-        for (const char *url : {"http://8.8.8.8/", "https://1.1.1.1:8443/a?b#c", "http://172.32.0.1/",
-                                "http://100.128.0.1/", "http://[2606:4700:4700::1111]/",
-                                "http://[::ffff:8.8.8.8]/", "http://134744072/", "http://example.com/"})
+        for (const char *url :
+             {"http://8.8.8.8/", "https://1.1.1.1:8443/a?b#c", "http://172.32.0.1/",
+              "http://100.128.0.1/", "http://[2606:4700:4700::1111]/", "http://[::ffff:8.8.8.8]/",
+              "http://134744072/", "http://example.com/"})
             QTest::newRow(url) << QString::fromLatin1(url);
     }
 
@@ -147,8 +156,9 @@ private Q_SLOTS:
     void malformedUrlsAreRefused()
     {
         const EgressPolicy rules = policy({QStringLiteral("*")}, true);
-        for (const char *url : {"http:/x.com/", "http://", "http://a b/", "http://[::1/",
-                                "http://[fe80::1%25eth0]/", "https://example.com:99999/", "not a url"})
+        for (const char *url :
+             {"http:/x.com/", "http://", "http://a b/", "http://[::1/", "http://[fe80::1%25eth0]/",
+              "https://example.com:99999/", "not a url"})
             QVERIFY2(!refusalOf(rules, QLatin1String(url)).isEmpty(), url);
     }
 
@@ -192,15 +202,18 @@ private Q_SLOTS:
     {
         QFETCH(QString, url);
         QFETCH(bool, allowed);
-        const EgressPolicy rules = policy({QStringLiteral("example.com"), QStringLiteral("*.Example.ORG"),
-                                           QStringLiteral("api.test:8443"), QStringLiteral("Bücher.de"),
-                                           QStringLiteral("8.8.8.8")});
+        const EgressPolicy rules =
+                policy({QStringLiteral("example.com"), QStringLiteral("*.Example.ORG"),
+                        QStringLiteral("api.test:8443"), QStringLiteral("Bücher.de"),
+                        QStringLiteral("8.8.8.8")});
         const QString refusal = refusalOf(rules, url);
         if (allowed) {
             QCOMPARE(refusal, QString());
         } else {
-            QVERIFY2(refusal.startsWith(QLatin1String("refused (WEB_ALLOWED_DOMAINS): ")), qPrintable(refusal));
-            QVERIFY2(refusal.contains(QLatin1String("allowed: example.com, *.Example.ORG")), qPrintable(refusal));
+            QVERIFY2(refusal.startsWith(QLatin1String("refused (WEB_ALLOWED_DOMAINS): ")),
+                     qPrintable(refusal));
+            QVERIFY2(refusal.contains(QLatin1String("allowed: example.com, *.Example.ORG")),
+                     qPrintable(refusal));
         }
     }
 
@@ -213,9 +226,9 @@ private Q_SLOTS:
     void unreadableDomainEntriesStopStartUp_data()
     {
         QTest::addColumn<QString>("entry");
-        for (const char *entry : {"http://example.com", "example.com/path", "exa mple.com", "*.",
-                                  "example.com:0", "example.com:99999", "example.com:http",
-                                  "*.8.8.8.8", "a..b", "[::1"})
+        for (const char *entry :
+             {"http://example.com", "example.com/path", "exa mple.com", "*.", "example.com:0",
+              "example.com:99999", "example.com:http", "*.8.8.8.8", "a..b", "[::1"})
             QTest::newRow(entry) << QString::fromLatin1(entry);
     }
 
@@ -224,20 +237,27 @@ private Q_SLOTS:
         QFETCH(QString, entry);
         QString error;
         QVERIFY(!EgressPolicy::create({{entry}, false, {}}, &error));
-        QVERIFY2(error.startsWith(QLatin1String("WEB_ALLOWED_DOMAINS: '") + entry), qPrintable(error));
+        QVERIFY2(error.startsWith(QLatin1String("WEB_ALLOWED_DOMAINS: '") + entry),
+                 qPrintable(error));
     }
 
     void aListedPrivateAddressIsStillPrivate()
     {
         // The domain list says which names; WEB_ALLOW_PRIVATE alone opens non-public addresses.
-        const EgressPolicy rules = policy({QStringLiteral("127.0.0.1"), QStringLiteral("[::1]:9000")});
-        QVERIFY(refusalOf(rules, QStringLiteral("http://127.0.0.1/")).startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE)")));
-        QVERIFY(refusalOf(rules, QStringLiteral("http://[::1]:9000/")).startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE)")));
-        const EgressPolicy open = policy({QStringLiteral("127.0.0.1"), QStringLiteral("[::1]:9000")}, true);
+        const EgressPolicy rules =
+                policy({QStringLiteral("127.0.0.1"), QStringLiteral("[::1]:9000")});
+        QVERIFY(refusalOf(rules, QStringLiteral("http://127.0.0.1/"))
+                        .startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE)")));
+        QVERIFY(refusalOf(rules, QStringLiteral("http://[::1]:9000/"))
+                        .startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE)")));
+        const EgressPolicy open =
+                policy({QStringLiteral("127.0.0.1"), QStringLiteral("[::1]:9000")}, true);
         QCOMPARE(refusalOf(open, QStringLiteral("http://127.0.0.1:5/")), QString());
         QCOMPARE(refusalOf(open, QStringLiteral("http://[::1]:9000/")), QString());
-        QVERIFY(refusalOf(open, QStringLiteral("http://[::1]:9001/")).startsWith(QLatin1String("refused (WEB_ALLOWED_DOMAINS)")));
-        QVERIFY(refusalOf(open, QStringLiteral("http://127.0.0.2/")).startsWith(QLatin1String("refused (WEB_ALLOWED_DOMAINS)")));
+        QVERIFY(refusalOf(open, QStringLiteral("http://[::1]:9001/"))
+                        .startsWith(QLatin1String("refused (WEB_ALLOWED_DOMAINS)")));
+        QVERIFY(refusalOf(open, QStringLiteral("http://127.0.0.2/"))
+                        .startsWith(QLatin1String("refused (WEB_ALLOWED_DOMAINS)")));
     }
 
     void trustedOriginsAreExactOrigins()
@@ -255,18 +275,22 @@ private Q_SLOTS:
     {
         QCOMPARE(classifyAddress(QHostAddress(QStringLiteral("93.184.216.34"))).isPublic, true);
         QCOMPARE(classifyAddress(QHostAddress(QStringLiteral("2001:db8::1"))).isPublic, false);
-        QCOMPARE(classifyAddress(QHostAddress(QStringLiteral("::ffff:192.168.0.1"))).isPublic, false);
+        QCOMPARE(classifyAddress(QHostAddress(QStringLiteral("::ffff:192.168.0.1"))).isPublic,
+                 false);
         QCOMPARE(classifyAddress(QHostAddress(QStringLiteral("2002:0808:0808::1"))).isPublic, true);
     }
 
     void aNameResolvingToAPrivateAddressIsRefused()
     {
         auto resolver = std::make_shared<FakeResolver>();
-        resolver->answer(QStringLiteral("intranet.example"), {{QHostAddress(QStringLiteral("10.0.0.7"))}});
+        resolver->answer(QStringLiteral("intranet.example"),
+                         {{QHostAddress(QStringLiteral("10.0.0.7"))}});
         const EgressGate gate(policy({QStringLiteral("*")}), resolver);
         const EgressDecision decision = decide(gate, QStringLiteral("http://intranet.example/"));
         QVERIFY(!decision.allowed());
-        QVERIFY2(decision.refusal.startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE): intranet.example resolves to 10.0.0.7, a non-public address (10.0.0.0/8, private)")),
+        QVERIFY2(decision.refusal.startsWith(
+                         QLatin1String("refused (WEB_ALLOW_PRIVATE): intranet.example resolves to "
+                                       "10.0.0.7, a non-public address (10.0.0.0/8, private)")),
                  qPrintable(decision.refusal));
     }
 
@@ -276,7 +300,8 @@ private Q_SLOTS:
         // private one, so the name is refused.
         auto resolver = std::make_shared<FakeResolver>();
         resolver->answer(QStringLiteral("mixed.example"),
-                         {{QHostAddress(QStringLiteral("93.184.216.34")), QHostAddress(QStringLiteral("127.0.0.1"))}});
+                         {{QHostAddress(QStringLiteral("93.184.216.34")),
+                           QHostAddress(QStringLiteral("127.0.0.1"))}});
         const EgressGate gate(policy({QStringLiteral("*")}), resolver);
         const EgressDecision decision = decide(gate, QStringLiteral("https://mixed.example/"));
         QVERIFY(!decision.allowed());
@@ -289,11 +314,13 @@ private Q_SLOTS:
         // only, and the connection goes there (tst_webfetcher shows the connection side).
         auto resolver = std::make_shared<FakeResolver>();
         resolver->answer(QStringLiteral("rebind.example"),
-                         {{QHostAddress(QStringLiteral("93.184.216.34"))}, {QHostAddress(QStringLiteral("127.0.0.1"))}});
+                         {{QHostAddress(QStringLiteral("93.184.216.34"))},
+                          {QHostAddress(QStringLiteral("127.0.0.1"))}});
         const EgressGate gate(policy({QStringLiteral("*")}), resolver);
         const EgressDecision first = decide(gate, QStringLiteral("http://rebind.example/"));
         QVERIFY(first.allowed());
-        QCOMPARE(first.addresses, QList<QHostAddress>{QHostAddress(QStringLiteral("93.184.216.34"))});
+        QCOMPARE(first.addresses,
+                 QList<QHostAddress>{QHostAddress(QStringLiteral("93.184.216.34"))});
         QCOMPARE(resolver->lookups(QStringLiteral("rebind.example")), 1);
         const EgressDecision second = decide(gate, QStringLiteral("http://rebind.example/"));
         QVERIFY(!second.allowed());
@@ -305,7 +332,8 @@ private Q_SLOTS:
     {
         auto resolver = std::make_shared<FakeResolver>();
         resolver->answer(QStringLiteral("dual.example"),
-                         {{QHostAddress(QStringLiteral("2606:4700::1")), QHostAddress(QStringLiteral("93.184.216.34"))}});
+                         {{QHostAddress(QStringLiteral("2606:4700::1")),
+                           QHostAddress(QStringLiteral("93.184.216.34"))}});
         const EgressGate gate(policy({QStringLiteral("*")}), resolver);
         const EgressDecision dual = decide(gate, QStringLiteral("http://dual.example/"));
         QCOMPARE(dual.addresses.value(0), QHostAddress(QStringLiteral("93.184.216.34")));

@@ -32,11 +32,13 @@ class TestEgressProxy : public QObject
                                        qint64 maxBytes = 10 * 1024 * 1024)
     {
         QString error;
-        std::optional<EgressPolicy> policy = EgressPolicy::create({domains, allowPrivate, {}}, &error);
+        std::optional<EgressPolicy> policy =
+                EgressPolicy::create({domains, allowPrivate, {}}, &error);
         if (!policy)
             qFatal("%s", qPrintable(error));
         auto made = std::make_unique<EgressProxy>(
-                std::make_shared<const EgressGate>(*policy, m_resolver), EgressProxy::Options{maxBytes, 5000});
+                std::make_shared<const EgressGate>(*policy, m_resolver),
+                EgressProxy::Options{maxBytes, 5000});
         if (!made->listen())
             qFatal("the proxy cannot listen");
         return made;
@@ -89,7 +91,13 @@ private Q_SLOTS:
     {
         m_resolver->answer(QStringLiteral("site.test"), {{loopback1}});
         const auto gate = proxy({QStringLiteral("site.test")}, true);
-        const QByteArray answer = exchange(*gate, QStringLiteral("GET http://site.test:%1/page?q=1 HTTP/1.1\r\nHost: site.test:%1\r\nProxy-Connection: keep-alive\r\nX-Keep: yes\r\n\r\n").arg(m_port).toLatin1());
+        const QByteArray answer = exchange(
+                *gate,
+                QStringLiteral(
+                        "GET http://site.test:%1/page?q=1 HTTP/1.1\r\nHost: "
+                        "site.test:%1\r\nProxy-Connection: keep-alive\r\nX-Keep: yes\r\n\r\n")
+                        .arg(m_port)
+                        .toLatin1());
         QVERIFY2(answer.startsWith("HTTP/1.1 200"), answer.constData());
         QVERIFY(answer.contains("<title>ok</title>"));
         QCOMPARE(m_first->requests().size(), 1);
@@ -105,9 +113,14 @@ private Q_SLOTS:
     {
         m_resolver->answer(QStringLiteral("site.test"), {{loopback1}});
         const auto gate = proxy({QStringLiteral("*")}, true);
-        const QByteArray answer = exchange(*gate, QStringLiteral("CONNECT site.test:%1 HTTP/1.1\r\nHost: site.test:%1\r\n\r\n").arg(m_port).toLatin1(),
-                                           "GET /through HTTP/1.1\r\nHost: site.test\r\n\r\n");
-        QVERIFY2(answer.startsWith("HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200"), answer.constData());
+        const QByteArray answer = exchange(
+                *gate,
+                QStringLiteral("CONNECT site.test:%1 HTTP/1.1\r\nHost: site.test:%1\r\n\r\n")
+                        .arg(m_port)
+                        .toLatin1(),
+                "GET /through HTTP/1.1\r\nHost: site.test\r\n\r\n");
+        QVERIFY2(answer.startsWith("HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200"),
+                 answer.constData());
         QCOMPARE(m_first->requests().value(0).path, QByteArray("/through"));
     }
 
@@ -115,11 +128,21 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("request");
         QTest::addColumn<QString>("rule");
-        QTest::newRow("CONNECT to a host not listed") << QStringLiteral("CONNECT 127.0.0.2:PORT HTTP/1.1\r\n\r\n") << QStringLiteral("WEB_ALLOWED_DOMAINS");
-        QTest::newRow("GET to a host not listed") << QStringLiteral("GET http://127.0.0.2:PORT/ HTTP/1.1\r\n\r\n") << QStringLiteral("WEB_ALLOWED_DOMAINS");
-        QTest::newRow("decimal address") << QStringLiteral("GET http://2130706434:PORT/ HTTP/1.1\r\n\r\n") << QStringLiteral("WEB_ALLOWED_DOMAINS");
-        QTest::newRow("a name resolving to loopback") << QStringLiteral("GET http://inside.test:PORT/ HTTP/1.1\r\n\r\n") << QStringLiteral("WEB_ALLOW_PRIVATE");
-        QTest::newRow("CONNECT to a name resolving to loopback") << QStringLiteral("CONNECT inside.test:PORT HTTP/1.1\r\n\r\n") << QStringLiteral("WEB_ALLOW_PRIVATE");
+        QTest::newRow("CONNECT to a host not listed")
+                << QStringLiteral("CONNECT 127.0.0.2:PORT HTTP/1.1\r\n\r\n")
+                << QStringLiteral("WEB_ALLOWED_DOMAINS");
+        QTest::newRow("GET to a host not listed")
+                << QStringLiteral("GET http://127.0.0.2:PORT/ HTTP/1.1\r\n\r\n")
+                << QStringLiteral("WEB_ALLOWED_DOMAINS");
+        QTest::newRow("decimal address")
+                << QStringLiteral("GET http://2130706434:PORT/ HTTP/1.1\r\n\r\n")
+                << QStringLiteral("WEB_ALLOWED_DOMAINS");
+        QTest::newRow("a name resolving to loopback")
+                << QStringLiteral("GET http://inside.test:PORT/ HTTP/1.1\r\n\r\n")
+                << QStringLiteral("WEB_ALLOW_PRIVATE");
+        QTest::newRow("CONNECT to a name resolving to loopback")
+                << QStringLiteral("CONNECT inside.test:PORT HTTP/1.1\r\n\r\n")
+                << QStringLiteral("WEB_ALLOW_PRIVATE");
     }
 
     void refusedTargetsGet403AndNoConnection()
@@ -130,9 +153,11 @@ private Q_SLOTS:
         // Names are allowed, addresses must be public: 127.0.0.2 is neither listed nor public.
         const auto gate = proxy({QStringLiteral("*.test"), QStringLiteral("site.test")}, false);
         QSignalSpy refusals(gate.get(), &EgressProxy::refused);
-        const QByteArray answer = exchange(*gate, request.replace(QLatin1String("PORT"), QString::number(m_port)).toLatin1());
+        const QByteArray answer = exchange(
+                *gate, request.replace(QLatin1String("PORT"), QString::number(m_port)).toLatin1());
         QVERIFY2(answer.startsWith("HTTP/1.1 403 Forbidden"), answer.constData());
-        QVERIFY2(answer.contains(QStringLiteral("refused (%1)").arg(rule).toLatin1()), answer.constData());
+        QVERIFY2(answer.contains(QStringLiteral("refused (%1)").arg(rule).toLatin1()),
+                 answer.constData());
         QCOMPARE(refusals.size(), 1);
         QCOMPARE(m_first->connections() + m_second->connections(), 0);
     }
@@ -143,8 +168,10 @@ private Q_SLOTS:
         // connection where the checked answer pointed.
         m_resolver->answer(QStringLiteral("rebind.test"), {{loopback1}, {loopback2}});
         const auto gate = proxy({QStringLiteral("*")}, true);
-        const QByteArray answer = exchange(*gate, QStringLiteral("CONNECT rebind.test:%1 HTTP/1.1\r\n\r\n").arg(m_port).toLatin1(),
-                                           "GET / HTTP/1.1\r\nHost: rebind.test\r\n\r\n");
+        const QByteArray answer = exchange(
+                *gate,
+                QStringLiteral("CONNECT rebind.test:%1 HTTP/1.1\r\n\r\n").arg(m_port).toLatin1(),
+                "GET / HTTP/1.1\r\nHost: rebind.test\r\n\r\n");
         QVERIFY2(answer.contains("<title>ok</title>"), answer.constData());
         QCOMPARE(m_resolver->lookups(QStringLiteral("rebind.test")), 1);
         QCOMPARE(m_first->requests().size(), 1);
@@ -159,7 +186,9 @@ private Q_SLOTS:
         });
         const auto gate = proxy({QStringLiteral("*")}, true, 200000);
         QSignalSpy refusals(gate.get(), &EgressProxy::refused);
-        const QByteArray answer = exchange(*gate, QStringLiteral("GET http://127.0.0.1:%1/ HTTP/1.1\r\n\r\n").arg(m_port).toLatin1());
+        const QByteArray answer = exchange(
+                *gate,
+                QStringLiteral("GET http://127.0.0.1:%1/ HTTP/1.1\r\n\r\n").arg(m_port).toLatin1());
         QVERIFY2(answer.size() < 2 * 1024 * 1024, qPrintable(QString::number(answer.size())));
         QVERIFY(answer.size() > 100000);
         QCOMPARE(refusals.size(), 1);
@@ -170,7 +199,8 @@ private Q_SLOTS:
     {
         const auto gate = proxy({QStringLiteral("*")}, true);
         QVERIFY(exchange(*gate, "GET / HTTP/1.1\r\nHost: x\r\n\r\n").startsWith("HTTP/1.1 400"));
-        QVERIFY(exchange(*gate, "GET https://127.0.0.1/ HTTP/1.1\r\n\r\n").startsWith("HTTP/1.1 400"));
+        QVERIFY(exchange(*gate, "GET https://127.0.0.1/ HTTP/1.1\r\n\r\n")
+                        .startsWith("HTTP/1.1 400"));
         QVERIFY(exchange(*gate, "nonsense\r\n\r\n").startsWith("HTTP/1.1 400"));
         QCOMPARE(m_first->connections(), 0);
     }
@@ -179,7 +209,11 @@ private Q_SLOTS:
     {
         const auto gate = proxy({QStringLiteral("*")}, true);
         for (int i = 0; i < 5; ++i)
-            QVERIFY(exchange(*gate, QStringLiteral("GET http://127.0.0.1:%1/ HTTP/1.1\r\n\r\n").arg(m_port).toLatin1()).startsWith("HTTP/1.1 200"));
+            QVERIFY(exchange(*gate,
+                             QStringLiteral("GET http://127.0.0.1:%1/ HTTP/1.1\r\n\r\n")
+                                     .arg(m_port)
+                                     .toLatin1())
+                            .startsWith("HTTP/1.1 200"));
         QTRY_COMPARE(gate->openConnections(), 0);
     }
 };

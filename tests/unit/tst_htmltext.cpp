@@ -51,13 +51,17 @@ private Q_SLOTS:
                 {"a<br>b<br><br>c", "a\nb\n\nc"},
                 {"<div>one</div><div>two</div>", "one\ntwo"},
                 {"<h1>Title</h1>text", "Title\n\ntext"},
-                {"<ul><li>one</li><li>two<ul><li>inner</li></ul></li></ul>after", "- one\n- two\n  - inner\n\nafter"},
+                {"<ul><li>one</li><li>two<ul><li>inner</li></ul></li></ul>after",
+                 "- one\n- two\n  - inner\n\nafter"},
                 {"<ol start=3><li>a<li>b</ol>", "3. a\n4. b"},
                 {"<pre>  x\n    y</pre>", "  x\n    y"},
-                {"<p hidden>secret</p><p aria-hidden=true>secret</p><p style='display: none'>secret</p><p>shown</p>", "shown"},
+                {"<p hidden>secret</p><p aria-hidden=true>secret</p><p style='display: "
+                 "none'>secret</p><p>shown</p>",
+                 "shown"},
                 {"<body><noscript>enable js</noscript><template><p>t</p></template><p>x</p>", "x"},
                 {"<p>&amp; &lt; &eacute; &#x1F600;</p>", "& < \xc3\xa9 \xf0\x9f\x98\x80"},
-                {"<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>", "a | b\nc | d"},
+                {"<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>",
+                 "a | b\nc | d"},
                 {"<p>x<img src=/i.png alt=pic>y</p>", "xy"},
                 {"<p>bad \xff bytes</p>", "bad \xef\xbf\xbd bytes"},
         };
@@ -77,7 +81,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("html");
         QTest::addColumn<QString>("expected");
         const QList<QPair<const char *, const char *>> cases = {
-                {"<h2>Title</h2><p>See <a href=\"/x\">this <em>link</em></a> and <code>code()</code>.</p>",
+                {"<h2>Title</h2><p>See <a href=\"/x\">this <em>link</em></a> and "
+                 "<code>code()</code>.</p>",
                  "## Title\n\nSee [this *link*](https://site.test/x) and `code()`."},
                 {"<p>a<b></b>b<a href=/y></a>c</p>", "abc"},
                 {"<p>a <b> bold </b> b</p>", "a **bold** b"},
@@ -85,7 +90,8 @@ private Q_SLOTS:
                 {"<table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table>",
                  "| A | B |\n| --- | --- |\n| 1 | 2 |"},
                 {"<pre><code>x = 1\ny = 2</code></pre>", "```\nx = 1\ny = 2\n```"},
-                {"<img src=\"/i.png\" alt=\"An [image]\">", "![An \\[image\\]](https://site.test/i.png)"},
+                {"<img src=\"/i.png\" alt=\"An [image]\">",
+                 "![An \\[image\\]](https://site.test/i.png)"},
                 {"<a href=\"javascript:alert(1)\">click</a>", "click"},
                 {"<ol><li>one</li><li>two</li></ol>", "1. one\n2. two"},
                 {"<p>x</p><hr><p>y</p>", "x\n\n---\n\ny"},
@@ -103,13 +109,14 @@ private Q_SLOTS:
 
     void readableLeavesOutThePageFurniture()
     {
-        const std::string page =
-                "<html><head><title>T</title></head><body>"
-                "<header>Site banner</header><nav><a href=/>Home</a></nav>"
-                "<main><article><header><h1>Story</h1></header><p>Body text.</p>"
-                "<aside>Related</aside><form><p>Search</p></form><footer>By someone</footer></article></main>"
-                "<footer>Copyright</footer></body></html>";
-        QCOMPARE(text(page, TextFormat::Text, true), QStringLiteral("Story\n\nBody text.\n\nBy someone"));
+        const std::string page = "<html><head><title>T</title></head><body>"
+                                 "<header>Site banner</header><nav><a href=/>Home</a></nav>"
+                                 "<main><article><header><h1>Story</h1></header><p>Body text.</p>"
+                                 "<aside>Related</aside><form><p>Search</p></form><footer>By "
+                                 "someone</footer></article></main>"
+                                 "<footer>Copyright</footer></body></html>";
+        QCOMPARE(text(page, TextFormat::Text, true),
+                 QStringLiteral("Story\n\nBody text.\n\nBy someone"));
         // Without the readable view, everything visible is there.
         QVERIFY(text(page).contains(QLatin1String("Copyright")));
     }
@@ -122,8 +129,7 @@ private Q_SLOTS:
 
     void titleIsCollapsed()
     {
-        const html::HtmlText result =
-                html::htmlToText("<title>  My \n Page </title><p>x", {}, {});
+        const html::HtmlText result = html::htmlToText("<title>  My \n Page </title><p>x", {}, {});
         QCOMPARE(result.title, std::string("My Page"));
     }
 
@@ -131,8 +137,10 @@ private Q_SLOTS:
     {
         std::string error;
         const auto document = html::Document::parse(
-                "<script type=\"application/ld+json\">{\"@type\": \"Article\"}</script>", {}, &error);
-        const css::ParseResult selector = css::parseSelectorList("script[type='application/ld+json']");
+                "<script type=\"application/ld+json\">{\"@type\": \"Article\"}</script>", {},
+                &error);
+        const css::ParseResult selector =
+                css::parseSelectorList("script[type='application/ld+json']");
         const auto found = css::select(document->document(), *selector.selectors);
         QCOMPARE(found.size(), size_t(1));
         QCOMPARE(html::extractText(found[0], {}).text, std::string("{\"@type\": \"Article\"}"));
@@ -173,7 +181,8 @@ private Q_SLOTS:
         clock.start();
         const html::HtmlText result = html::htmlToText(page, {}, limits);
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.find("could not be parsed within 300 ms") != std::string::npos, result.error.c_str());
+        QVERIFY2(result.error.find("could not be parsed within 300 ms") != std::string::npos,
+                 result.error.c_str());
         QVERIFY2(clock.elapsed() < 1500, qPrintable(QString::number(clock.elapsed())));
     }
 
@@ -186,7 +195,8 @@ private Q_SLOTS:
         limits.memoryBytes = 4 * 1024 * 1024;
         const html::HtmlText result = html::htmlToText(page, {}, limits);
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.find("needs more than 4 MB") != std::string::npos, result.error.c_str());
+        QVERIFY2(result.error.find("needs more than 4 MB") != std::string::npos,
+                 result.error.c_str());
         // The same page parses with room to do so.
         QVERIFY(html::htmlToText(page, {}, {}).ok);
     }

@@ -31,7 +31,8 @@ QList<qint64> childrenNamed(const QString &name)
             continue;
         const QString text = QString::fromLatin1(stat.readAll());
         const qsizetype close = text.lastIndexOf(QLatin1Char(')'));
-        const QString comm = text.mid(text.indexOf(QLatin1Char('(')) + 1, close - text.indexOf(QLatin1Char('(')) - 1);
+        const QString comm = text.mid(text.indexOf(QLatin1Char('(')) + 1,
+                                      close - text.indexOf(QLatin1Char('(')) - 1);
         if (comm == name && text.mid(close + 2).split(QLatin1Char(' ')).value(1) == me)
             found.append(pid.toLongLong());
     }
@@ -66,13 +67,16 @@ private Q_SLOTS:
     void extractsTitleTextAndMatches()
     {
         HtmlWorkerPool pool(QStringLiteral(CMCP_HTML_PROGRAM), 2);
-        const HtmlTaskResult readable = run(pool, page("<title>T</title><nav>menu</nav><main><p>Hello <b>there</b></p></main>"));
+        const HtmlTaskResult readable =
+                run(pool,
+                    page("<title>T</title><nav>menu</nav><main><p>Hello <b>there</b></p></main>"));
         QVERIFY2(readable.ok, qPrintable(readable.error));
         QCOMPARE(readable.title, QStringLiteral("T"));
         QCOMPARE(readable.text, QStringLiteral("Hello there"));
         QCOMPARE(readable.matches, -1);
 
-        HtmlTask markdown = page("<ul><li><a href='../a.html'>A</a></li><li>B</li></ul>", QStringLiteral("li"));
+        HtmlTask markdown =
+                page("<ul><li><a href='../a.html'>A</a></li><li>B</li></ul>", QStringLiteral("li"));
         markdown.markdown = true;
         const HtmlTaskResult selected = run(pool, markdown);
         QVERIFY2(selected.ok, qPrintable(selected.error));
@@ -88,7 +92,8 @@ private Q_SLOTS:
         QCOMPARE(helpers.size(), 1);
         QFile status(QStringLiteral("/proc/%1/status").arg(helpers.first()));
         QVERIFY(status.open(QIODevice::ReadOnly));
-        QVERIFY2(status.readAll().contains("Seccomp:\t2"), "the helper is not in seccomp filter mode");
+        QVERIFY2(status.readAll().contains("Seccomp:\t2"),
+                 "the helper is not in seccomp filter mode");
     }
 
     void aPageThatCrashesTheParserFailsOneTask()
@@ -96,7 +101,8 @@ private Q_SLOTS:
         HtmlWorkerPool pool(QStringLiteral(CMCP_HTML_PROGRAM), 1);
         const HtmlTaskResult crashed = run(pool, page(readData("gumbo-assertion.html")));
         QVERIFY(!crashed.ok);
-        QCOMPARE(crashed.error, QStringLiteral("the HTML parser failed on this page (an assertion in gumbo)"));
+        QCOMPARE(crashed.error,
+                 QStringLiteral("the HTML parser failed on this page (an assertion in gumbo)"));
         const HtmlTaskResult next = run(pool, page("<p>still here"));
         QVERIFY2(next.ok, qPrintable(next.error));
         QCOMPARE(next.text, QStringLiteral("still here"));
@@ -107,14 +113,17 @@ private Q_SLOTS:
         HtmlWorkerPool pool(QStringLiteral(CMCP_HTML_PROGRAM), 2);
         QList<HtmlTaskResult> results;
         for (int i = 0; i < 6; ++i)
-            pool.run(page(QStringLiteral("<p>page %1").arg(i).toUtf8()), [&](const HtmlTaskResult &r) { results.append(r); });
+            pool.run(page(QStringLiteral("<p>page %1").arg(i).toUtf8()),
+                     [&](const HtmlTaskResult &r) { results.append(r); });
         QTRY_COMPARE_WITH_TIMEOUT(results.size(), 6, 15000);
         QStringList texts;
         for (const HtmlTaskResult &result : results)
             texts.append(result.text);
         texts.sort();
-        QCOMPARE(texts, (QStringList{QStringLiteral("page 0"), QStringLiteral("page 1"), QStringLiteral("page 2"),
-                                     QStringLiteral("page 3"), QStringLiteral("page 4"), QStringLiteral("page 5")}));
+        QCOMPARE(texts,
+                 (QStringList{QStringLiteral("page 0"), QStringLiteral("page 1"),
+                              QStringLiteral("page 2"), QStringLiteral("page 3"),
+                              QStringLiteral("page 4"), QStringLiteral("page 5")}));
         QVERIFY(childrenNamed(QStringLiteral("cmcp-html")).size() <= 2);
     }
 
@@ -127,7 +136,8 @@ private Q_SLOTS:
         clock.start();
         const HtmlTaskResult result = run(pool, deep);
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.contains(QLatin1String("could not be parsed within 300 ms")), qPrintable(result.error));
+        QVERIFY2(result.error.contains(QLatin1String("could not be parsed within 300 ms")),
+                 qPrintable(result.error));
         QVERIFY(clock.elapsed() < 3000);
     }
 
@@ -150,7 +160,9 @@ private Q_SLOTS:
         HtmlWorkerPool pool(QStringLiteral("/nonexistent/cmcp-html"), 1);
         const HtmlTaskResult result = run(pool, page("<p>x"));
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.startsWith(QLatin1String("cannot start the HTML parser /nonexistent/cmcp-html")), qPrintable(result.error));
+        QVERIFY2(result.error.startsWith(
+                         QLatin1String("cannot start the HTML parser /nonexistent/cmcp-html")),
+                 qPrintable(result.error));
     }
 };
 

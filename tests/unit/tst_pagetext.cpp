@@ -61,14 +61,16 @@ private Q_SLOTS:
                 {"  g  ", "http://a/b/c/g"},
         };
         for (const auto &[reference, expected] : cases)
-            QTest::newRow(reference) << QString::fromLatin1(reference) << QString::fromLatin1(expected);
+            QTest::newRow(reference)
+                    << QString::fromLatin1(reference) << QString::fromLatin1(expected);
     }
 
     void resolvesLikeRfc3986()
     {
         QFETCH(QString, reference);
         QFETCH(QString, expected);
-        QCOMPARE(QString::fromStdString(html::resolveUrl("http://a/b/c/d;p?q", reference.toStdString())),
+        QCOMPARE(QString::fromStdString(
+                         html::resolveUrl("http://a/b/c/d;p?q", reference.toStdString())),
                  expected);
     }
 
@@ -90,19 +92,30 @@ private Q_SLOTS:
     void decodesTheDeclaredEncoding()
     {
         const QByteArray latin1("caf\xe9 \x80", 6);
-        QCOMPARE(QString::fromUtf8(bodyAsUtf8("text/html; charset=windows-1252", latin1, BodyKind::Html)),
+        QCOMPARE(QString::fromUtf8(
+                         bodyAsUtf8("text/html; charset=windows-1252", latin1, BodyKind::Html)),
                  QStringLiteral("café €"));
-        QCOMPARE(QString::fromUtf8(bodyAsUtf8("text/html", "<meta charset=\"ISO-8859-1\">caf\xe9", BodyKind::Html)),
+        QCOMPARE(QString::fromUtf8(bodyAsUtf8("text/html", "<meta charset=\"ISO-8859-1\">caf\xe9",
+                                              BodyKind::Html)),
                  QStringLiteral("<meta charset=\"ISO-8859-1\">café"));
-        QCOMPARE(QString::fromUtf8(bodyAsUtf8("text/html", "<meta http-equiv=Content-Type content=\"text/html; charset=koi8-r\">\xc1", BodyKind::Html)).right(1),
+        QCOMPARE(QString::fromUtf8(bodyAsUtf8("text/html",
+                                              "<meta http-equiv=Content-Type content=\"text/html; "
+                                              "charset=koi8-r\">\xc1",
+                                              BodyKind::Html))
+                         .right(1),
                  QStringLiteral("а"));
         // A byte order mark wins over everything else.
-        QCOMPARE(bodyAsUtf8("text/html; charset=windows-1252", "\xef\xbb\xbf" "caf\xc3\xa9", BodyKind::Html),
+        QCOMPARE(bodyAsUtf8("text/html; charset=windows-1252",
+                            "\xef\xbb\xbf"
+                            "caf\xc3\xa9",
+                            BodyKind::Html),
                  QByteArray("caf\xc3\xa9"));
-        QCOMPARE(QString::fromUtf8(bodyAsUtf8("", QByteArray("\xff\xfeh\0i\0", 6), BodyKind::Text)), QStringLiteral("hi"));
+        QCOMPARE(QString::fromUtf8(bodyAsUtf8("", QByteArray("\xff\xfeh\0i\0", 6), BodyKind::Text)),
+                 QStringLiteral("hi"));
         // Undeclared: UTF-8 when it is UTF-8, windows-1252 as browsers guess when it is not.
         QCOMPARE(bodyAsUtf8("text/html", "caf\xc3\xa9", BodyKind::Html), QByteArray("caf\xc3\xa9"));
-        QCOMPARE(QString::fromUtf8(bodyAsUtf8("text/html", "caf\xe9", BodyKind::Html)), QStringLiteral("café"));
+        QCOMPARE(QString::fromUtf8(bodyAsUtf8("text/html", "caf\xe9", BodyKind::Html)),
+                 QStringLiteral("café"));
     }
 };
 

@@ -73,7 +73,8 @@ protected:
         connect(socket, &QSslSocket::readyRead, socket, [socket] {
             if (!socket->readAll().contains("\r\n\r\n"))
                 return;
-            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\nsecret");
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
+                          "6\r\n\r\nsecret");
         });
         connect(socket, &QSslSocket::disconnected, socket, &QObject::deleteLater);
         connect(socket, &QSslSocket::sslErrors, socket, [](const QList<QSslError> &) {});
@@ -122,7 +123,10 @@ class TestWebFetcher : public QObject
 
     QString at(const char *host, const char *path = "/") const
     {
-        return QStringLiteral("http://%1:%2%3").arg(QLatin1String(host)).arg(m_port).arg(QLatin1String(path));
+        return QStringLiteral("http://%1:%2%3")
+                .arg(QLatin1String(host))
+                .arg(m_port)
+                .arg(QLatin1String(path));
     }
 
 private Q_SLOTS:
@@ -133,7 +137,8 @@ private Q_SLOTS:
         m_second = new LoopbackHttpServer(this);
         m_port = m_first->listen(loopback1);
         QVERIFY(m_port);
-        QVERIFY2(m_second->listen(loopback2, m_port), "127.0.0.2 must be usable (Linux routes 127/8 to lo)");
+        QVERIFY2(m_second->listen(loopback2, m_port),
+                 "127.0.0.2 must be usable (Linux routes 127/8 to lo)");
     }
 
     void cleanup()
@@ -149,11 +154,13 @@ private Q_SLOTS:
         const FetchResult result = fetch(fetcher, at("site.test", "/page?q=1"));
         QVERIFY2(result.ok, qPrintable(result.error));
         QCOMPARE(result.status, 200);
-        QCOMPARE(result.body, QByteArray("<html><head><title>ok</title></head><body>ok</body></html>"));
+        QCOMPARE(result.body,
+                 QByteArray("<html><head><title>ok</title></head><body>ok</body></html>"));
         QCOMPARE(result.url, QUrl(at("site.test", "/page?q=1")));
         QCOMPARE(result.address, loopback1);
         QCOMPARE(m_first->requests().size(), 1);
-        QCOMPARE(m_first->requests().at(0).host, QStringLiteral("site.test:%1").arg(m_port).toLatin1());
+        QCOMPARE(m_first->requests().at(0).host,
+                 QStringLiteral("site.test:%1").arg(m_port).toLatin1());
         QCOMPARE(m_first->requests().at(0).path, QByteArray("/page?q=1"));
         // ".test" names exist in no DNS: the client was never asked to resolve one itself.
         QCOMPARE(m_resolver->lookups(QStringLiteral("site.test")), 1);
@@ -178,7 +185,9 @@ private Q_SLOTS:
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, false));
         const FetchResult refused = fetch(fetcher, at("inside.test"));
         QVERIFY(!refused.ok);
-        QVERIFY2(refused.error.startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE): inside.test resolves to 127.0.0.1")), qPrintable(refused.error));
+        QVERIFY2(refused.error.startsWith(QLatin1String(
+                         "refused (WEB_ALLOW_PRIVATE): inside.test resolves to 127.0.0.1")),
+                 qPrintable(refused.error));
         QCOMPARE(m_first->connections(), 0);
     }
 
@@ -186,11 +195,15 @@ private Q_SLOTS:
     {
         QTest::addColumn<QByteArray>("location");
         QTest::addColumn<QString>("rule");
-        QTest::newRow("another host") << QByteArray("http://127.0.0.2:PORT/secret") << QStringLiteral("WEB_ALLOWED_DOMAINS");
-        QTest::newRow("decimal loopback") << QByteArray("http://2130706434:PORT/secret") << QStringLiteral("WEB_ALLOWED_DOMAINS");
-        QTest::newRow("metadata") << QByteArray("http://169.254.169.254/latest/meta-data/") << QStringLiteral("WEB_ALLOWED_DOMAINS");
+        QTest::newRow("another host") << QByteArray("http://127.0.0.2:PORT/secret")
+                                      << QStringLiteral("WEB_ALLOWED_DOMAINS");
+        QTest::newRow("decimal loopback") << QByteArray("http://2130706434:PORT/secret")
+                                          << QStringLiteral("WEB_ALLOWED_DOMAINS");
+        QTest::newRow("metadata") << QByteArray("http://169.254.169.254/latest/meta-data/")
+                                  << QStringLiteral("WEB_ALLOWED_DOMAINS");
         QTest::newRow("file") << QByteArray("file:///etc/passwd") << QStringLiteral("scheme");
-        QTest::newRow("protocol-relative") << QByteArray("//127.0.0.2:PORT/secret") << QStringLiteral("WEB_ALLOWED_DOMAINS");
+        QTest::newRow("protocol-relative")
+                << QByteArray("//127.0.0.2:PORT/secret") << QStringLiteral("WEB_ALLOWED_DOMAINS");
     }
 
     void redirectsToRefusedHostsAreNotFollowed()
@@ -205,7 +218,8 @@ private Q_SLOTS:
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("site.test")}, true));
         const FetchResult result = fetch(fetcher, at("site.test"));
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.startsWith(QStringLiteral("refused (%1)").arg(rule)), qPrintable(result.error));
+        QVERIFY2(result.error.startsWith(QStringLiteral("refused (%1)").arg(rule)),
+                 qPrintable(result.error));
         QVERIFY2(result.error.contains(QLatin1String("redirected to")), qPrintable(result.error));
         QCOMPARE(m_second->connections(), 0);
     }
@@ -220,7 +234,9 @@ private Q_SLOTS:
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, false, {QUrl(at("127.0.0.1"))}));
         const FetchResult result = fetch(fetcher, at("127.0.0.1", "/search"));
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.startsWith(QLatin1String("refused (WEB_ALLOW_PRIVATE): 127.0.0.2 is a non-public address")), qPrintable(result.error));
+        QVERIFY2(result.error.startsWith(QLatin1String(
+                         "refused (WEB_ALLOW_PRIVATE): 127.0.0.2 is a non-public address")),
+                 qPrintable(result.error));
         QCOMPARE(m_first->requests().size(), 1);
         QCOMPARE(m_second->connections(), 0);
     }
@@ -238,14 +254,18 @@ private Q_SLOTS:
         m_second->setHandler([](const RecordedRequest &, HttpExchange &exchange) {
             exchange.respond(200, "final", "text/plain; charset=utf-8");
         });
-        WebFetcher fetcher(gate(m_resolver, {QStringLiteral("site.test"), QStringLiteral("other.test")}, true));
+        WebFetcher fetcher(gate(m_resolver,
+                                {QStringLiteral("site.test"), QStringLiteral("other.test")}, true));
         const FetchResult result = fetch(fetcher, at("site.test", "/start"));
         QVERIFY2(result.ok, qPrintable(result.error));
         QCOMPARE(result.body, QByteArray("final"));
         QCOMPARE(result.contentType, QByteArray("text/plain; charset=utf-8"));
         QCOMPARE(result.url, QUrl(at("other.test", "/final")));
-        QCOMPARE(result.redirects, (QList<QUrl>{QUrl(at("site.test", "/relative")), QUrl(at("other.test", "/final"))}));
-        QCOMPARE(m_second->requests().at(0).host, QStringLiteral("other.test:%1").arg(m_port).toLatin1());
+        QCOMPARE(result.redirects,
+                 (QList<QUrl>{QUrl(at("site.test", "/relative")),
+                              QUrl(at("other.test", "/final"))}));
+        QCOMPARE(m_second->requests().at(0).host,
+                 QStringLiteral("other.test:%1").arg(m_port).toLatin1());
     }
 
     void headersStayWithTheirOrigin()
@@ -268,17 +288,22 @@ private Q_SLOTS:
 
     void redirectLoopsEnd()
     {
-        m_first->setHandler([](const RecordedRequest &, HttpExchange &exchange) { exchange.redirect(302, "/again"); });
+        m_first->setHandler([](const RecordedRequest &, HttpExchange &exchange) {
+            exchange.redirect(302, "/again");
+        });
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
         const FetchResult result = fetch(fetcher, at("127.0.0.1"));
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.startsWith(QLatin1String("more than 10 redirects")), qPrintable(result.error));
+        QVERIFY2(result.error.startsWith(QLatin1String("more than 10 redirects")),
+                 qPrintable(result.error));
         QCOMPARE(m_first->requests().size(), 11);
     }
 
     void errorStatusesAreAnswers()
     {
-        m_first->setHandler([](const RecordedRequest &, HttpExchange &exchange) { exchange.respond(404, "gone"); });
+        m_first->setHandler([](const RecordedRequest &, HttpExchange &exchange) {
+            exchange.respond(404, "gone");
+        });
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
         const FetchResult result = fetch(fetcher, at("127.0.0.1"));
         QVERIFY2(result.ok, qPrintable(result.error));
@@ -290,7 +315,8 @@ private Q_SLOTS:
     {
         auto written = std::make_shared<qint64>(0);
         m_first->setHandler([written](const RecordedRequest &, HttpExchange &exchange) {
-            exchange.write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 50000000\r\n\r\n");
+            exchange.write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: "
+                           "50000000\r\n\r\n");
             exchange.drip(QByteArray(64 * 1024, 'x'), 1, 0, written);
         });
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
@@ -299,7 +325,8 @@ private Q_SLOTS:
         request.maxBytes = 100000;
         const FetchResult result = fetch(fetcher, request);
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.contains(QLatin1String("larger than WEB_MAX_BYTES (100000 bytes)")), qPrintable(result.error));
+        QVERIFY2(result.error.contains(QLatin1String("larger than WEB_MAX_BYTES (100000 bytes)")),
+                 qPrintable(result.error));
         QVERIFY(result.body.isEmpty());
         QTest::qWait(200);
         QVERIFY2(*written < 5000000, qPrintable(QString::number(*written)));
@@ -309,7 +336,8 @@ private Q_SLOTS:
     {
         auto written = std::make_shared<qint64>(0);
         m_first->setHandler([written](const RecordedRequest &, HttpExchange &exchange) {
-            exchange.write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n");
+            exchange.write(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n");
             exchange.drip(QByteArray(16 * 1024, 'y'), 1, 0, written);
         });
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
@@ -358,7 +386,8 @@ private Q_SLOTS:
     void aSlowBodyTimesOut()
     {
         m_first->setHandler([](const RecordedRequest &, HttpExchange &exchange) {
-            exchange.write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1000\r\n\r\n");
+            exchange.write(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1000\r\n\r\n");
             exchange.drip("x", 100, 0);
         });
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
@@ -369,14 +398,16 @@ private Q_SLOTS:
         clock.start();
         const FetchResult result = fetch(fetcher, request);
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.contains(QLatin1String("within 0.7 s (WEB_TIMEOUT_DEFAULT)")), qPrintable(result.error));
+        QVERIFY2(result.error.contains(QLatin1String("within 0.7 s (WEB_TIMEOUT_DEFAULT)")),
+                 qPrintable(result.error));
         QVERIFY(clock.elapsed() >= 650 && clock.elapsed() < 3000);
     }
 
     void aConnectionRefusedTriesTheNextCheckedAddress()
     {
         // 127.0.0.3 (where nothing listens) first, then 127.0.0.1.
-        m_resolver->answer(QStringLiteral("two.test"), {{QHostAddress(QStringLiteral("127.0.0.3")), loopback1}});
+        m_resolver->answer(QStringLiteral("two.test"),
+                           {{QHostAddress(QStringLiteral("127.0.0.3")), loopback1}});
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
         const FetchResult result = fetch(fetcher, at("two.test"));
         QVERIFY2(result.ok, qPrintable(result.error));
@@ -418,13 +449,16 @@ private Q_SLOTS:
 
         // Same address and port, another name: the certificate does not cover it. A connection
         // kept open for web.test must not be reused for it.
-        const FetchResult wrongName = fetch(fetcher, QStringLiteral("https://other.test:%1/").arg(port));
+        const FetchResult wrongName =
+                fetch(fetcher, QStringLiteral("https://other.test:%1/").arg(port));
         QVERIFY(!wrongName.ok);
-        QVERIFY2(wrongName.error.contains(QLatin1String("host name did not match")), qPrintable(wrongName.error));
+        QVERIFY2(wrongName.error.contains(QLatin1String("host name did not match")),
+                 qPrintable(wrongName.error));
         QVERIFY(tls.clientHellos.last().contains("other.test"));
 
         // The address itself is not a name the certificate holds either.
-        const FetchResult byAddress = fetch(fetcher, QStringLiteral("https://127.0.0.1:%1/").arg(port));
+        const FetchResult byAddress =
+                fetch(fetcher, QStringLiteral("https://127.0.0.1:%1/").arg(port));
         QVERIFY(!byAddress.ok);
     }
 
@@ -434,9 +468,11 @@ private Q_SLOTS:
         QVERIFY(tls.listen(loopback1));
         m_resolver->answer(QStringLiteral("web.test"), {{loopback1}});
         WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, true));
-        const FetchResult result = fetch(fetcher, QStringLiteral("https://web.test:%1/").arg(tls.serverPort()));
+        const FetchResult result =
+                fetch(fetcher, QStringLiteral("https://web.test:%1/").arg(tls.serverPort()));
         QVERIFY(!result.ok);
-        QVERIFY2(result.error.contains(QLatin1String("cannot fetch https://web.test")), qPrintable(result.error));
+        QVERIFY2(result.error.contains(QLatin1String("cannot fetch https://web.test")),
+                 qPrintable(result.error));
     }
 };
 

@@ -24,8 +24,7 @@ namespace {
 
 // Every failure: isError with the message as text, and success false plus the message (and the
 // URL when there is one) in structuredContent, as the original's results carry them.
-ToolResult failure(const QString &message, const QString &url = {},
-                   const QJsonArray &blocked = {})
+ToolResult failure(const QString &message, const QString &url = {}, const QJsonArray &blocked = {})
 {
     ToolResult result = ToolResult::text(message);
     result.isError = true;
@@ -68,7 +67,8 @@ void scrape(WebScraper *scraper, const std::shared_ptr<ToolCall> &call)
             value.insert(QLatin1String("matches"), result.matches);
         call->finish(ToolResult::structured(value));
     });
-    QObject::connect(call.get(), &ToolCall::cancelled, scraper, [scraper, id] { scraper->cancel(id); });
+    QObject::connect(call.get(), &ToolCall::cancelled, scraper,
+                     [scraper, id] { scraper->cancel(id); });
 }
 
 void search(WebSearch *search, const std::shared_ptr<ToolCall> &call)
@@ -91,7 +91,8 @@ void search(WebSearch *search, const std::shared_ptr<ToolCall> &call)
                                              {QLatin1String("backend"), outcome.backend},
                                              {QLatin1String("results"), results}}));
     });
-    QObject::connect(call.get(), &ToolCall::cancelled, search, [search, id] { search->cancel(id); });
+    QObject::connect(call.get(), &ToolCall::cancelled, search,
+                     [search, id] { search->cancel(id); });
 }
 
 void browse(BrowserPool *browsers, const std::shared_ptr<ToolCall> &call)
@@ -118,12 +119,14 @@ void browse(BrowserPool *browsers, const std::shared_ptr<ToolCall> &call)
             value.insert(QLatin1String("screenshot"), true);
         ToolResult result = ToolResult::structured(value);
         if (!outcome.screenshotBase64.isEmpty())
-            result.content.append(QJsonObject{{QLatin1String("type"), QLatin1String("image")},
-                                              {QLatin1String("data"), QString::fromLatin1(outcome.screenshotBase64)},
-                                              {QLatin1String("mimeType"), QLatin1String("image/png")}});
+            result.content.append(QJsonObject{
+                    {QLatin1String("type"), QLatin1String("image")},
+                    {QLatin1String("data"), QString::fromLatin1(outcome.screenshotBase64)},
+                    {QLatin1String("mimeType"), QLatin1String("image/png")}});
         call->finish(result);
     });
-    QObject::connect(call.get(), &ToolCall::cancelled, browsers, [browsers, id] { browsers->cancel(id); });
+    QObject::connect(call.get(), &ToolCall::cancelled, browsers,
+                     [browsers, id] { browsers->cancel(id); });
 }
 
 void logPolicy(const EgressPolicy &policy, const WebSearch &search)
@@ -131,9 +134,9 @@ void logPolicy(const EgressPolicy &policy, const WebSearch &search)
     spdlog::info("web: egress to {}{}; non-public addresses {}",
                  policy.allowsAnyDomain() ? std::string("any domain")
                                           : policy.allowedDomains().join(u',').toStdString(),
-                 policy.trustedOrigins().isEmpty()
-                         ? std::string()
-                         : " and the search back ends " + policy.trustedOrigins().join(u',').toStdString(),
+                 policy.trustedOrigins().isEmpty() ? std::string()
+                                                   : " and the search back ends "
+                                 + policy.trustedOrigins().join(u',').toStdString(),
                  policy.allowsPrivate() ? "allowed (WEB_ALLOW_PRIVATE=true)" : "refused");
     if (!search.configured())
         spdlog::info("web_search: no back end (set WEB_SEARCH_URL or BRAVE_SEARCH_API_KEY)");

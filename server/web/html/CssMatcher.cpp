@@ -135,7 +135,8 @@ bool matchesAttribute(const GumboNode *element, const AttributeSelector &selecto
                          : value.substr(0, wanted.size()) == wanted);
     case Match::Suffix:
         return !wanted.empty() && value.size() >= wanted.size()
-                && (fold ? equalsIgnoringAsciiCase(value.substr(value.size() - wanted.size()), wanted)
+                && (fold ? equalsIgnoringAsciiCase(value.substr(value.size() - wanted.size()),
+                                                   wanted)
                          : value.substr(value.size() - wanted.size()) == wanted);
     case Match::Substring:
         return !wanted.empty() && find(value, wanted, fold) != std::string_view::npos;

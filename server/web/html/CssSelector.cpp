@@ -117,8 +117,8 @@ private:
     ParseResult unsupported(const std::string &what)
     {
         if (m_error.empty())
-            m_error = "unsupported selector at character " + std::to_string(m_pos + 1) + ": "
-                    + what + " (supported: " + supportedSyntax + ")";
+            m_error = "unsupported selector at character " + std::to_string(m_pos + 1) + ": " + what
+                    + " (supported: " + supportedSyntax + ")";
         return failed();
     }
     ParseResult failed() { return {std::nullopt, m_error}; }
@@ -247,8 +247,7 @@ private:
             int digits = 0;
             while (digits < 6 && isHexDigit(peek())) {
                 const char h = peek();
-                codePoint = codePoint * 16
-                        + uint32_t(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+                codePoint = codePoint * 16 + uint32_t(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
                 ++m_pos;
                 ++digits;
             }
@@ -415,10 +414,14 @@ private:
             Kind kind;
         };
         static const Plain plainKinds[] = {
-                {"first-child", Kind::FirstChild}, {"last-child", Kind::LastChild},
-                {"only-child", Kind::OnlyChild},   {"first-of-type", Kind::FirstOfType},
-                {"last-of-type", Kind::LastOfType}, {"only-of-type", Kind::OnlyOfType},
-                {"empty", Kind::Empty},             {"root", Kind::Root},
+                {"first-child", Kind::FirstChild},
+                {"last-child", Kind::LastChild},
+                {"only-child", Kind::OnlyChild},
+                {"first-of-type", Kind::FirstOfType},
+                {"last-of-type", Kind::LastOfType},
+                {"only-of-type", Kind::OnlyOfType},
+                {"empty", Kind::Empty},
+                {"root", Kind::Root},
         };
         static const Plain nthKinds[] = {
                 {"nth-child", Kind::NthChild},
@@ -474,9 +477,9 @@ private:
                     }
                     if (atEnd())
                         fail("expected ) to close :not(");
-                    else if (peek() == '>' || peek() == '+' || peek() == '~'
-                        || startsIdentifier() || peek() == '*' || peek() == '.' || peek() == '#'
-                        || peek() == '[' || peek() == ':')
+                    else if (peek() == '>' || peek() == '+' || peek() == '~' || startsIdentifier()
+                             || peek() == '*' || peek() == '.' || peek() == '#' || peek() == '['
+                             || peek() == ':')
                         unsupported("combinators inside :not() (it takes compound selectors)");
                     else
                         fail(std::string("unexpected '") + peek() + "' in :not()");
@@ -501,7 +504,7 @@ private:
         for (size_t i = m_pos; i < close; ++i) {
             if (!isWhitespace(m_text[i]))
                 argument += char(m_text[i] >= 'A' && m_text[i] <= 'Z' ? m_text[i] - 'A' + 'a'
-                                                                        : m_text[i]);
+                                                                      : m_text[i]);
         }
         if (argument.find("of") != std::string::npos) {
             unsupported("the 'of S' form of :nth-child()");

@@ -334,13 +334,20 @@ struct Frame
 int headingLevel(GumboTag tag)
 {
     switch (tag) {
-    case GUMBO_TAG_H1: return 1;
-    case GUMBO_TAG_H2: return 2;
-    case GUMBO_TAG_H3: return 3;
-    case GUMBO_TAG_H4: return 4;
-    case GUMBO_TAG_H5: return 5;
-    case GUMBO_TAG_H6: return 6;
-    default: return 0;
+    case GUMBO_TAG_H1:
+        return 1;
+    case GUMBO_TAG_H2:
+        return 2;
+    case GUMBO_TAG_H3:
+        return 3;
+    case GUMBO_TAG_H4:
+        return 4;
+    case GUMBO_TAG_H5:
+        return 5;
+    case GUMBO_TAG_H6:
+        return 6;
+    default:
+        return 0;
     }
 }
 
@@ -436,8 +443,8 @@ private:
         if (isInvisible(element))
             return;
         const GumboTag tag = element->v.element.tag;
-        const bool insideArticle = parent.insideArticle || tag == GUMBO_TAG_ARTICLE
-                || tag == GUMBO_TAG_MAIN;
+        const bool insideArticle =
+                parent.insideArticle || tag == GUMBO_TAG_ARTICLE || tag == GUMBO_TAG_MAIN;
         if (m_options.readable && isFurniture(element, parent.insideArticle))
             return;
         Frame frame;
@@ -603,7 +610,8 @@ private:
     Frame *tableFrame()
     {
         for (auto it = m_stack.rbegin(); it != m_stack.rend(); ++it) {
-            if (it->element->type == GUMBO_NODE_ELEMENT && it->element->v.element.tag == GUMBO_TAG_TABLE)
+            if (it->element->type == GUMBO_NODE_ELEMENT
+                && it->element->v.element.tag == GUMBO_TAG_TABLE)
                 return &*it;
         }
         return nullptr;
@@ -647,7 +655,8 @@ const GumboNode *firstElement(const GumboNode *root, GumboTag tag, const char *r
     if (tag != GUMBO_TAG_UNKNOWN)
         compound.tag = gumbo_normalized_tagname(tag);
     if (roleValue)
-        compound.attributes.push_back({"role", css::AttributeSelector::Match::Equals, roleValue, true});
+        compound.attributes.push_back(
+                {"role", css::AttributeSelector::Match::Equals, roleValue, true});
     selector.compounds.push_back(compound);
     list.selectors.push_back(selector);
     const std::vector<const GumboNode *> found = css::select(root, list, 1);

@@ -38,15 +38,18 @@ Parts split(std::string_view url)
     }
     if (url.substr(i, 2) == "//") {
         const size_t end = url.find_first_of("/?#", i + 2);
-        parts.authority = std::string(url.substr(i + 2, end == std::string_view::npos ? std::string_view::npos : end - i - 2));
+        parts.authority = std::string(url.substr(
+                i + 2, end == std::string_view::npos ? std::string_view::npos : end - i - 2));
         i = end == std::string_view::npos ? url.size() : end;
     }
     const size_t pathEnd = url.find_first_of("?#", i);
-    parts.path = std::string(url.substr(i, pathEnd == std::string_view::npos ? std::string_view::npos : pathEnd - i));
+    parts.path = std::string(url.substr(
+            i, pathEnd == std::string_view::npos ? std::string_view::npos : pathEnd - i));
     i = pathEnd == std::string_view::npos ? url.size() : pathEnd;
     if (i < url.size() && url[i] == '?') {
         const size_t end = url.find('#', i);
-        parts.query = std::string(url.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1));
+        parts.query = std::string(url.substr(
+                i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1));
         i = end == std::string_view::npos ? url.size() : end;
     }
     if (i < url.size() && url[i] == '#')
@@ -146,7 +149,9 @@ std::string resolveUrl(std::string_view base, std::string_view reference)
                     merged = "/" + r.path;
                 else {
                     const size_t slash = b.path.rfind('/');
-                    merged = (slash == std::string::npos ? std::string() : b.path.substr(0, slash + 1)) + r.path;
+                    merged = (slash == std::string::npos ? std::string()
+                                                         : b.path.substr(0, slash + 1))
+                            + r.path;
                 }
                 t.path = removeDotSegments(merged);
             }

@@ -1,0 +1,126 @@
+// BrowserPool's handling of its workers, with a stand-in worker (data/fake-browser-worker.py)
+// that speaks cmcp-browser's protocol: pages per worker, a crash in the middle of a page,
+// cancellation, concurrency, and a worker that cannot be started.
+
+#include "BrowserPool.h"
+
+#include <QTest>
+
+using namespace cmcp;
+
+class TestBrowserPool : public QObject
+{
+    Q_OBJECT
+
+    static BrowserPool::Options options(int pagesPerWorker = 50, int concurrent = 4)
+    {
+        BrowserPool::Options made;
+        made.program = QStringLiteral("/usr/bin/python3");
+        made.arguments = {QStringLiteral(CMCP_TEST_DATA "/fake-browser-worker.py")};
+        made.pagesPerWorker = pagesPerWorker;
+        made.concurrentPages = concurrent;
+        made.timeoutMs = 5000;
+        return made;
+    }
+
+    static BrowseOutcome browse(BrowserPool &pool, const QString &url)
+    {
+        std::optional<BrowseOutcome> outcome;
+        pool.browse({QUrl(url), {}, false, false}, [&](const BrowseOutcome &o) { outcome = o; });
+        if (!QTest::qWaitFor([&] { return outcome.has_value(); }, 15000))
+            qFatal("no answer for %s", qPrintable(url));
+        return *outcome;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (!QFileInfo::exists(QStringLiteral("/usr/bin/python3")))
+            QSKIP("the stand-in worker needs /usr/bin/python3");
+    }
+
+    void answersComeBack()
+    {
+        BrowserPool pool(options());
+        const BrowseOutcome outcome = browse(pool, QStringLiteral("http://ok/page"));
+        QVERIFY2(outcome.success, qPrintable(outcome.error));
+        QCOMPARE(outcome.content, QStringLiteral("http://ok/page"));
+        QCOMPARE(pool.workersStarted(), 1);
+    }
+
+    void aWorkerServesAtMostItsPages()
+    {
+        BrowserPool pool(options(2));
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(browse(pool, QStringLiteral("http://ok/%1").arg(i)).success);
+        // Workers 1 and 2 served two pages each, worker 3 one; each replacement started when
+        // its predecessor got its last page, and one is kept warm after that: 3 or 4 in all.
+        QVERIFY2(pool.workersStarted() >= 3 && pool.workersStarted() <= 4,
+                 qPrintable(QString::number(pool.workersStarted())));
+    }
+
+    void aCrashFailsItsCallsAndANewWorkerTakesOver()
+    {
+        BrowserPool pool(options());
+        std::optional<BrowseOutcome> slow;
+        pool.browse({QUrl(QStringLiteral("http://slow/2000")), {}, false, false},
+                    [&](const BrowseOutcome &o) { slow = o; });
+        const BrowseOutcome crashed = browse(pool, QStringLiteral("http://crash/"));
+        QVERIFY(!crashed.success);
+        QVERIFY2(crashed.error.startsWith(QLatin1String("the browser worker crashed (signal 11) while loading this page; a new worker is being started")),
+                 qPrintable(crashed.error));
+        // The other page the worker had fails the same way.
+        QTRY_VERIFY(slow.has_value());
+        QVERIFY(!slow->success);
+        const BrowseOutcome after = browse(pool, QStringLiteral("http://ok/after"));
+        QVERIFY2(after.success, qPrintable(after.error));
+        QCOMPARE(pool.workersStarted(), 2);
+    }
+
+    void pagesBeyondTheConcurrencyWait()
+    {
+        BrowserPool pool(options(50, 2));
+        QList<BrowseOutcome> done;
+        QElapsedTimer clock;
+        clock.start();
+        for (int i = 0; i < 4; ++i)
+            pool.browse({QUrl(QStringLiteral("http://slow/400")), {}, false, false},
+                        [&](const BrowseOutcome &o) { done.append(o); });
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 4, 10000);
+        // Two at a time: at least two rounds of 400 ms.
+        QVERIFY2(clock.elapsed() >= 800, qPrintable(QString::number(clock.elapsed())));
+        for (const BrowseOutcome &outcome : done)
+            QVERIFY(outcome.success);
+    }
+
+    void aCancelledCallIsNotAnswered()
+    {
+        BrowserPool pool(options());
+        bool called = false;
+        const quint64 id = pool.browse({QUrl(QStringLiteral("http://hang/")), {}, false, false},
+                                       [&](const BrowseOutcome &) { called = true; });
+        QTest::qWait(500);
+        pool.cancel(id);
+        const BrowseOutcome next = browse(pool, QStringLiteral("http://ok/next"));
+        QVERIFY(!called);
+        QVERIFY(next.success);
+    }
+
+    void aWorkerThatCannotStartFailsTheCallsWaitingForIt()
+    {
+        BrowserPool::Options broken = options();
+        broken.program = QStringLiteral("/nonexistent/cmcp-browser");
+        BrowserPool pool(broken);
+        const BrowseOutcome outcome = browse(pool, QStringLiteral("http://ok/"));
+        QVERIFY(!outcome.success);
+        QVERIFY2(outcome.error.startsWith(QLatin1String("the browser worker could not be started (/nonexistent/cmcp-browser")),
+                 qPrintable(outcome.error));
+        // It is tried again with the next call, not in a loop meanwhile.
+        QCOMPARE(pool.workersStarted(), 1);
+        QVERIFY(!browse(pool, QStringLiteral("http://ok/")).success);
+        QCOMPARE(pool.workersStarted(), 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBrowserPool)
+#include "tst_browserpool.moc"
