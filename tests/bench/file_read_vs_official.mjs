@@ -24,11 +24,15 @@ const { StdioClientTransport } = await import(`${sdk}/stdio.js`);
 const officialPackage = `${clients}/@modelcontextprotocol/server-filesystem`;
 
 function parseArgs(argv) {
-    const options = { cmcpd: process.env.CMCPD ?? '', n: 300, warmup: 30, maxSeconds: 600 };
+    const options = { cmcpd: process.env.CMCPD ?? '', n: 300, warmup: 30, maxSeconds: 600, audit: false };
     for (let i = 0; i < argv.length; ++i) {
         let [name, value] = argv[i].split('=', 2);
+        if (name === '--audit') {
+            options.audit = true;
+            continue;
+        }
         if (name === '--help' || name === '-h') {
-            console.log('usage: node tests/bench/file_read_vs_official.mjs [--cmcpd PATH] [--n N] [--warmup W] [--max-seconds S]');
+            console.log('usage: node tests/bench/file_read_vs_official.mjs [--cmcpd PATH] [--n N] [--warmup W] [--max-seconds S] [--audit]');
             process.exit(0);
         }
         if (value === undefined)
@@ -75,12 +79,15 @@ function servers(options, root, workspace) {
     // Without root the jail's identity layer is missing and the default SANDBOX_REQUIRE stops
     // cmcpd; file reads run no job, so nothing is required here.
     const required = process.getuid() === 0 ? [] : ['--set', 'SANDBOX_REQUIRE='];
+    // The official server keeps no audit log; --audit measures cmcpd with its own (an fdatasync
+    // a call) instead of comparing the file paths alone.
+    const audit = options.audit ? [] : ['--set', 'AUDIT_LOG='];
     return [
         {
             name: 'cmcpd file_read',
             transport: () => new StdioClientTransport({
                 command: options.cmcpd,
-                args: ['--stdio', '--set', `SANDBOX_ROOT=${root}`, '--set', 'LOG_LEVEL=warning', ...required],
+                args: ['--stdio', '--set', `SANDBOX_ROOT=${root}`, '--set', 'LOG_LEVEL=warning', ...required, ...audit],
                 cwd: root,
                 stderr: 'ignore',
             }),
