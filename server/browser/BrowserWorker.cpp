@@ -6,7 +6,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSocketNotifier>
-#include <QWebEnginePage>
 #include <QWebEngineProfile>
 
 #include <cerrno>
@@ -43,17 +42,11 @@ void BrowserWorker::start()
     fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     m_input = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
     connect(m_input, &QSocketNotifier::activated, this, &BrowserWorker::onInput);
-    // QtWebEngine starts Chromium with the first profile and its first renderer with the first
-    // page: both happen here, on about:blank, so that "ready" means warm and the first call
-    // does not pay for them.
-    auto *profile = new QWebEngineProfile(this);
-    auto *page = new QWebEnginePage(profile, profile);
-    connect(page, &QWebEnginePage::loadFinished, this, [this, profile, page] {
-        delete page;
-        profile->deleteLater();
-        send(QJsonObject{{QStringLiteral("ready"), true}});
-    });
-    page->load(QUrl(QStringLiteral("about:blank")));
+    // QtWebEngine starts Chromium (its browser side, the network service) with the first
+    // profile: that happens here, so that "ready" means warm. Renderers are per page anyway
+    // (every call has a profile of its own), so loading a page here would only delay the worker.
+    delete new QWebEngineProfile;
+    send(QJsonObject{{QStringLiteral("ready"), true}});
 }
 
 void BrowserWorker::onInput()

@@ -162,6 +162,8 @@ private Q_SLOTS:
         QCOMPARE(m_first->requests().at(0).host,
                  QStringLiteral("site.test:%1").arg(m_port).toLatin1());
         QCOMPARE(m_first->requests().at(0).path, QByteArray("/page?q=1"));
+        // One Host header, the name's: Qt adds none of its own with the address.
+        QCOMPARE(m_first->requests().at(0).head.toLower().count("\r\nhost:"), 1);
         // ".test" names exist in no DNS: the client was never asked to resolve one itself.
         QCOMPARE(m_resolver->lookups(QStringLiteral("site.test")), 1);
     }
