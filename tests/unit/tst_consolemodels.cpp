@@ -2,6 +2,7 @@
 
 #include "CallDetail.h"
 #include "CallModel.h"
+#include "ConsoleCallEvent.h"
 #include "SessionModel.h"
 
 #include <QJsonArray>
@@ -14,12 +15,7 @@ namespace {
 
 QJsonObject call(qint64 id, const QString &status, const QString &tool = QStringLiteral("file_read"))
 {
-    QJsonObject object{{"callId", double(id)}, {"sessionId", "abcdef0123456789"}, {"clientName", "client"},
-                       {"tool", tool}, {"arguments", QJsonObject{{"path", "notes.txt"}}},
-                       {"startedAt", "2026-01-01T10:00:00.000Z"}, {"status", status}};
-    if (status != u"running")
-        object.insert("durationMs", 12);
-    return object;
+    return consoleCallEvent(id, status, tool);
 }
 
 } // namespace
