@@ -8,12 +8,13 @@
 // without it the suite skips, saying so. The pool is 123000-123031, apart from the other suites.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { processesOf } from './lib/processes.mjs';
 
 const UID_BASE = 123000;
 const UID_COUNT = 32;
@@ -23,17 +24,6 @@ const needsRoot = root ? {} : { skip: 'needs root: jobs switch to host uids of t
 // The SDK's default request timeout: the long job must outlive it.
 const REQUEST_TIMEOUT_MS = 60_000;
 const LONG_JOB_SECONDS = 90;
-
-function processesOf(uid) {
-    const found = [];
-    for (const pid of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
-        try {
-            if (Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) === uid)
-                found.push(pid);
-        } catch { /* gone meanwhile */ }
-    }
-    return found;
-}
 
 describe('background jobs, session workspaces, output handles', needsRoot, () => {
     let daemon;

@@ -6,13 +6,14 @@
 // without it they skip, saying so. The pool is 120000-120063, apart from the other tests' uids.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { processesOf } from './lib/processes.mjs';
 
 const UID_BASE = 120000;
 const UID_COUNT = 64;
@@ -21,18 +22,6 @@ const needsRoot = root ? {} : { skip: 'needs root: jobs switch to host uids of t
 // The issue's bound for a cancelled or abandoned job; a sanitizer build of the daemon answers
 // several times slower, so its pass gets more room.
 const killBoundMs = /asan/.test(process.env.CMCPD ?? '') ? 300 : 100;
-
-// Live processes whose real uid is `uid`.
-function processesOf(uid) {
-    const found = [];
-    for (const pid of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
-        try {
-            if (Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) === uid)
-                found.push(pid);
-        } catch { /* gone meanwhile */ }
-    }
-    return found;
-}
 
 // Python code that prints the host uid its job runs as (the second field of its uid map; inside,
 // every job is 1000). Each running job has a uid of its own, so the uid names the job; the pool
