@@ -87,6 +87,7 @@ describe('faults: the browser worker crashes under load', () => {
         console.log(`worker tree of ${tree.length} processes killed; in-flight calls answered after ${elapsed} ms`);
         // The new worker's tree replaces the old one: no more processes under the daemon than
         // after the warm-up.
-        await assertNoLeaks(daemon.pid, baseline);
+        const outcome = await assertNoLeaks(daemon.pid, baseline);
+        console.log(`descriptors ${outcome.descriptors.join(' → ')}, VmRSS ${outcome.rssKb.join(' → ')} kB`);
     }));
 });

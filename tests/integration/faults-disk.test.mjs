@@ -67,15 +67,26 @@ describe('faults: the workspace disk fills', { skip: process.getuid() !== 0 && '
                 BASH_ALLOWED_COMMANDS: 'head,cat,rm', BASH_WARM_JOBS: 0, PYTHON_WARM_JOBS: 0,
             },
         });
+        // Warm-up in a session of its own: every tool used here runs once, with contents as
+        // large as the test's, so that the heap the daemon keeps for such calls (it keeps up to
+        // 32 MiB, see server/main.cpp) is in the baseline. Then the session ends and the daemon
+        // trims its heap (2 s later).
+        const warmTransport = new StreamableHTTPClientTransport(new URL(daemon.url));
+        client = new Client({ name: 'faults-disk-warm-up', version: '1.0.0' });
+        await client.connect(warmTransport);
+        await ok('file_write', { path: 'warm.txt', content: chunk('warm', 900 * 1024) });
+        await ok('file_read', { path: 'warm.txt' });
+        await ok('file_edit', { path: 'warm.txt', edits: [{ old_text: 'warm:', new_text: 'hot:' }] });
+        await ok('file_delete', { path: 'warm.txt' });
+        await call('system_run_command', { command: 'cat /dev/null' });
+        await warmTransport.terminateSession();
+        await client.close();
+        await new Promise(resolve => setTimeout(resolve, 2500));
+        baseline = resourcesOf(daemon.pid, { uidBase: UID_BASE, uidCount: UID_COUNT });
+
         client = new Client({ name: 'faults-disk', version: '1.0.0' });
         transport = new StreamableHTTPClientTransport(new URL(daemon.url));
         await client.connect(transport);
-        // Warm-up: every tool used here runs once before the baseline.
-        await ok('file_write', { path: 'warm.txt', content: 'warm' });
-        await ok('file_read', { path: 'warm.txt' });
-        await ok('file_delete', { path: 'warm.txt' });
-        await call('system_run_command', { command: 'cat /dev/null' });
-        baseline = resourcesOf(daemon.pid, { uidBase: UID_BASE, uidCount: UID_COUNT });
     });
 
     after(async () => {
