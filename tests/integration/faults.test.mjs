@@ -23,10 +23,9 @@ describe('faults', () => {
     const scratch = mkdtempSync(join(tmpdir(), 'cmcp-faults-'));
     after(() => rmSync(scratch, { recursive: true, force: true }));
 
-    test('SIGTERM during writes: files whole or absent, audit log verifiable', async () => {
-        const sandbox = join(scratch, 'sandbox');
-        const auditLog = join(scratch, 'audit.jsonl');
-        const daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, AUDIT_LOG: auditLog } });
+    // 4 sessions, 25 file_write calls of 200 KB each, all in flight; resolves once `enough` results
+    // have arrived, with the paths received so far (the list goes on growing) and all the calls.
+    async function writesInFlight(daemon, enough) {
         const clients = [];
         for (let c = 0; c < 4; ++c) {
             const client = new Client({ name: `faults-${c}`, version: '1.0.0' });
@@ -43,17 +42,18 @@ describe('faults', () => {
                     .catch(() => { /* the daemon went away mid-call */ }));
             }
         });
-        // Stop while calls are still running.
-        while (received.length < 5)
+        while (received.length < enough)
             await new Promise(resolve => setTimeout(resolve, 5));
-        const exit = await daemon.stop(10_000);
-        await Promise.all(calls);
-        for (const client of clients)
-            await client.close().catch(() => {});
-        assert.equal(exit.signal, null, `cmcpd did not exit on SIGTERM within the grace period (${JSON.stringify(exit)})`);
-        assert.equal(exit.code, 0);
+        const settled = async () => {
+            await Promise.all(calls);
+            for (const client of clients)
+                await client.close().catch(() => {});
+        };
+        return { received, calls, settled };
+    }
 
-        const workspace = join(sandbox, 'workspace');
+    // Every file in the workspace is one the clients wrote, whole; none is temporary.
+    function assertFilesWholeOrAbsent(workspace, received) {
         let files = 0;
         for (const dir of readdirSync(workspace)) {
             for (const name of readdirSync(join(workspace, dir))) {
@@ -65,6 +65,21 @@ describe('faults', () => {
             }
         }
         assert.ok(files >= received.length);
+        return files;
+    }
+
+    test('SIGTERM during writes: files whole or absent, audit log verifiable', async () => {
+        const sandbox = join(scratch, 'sandbox');
+        const auditLog = join(scratch, 'audit.jsonl');
+        const daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, AUDIT_LOG: auditLog } });
+        // Stop while calls are still running.
+        const { received, calls, settled } = await writesInFlight(daemon, 5);
+        const exit = await daemon.stop(10_000);
+        await settled();
+        assert.equal(exit.signal, null, `cmcpd did not exit on SIGTERM within the grace period (${JSON.stringify(exit)})`);
+        assert.equal(exit.code, 0);
+
+        const files = assertFilesWholeOrAbsent(join(sandbox, 'workspace'), received);
         console.log(`results received ${received.length} of ${calls.length}, files on disk ${files}`);
 
         const verdict = spawnSync(cmcpdPath(), ['--verify-audit', auditLog], { encoding: 'utf8', timeout: 30_000 });
@@ -72,6 +87,20 @@ describe('faults', () => {
         const recorded = new Set(readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line))
             .filter(r => r.event === 'call_finished' && r.outcome === 'succeeded').map(r => r.call));
         assert.ok(recorded.size >= received.length, `${received.length} results received, ${recorded.size} recorded`);
+    });
+
+    // Killed outright, the daemon cleans nothing up: a file being written must never have had a
+    // name until it was whole and on disk.
+    test('SIGKILL during writes: files whole or absent, no temporary file', async () => {
+        const sandbox = join(scratch, 'sigkill');
+        const daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox } });
+        const { received, calls, settled } = await writesInFlight(daemon, 5);
+        process.kill(daemon.pid, 'SIGKILL');
+        const exit = await daemon.stop();
+        await settled();
+        assert.equal(exit.signal, 'SIGKILL');
+        const files = assertFilesWholeOrAbsent(join(sandbox, 'workspace'), received);
+        console.log(`killed after ${received.length} results of ${calls.length}; files on disk ${files}`);
     });
 
     test('restart with sessions open: leftovers cleaned, audit chain continued, old sessions told plainly', {
