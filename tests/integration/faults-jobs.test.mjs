@@ -1,9 +1,10 @@
 // Faults around running jobs (issue 9): the client goes away mid-call (Streamable HTTP: the POST
 // aborted, then the session deleted or simply abandoned; legacy SSE: the stream closed), and a
-// job's process is SIGKILLed from outside (the job itself, then its cmcp-jail). Each ends with
-// the leak check of lib/resources.mjs, and a second session is served after every fault. Jobs
-// switch to host uids (125000-125015, apart from the other suites' pools), so this needs root
-// (CI runs as root); without it the tests skip, saying so.
+// job's process is SIGKILLed from outside (the program it ran, its shell, its cmcp-jail); the
+// job is found by a marker in its command line. Each ends with the leak check of
+// lib/resources.mjs, and a second session is served after every fault. Jobs switch to host uids
+// (125000-125015, apart from the other suites' pools), so this needs root (CI runs as root);
+// without it the tests skip, saying so.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
