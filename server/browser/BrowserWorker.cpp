@@ -37,7 +37,7 @@ BrowserWorker::BrowserWorker(EgressPolicy policy, qint64 maxBytes, QObject *pare
 {
 }
 
-void BrowserWorker::start()
+void BrowserWorker::start(const QString &sandboxOff)
 {
     fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     m_input = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
@@ -46,7 +46,11 @@ void BrowserWorker::start()
     // profile: that happens here, so that "ready" means warm. Renderers are per page anyway
     // (every call has a profile of its own), so loading a page here would only delay the worker.
     delete new QWebEngineProfile;
-    send(QJsonObject{{QStringLiteral("ready"), true}});
+    QJsonObject ready{{QStringLiteral("ready"), true},
+                      {QStringLiteral("sandbox"), sandboxOff.isEmpty()}};
+    if (!sandboxOff.isEmpty())
+        ready.insert(QStringLiteral("sandbox_off"), sandboxOff);
+    send(ready);
 }
 
 void BrowserWorker::onInput()

@@ -21,7 +21,9 @@ class BrowserWorker : public QObject
 public:
     BrowserWorker(EgressPolicy policy, qint64 maxBytes, QObject *parent = nullptr);
 
-    void start();
+    // `sandboxOff`: why Chromium's sandbox is off in this worker, or empty when it is on; the
+    // "ready" message tells the daemon.
+    void start(const QString &sandboxOff);
 
 public Q_SLOTS:
     // From the EgressProxy thread: a connection the gate refused after resolution.

@@ -8,17 +8,20 @@
 // gate's policy about each request and blocks what it refuses without any connection.
 //
 // Usage: cmcp-browser [--allowed-domains LIST] [--allow-private] [--trusted-origin URL]...
-//                     [--max-bytes N] [--timeout-ms N]
+//                     [--max-bytes N] [--timeout-ms N] [--uid UID --gid GID]
 
 #include "BrowserWorker.h"
 #include "EgressGate.h"
 #include "EgressProxy.h"
+#include "SandboxProbe.h"
+#include "WorkerUser.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QThread>
 
 #include <cstdio>
+#include <string>
 #include <unistd.h>
 
 using namespace cmcp;
@@ -36,12 +39,27 @@ extern "C" const char *__asan_default_options()
 
 int main(int argc, char *argv[])
 {
+    // Before anything else is loaded: become the worker's own user when the daemon says so.
+    WorkerUser user;
+    bool dropRequested = false;
+    std::string dropError;
+    if (!parseWorkerUser(argc, argv, user, dropRequested, dropError)
+        || (dropRequested && !becomeWorkerUser(user, dropError))) {
+        std::fprintf(stderr, "cmcp-browser: %s\n", dropError.c_str());
+        return 2;
+    }
     // QtWebEngine in a process without a screen: the offscreen platform, contexts shared before
-    // the application exists, and Chromium's own sandbox off when running as root (it refuses
-    // to start otherwise; FACTS.md).
+    // the application exists, and Chromium's own sandbox off when running as root or where it
+    // cannot work (Chromium refuses to start otherwise; FACTS.md). The daemon is told, and says
+    // so in its log.
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    std::string sandboxOff;
     if (geteuid() == 0)
+        sandboxOff = "the worker runs as root";
+    else
+        chromiumSandboxUsable(sandboxOff);
+    if (!sandboxOff.empty())
         qputenv("QTWEBENGINE_DISABLE_SANDBOX", "1");
     QCoreApplication::setAttribute(Qt::AA_ShareOpenGLContexts);
     // QApplication, not just QGuiApplication: screenshots grab a QWebEngineView (a widget).
@@ -67,7 +85,13 @@ int main(int argc, char *argv[])
     const QCommandLineOption timeoutOption(QStringLiteral("timeout-ms"),
                                            QStringLiteral("Connection time limit"),
                                            QStringLiteral("N"), QStringLiteral("30000"));
-    parser.addOptions({domainsOption, privateOption, trustedOption, maxBytesOption, timeoutOption});
+    // Read above, before QApplication; declared so that the parser accepts them.
+    const QCommandLineOption uidOption(QStringLiteral("uid"), QStringLiteral("User to run as"),
+                                       QStringLiteral("UID"));
+    const QCommandLineOption gidOption(QStringLiteral("gid"), QStringLiteral("Group to run as"),
+                                       QStringLiteral("GID"));
+    parser.addOptions({domainsOption, privateOption, trustedOption, maxBytesOption, timeoutOption,
+                       uidOption, gidOption});
     if (!parser.parse(app.arguments())) {
         std::fprintf(stderr, "cmcp-browser: %s\n", qPrintable(parser.errorText()));
         return 2;
@@ -119,7 +143,7 @@ int main(int argc, char *argv[])
     BrowserWorker worker(*policy, maxBytes);
     QObject::connect(proxy, &EgressProxy::refused, &worker, &BrowserWorker::onProxyRefused,
                      Qt::QueuedConnection);
-    worker.start();
+    worker.start(QString::fromStdString(sandboxOff));
     const int status = app.exec();
     proxyThread.quit();
     proxyThread.wait();

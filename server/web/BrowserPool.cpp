@@ -1,5 +1,6 @@
 #include "BrowserPool.h"
 
+#include "BrowserAccount.h"
 #include "EgressPolicy.h"
 
 #include <QCoreApplication>
@@ -156,8 +157,18 @@ BrowserPool::Worker *BrowserPool::startWorker()
     worker->watchdog = new QTimer(worker->process);
     worker->watchdog->setInterval(1000);
     worker->process->setProgram(m_options.program);
-    worker->process->setArguments(m_options.arguments);
-    worker->process->setProcessEnvironment(workerEnvironment());
+    QStringList arguments = m_options.arguments;
+    QProcessEnvironment environment = workerEnvironment();
+    if (m_options.account) {
+        arguments += m_options.account->workerArguments();
+        // Chromium's profile, caches and runtime files go where that user may write.
+        environment.insert(QStringLiteral("HOME"), m_options.account->home());
+        environment.insert(QStringLiteral("XDG_RUNTIME_DIR"), m_options.account->home());
+        // The daemon's directory may be closed to that user.
+        worker->process->setWorkingDirectory(m_options.account->home());
+    }
+    worker->process->setArguments(arguments);
+    worker->process->setProcessEnvironment(environment);
     connect(worker->process, &QProcess::readyReadStandardOutput, this,
             [this, worker] { onOutput(worker); });
     connect(worker->process, &QProcess::readyReadStandardError, this, [worker] {
@@ -246,6 +257,12 @@ void BrowserPool::onOutput(Worker *worker)
             worker->ready = true;
             spdlog::info("web_browse: browser worker {} ready in {} ms",
                          worker->process->processId(), worker->started.elapsed());
+            if (!message.value(QLatin1String("sandbox")).toBool() && !m_sandboxOffReported) {
+                m_sandboxOffReported = true;
+                spdlog::warn("web_browse: Chromium's sandbox is off in the browser workers ({}); "
+                             "pages are confined only by the worker's user and the egress gate",
+                             message.value(QLatin1String("sandbox_off")).toString().toStdString());
+            }
             continue;
         }
         const quint64 id = quint64(message.value(QLatin1String("id")).toDouble());

@@ -9,12 +9,14 @@
 #include <QUrl>
 
 #include <functional>
+#include <memory>
 
 class QProcess;
 class QTimer;
 
 namespace cmcp {
 
+class BrowserAccount;
 class EgressPolicy;
 
 struct BrowseCall
@@ -55,6 +57,8 @@ public:
         int concurrentPages = 4;
         int timeoutMs = 30000; // a page's limit; the worker enforces it
         qint64 maxBytes = 10 * 1024 * 1024;
+        // The user workers run as (a root daemon's), or none to run them as the daemon.
+        std::shared_ptr<const BrowserAccount> account;
     };
 
     explicit BrowserPool(Options options, QObject *parent = nullptr);
@@ -97,6 +101,7 @@ private:
     QList<Pending> m_queue;
     quint64 m_nextId = 1;
     int m_workersStarted = 0;
+    bool m_sandboxOffReported = false; // said once per daemon, not once per worker
     bool m_wanted = false; // a call has come: keep a worker warm from now on
 };
 

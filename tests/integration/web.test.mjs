@@ -6,6 +6,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { toolCalls } from './lib/tools.mjs';
@@ -28,6 +29,30 @@ function browserWorkers(daemonPid) {
     }
 }
 
+// Every process below `pid`, whichever of its threads started it.
+function descendants(pid) {
+    const parents = new Map();
+    for (const name of readdirSync('/proc').filter(entry => /^\d+$/.test(entry))) {
+        try {
+            parents.set(Number(name), Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'))[1]));
+        } catch { /* gone meanwhile */ }
+    }
+    const below = [];
+    for (let frontier = [pid]; frontier.length;) {
+        frontier = [...parents].filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
+        below.push(...frontier);
+    }
+    return below;
+}
+
+function commandLine(pid) {
+    try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+        return '';
+    }
+}
+
 describe('web tools', () => {
     let fixture;
     let daemon;
@@ -47,6 +72,9 @@ describe('web tools', () => {
                 WEB_TIMEOUT_DEFAULT: 4,
                 WEB_SEARCH_URL: fixture.url('/searxng'),
                 WEB_BROWSER_PAGES_PER_WORKER: 3,
+                // The browser's account is the first uid after the job pool: 200050 here.
+                SANDBOX_UID_BASE: 200000,
+                SANDBOX_UID_COUNT: 50,
             },
             args: ['--set', 'LOG_LEVEL=debug'],
         });
@@ -258,6 +286,38 @@ describe('web tools', () => {
         // Old workers leave; one is kept warm.
         const settled = await eventually(() => browserWorkers(daemon.pid).length === 1, { timeoutMs: 10_000 });
         assert.ok(settled, `workers now: ${browserWorkers(daemon.pid)}`);
+    }));
+
+    test('the browser runs as its own user, with Chromium\'s sandbox on', (context) => withDiagnostics(daemon, async () => {
+        if (process.getuid() !== 0)
+            return context.skip('only a root daemon changes the browser\'s user; run as root');
+        const sandboxOff = /Chromium's sandbox is off in the browser workers \((.*)\)/.exec(daemon.stderr());
+        if (sandboxOff)
+            return context.skip(`this system does not let Chromium sandbox itself: ${sandboxOff[1]}`);
+        // A page that never finishes keeps its renderer alive while it is looked at.
+        const loading = call('web_browse', { url: fixture.url('/slow') });
+        assert.ok(await eventually(() => fixture.hits(ALLOWED, '/slow').length > 0, { timeoutMs: 10_000 }));
+        const [worker] = browserWorkers(daemon.pid);
+        assert.ok(worker, 'a worker is running');
+        const status = pid => readFileSync(`/proc/${pid}/status`, 'utf8');
+        assert.match(status(worker), /^Uid:\s+200050\s+200050\s+200050\s+200050$/m);
+        assert.match(status(worker), /^Gid:\s+200050\s+200050\s+200050\s+200050$/m);
+        assert.match(status(worker), /^Groups:\s*$/m);
+        // Chromium's sandbox: its zygote makes a PID namespace (and a user namespace) of its
+        // own, and the renderers it forks run in a further one, under a seccomp filter, with
+        // no capability. As root, with the sandbox off, none of this happens.
+        const chromium = descendants(worker).filter(pid => /QtWebEngineProcess/.test(commandLine(pid)));
+        const namespaceDepth = pid => /^NSpid:(.*)$/m.exec(status(pid))[1].trim().split(/\s+/).length;
+        const renderers = chromium.filter(pid => namespaceDepth(pid) >= 3);
+        assert.ok(renderers.length > 0,
+            `no Chromium process is in a sandbox's PID namespace: ${chromium.map(pid => `${pid} depth ${namespaceDepth(pid)}`)}`);
+        for (const pid of renderers) {
+            assert.match(status(pid), /^Seccomp:\s+2$/m, `renderer ${pid} has no seccomp filter`);
+            assert.match(status(pid), /^NoNewPrivs:\s+1$/m);
+            assert.match(status(pid), /^CapEff:\s+0+$/m);
+            assert.match(status(pid), /^Uid:\s+200050\s/m);
+        }
+        assert.equal((await loading).isError, true, 'the endless page ends at WEB_TIMEOUT_DEFAULT');
     }));
 
     test('a crashed worker fails its call clearly and is replaced', () => withDiagnostics(daemon, async () => {

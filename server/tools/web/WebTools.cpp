@@ -2,6 +2,7 @@
 
 #include "ToolBuilding.h"
 
+#include "BrowserAccount.h"
 #include "BrowserPool.h"
 #include "EgressGate.h"
 #include "HtmlWorkerPool.h"
@@ -167,6 +168,12 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
     browserOptions.pagesPerWorker = int(settings.integer(u"WEB_BROWSER_PAGES_PER_WORKER"));
     browserOptions.timeoutMs = timeoutMs;
     browserOptions.maxBytes = maxBytes;
+    QString accountError;
+    browserOptions.account = BrowserAccount::forDaemon(settings, &accountError);
+    if (!accountError.isEmpty()) {
+        *error = accountError;
+        return false;
+    }
     auto *browsers = new BrowserPool(browserOptions, &server);
     if (settings.flag(u"WEB_BROWSER_PRESTART"))
         browsers->prestart();
