@@ -143,89 +143,90 @@ describe('faults', () => {
         }
 
         async function restartScenario() {
-        // First run: sessions on both transports, a spilled output, a background job's log.
-        const first = await startDaemon({ fixtures: false, settings });
-        cleanups.push(() => first.stop());
-        const port = first.port;
-        const sdkClient = await connectHttp(first.url, 'restart-sdk');
-        cleanups.push(() => sdkClient.close());
-        let raw;
-        let legacyPostUrl;
-        const legacyStream = new AbortController();
-        cleanups.push(async () => legacyStream.abort());
-        await withDiagnostics(first, async () => {
-            await callOk(sdkClient, 'file_write', { path: 'kept.txt', content: 'first run' });
-            const spilled = await callOk(sdkClient, 'system_run_command', { command: 'head -c 4000 /dev/zero | tr "\\0" x' });
-            assert.ok(spilled.stdout_handle, `no spill handle: ${JSON.stringify(spilled)}`);
-            await callOk(sdkClient, 'system_run_command', { command: 'sleep 30', background: true });
-            raw = await openSession(first.url);
-            const stream = await fetch(first.sseUrl, { headers: { accept: 'text/event-stream' }, signal: legacyStream.signal });
-            legacyPostUrl = new URL((await new SseReader(stream).nextEvent()).data, first.sseUrl);
-            assert.ok(readdirSync(spill).length > 0, 'the first run spilled nothing');
-            assert.ok(readdirSync(sessions).length > 0, 'the first run made no session workspace');
-        });
-        const exit = await first.stop(10_000);
-        assert.deepEqual(exit, { code: 0, signal: null }, 'SIGTERM with sessions open must end the daemon cleanly');
-        assert.deepEqual(liveJailProcesses(UID_BASE, UID_COUNT), [], 'a job survived its daemon');
-        // Second run, same port and state: sessions of the first are gone, plainly.
-        const second = await startDaemon({ fixtures: false, settings, args: ['--port', String(port)] });
-        cleanups.push(() => second.stop());
-        await withDiagnostics(second, async () => {
-            assert.equal(second.port, port);
-            assert.deepEqual(readdirSync(spill), [], 'spill files of the previous run are still there');
-            assert.deepEqual(readdirSync(sessions), [], 'session workspaces of the previous run are still there');
+            // First run: sessions on both transports, a spilled output, a background job's log.
+            const first = await startDaemon({ fixtures: false, settings });
+            cleanups.push(() => first.stop());
+            const port = first.port;
+            const sdkClient = await connectHttp(first.url, 'restart-sdk');
+            cleanups.push(() => sdkClient.close());
+            let raw;
+            let legacyPostUrl;
+            const legacyStream = new AbortController();
+            cleanups.push(async () => legacyStream.abort());
+            await withDiagnostics(first, async () => {
+                await callOk(sdkClient, 'file_write', { path: 'kept.txt', content: 'first run' });
+                const spilled = await callOk(sdkClient, 'system_run_command', { command: 'head -c 4000 /dev/zero | tr "\\0" x' });
+                assert.ok(spilled.stdout_handle, `no spill handle: ${JSON.stringify(spilled)}`);
+                await callOk(sdkClient, 'system_run_command', { command: 'sleep 30', background: true });
+                raw = await openSession(first.url);
+                const stream = await fetch(first.sseUrl, { headers: { accept: 'text/event-stream' }, signal: legacyStream.signal });
+                legacyPostUrl = new URL((await new SseReader(stream).nextEvent()).data, first.sseUrl);
+                assert.ok(readdirSync(spill).length > 0, 'the first run spilled nothing');
+                assert.ok(readdirSync(sessions).length > 0, 'the first run made no session workspace');
+            });
+            const exit = await first.stop(10_000);
+            assert.deepEqual(exit, { code: 0, signal: null }, 'SIGTERM with sessions open must end the daemon cleanly');
+            assert.deepEqual(liveJailProcesses(UID_BASE, UID_COUNT), [], 'a job survived its daemon');
 
-            const stale = await post(second.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, raw);
-            assert.equal(stale.status, 404);
-            assert.match((await stale.json()).error.message, /^session not found \(it ended or never existed\): initialize a new one$/);
-            const staleLegacy = await fetch(legacyPostUrl, { method: 'POST', headers: { 'content-type': 'application/json' },
-                body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
-            assert.equal(staleLegacy.status, 404);
-            assert.match((await staleLegacy.json()).error.message, /^session not found: open a new stream at \/sse$/);
-            await assert.rejects(sdkClient.callTool({ name: 'file_list', arguments: {} }), { code: 404, message: /session not found \(it ended or never existed\): initialize a new one/ });
+            // Second run, same port and state: sessions of the first are gone, plainly.
+            const second = await startDaemon({ fixtures: false, settings, args: ['--port', String(port)] });
+            cleanups.push(() => second.stop());
+            await withDiagnostics(second, async () => {
+                assert.equal(second.port, port);
+                assert.deepEqual(readdirSync(spill), [], 'spill files of the previous run are still there');
+                assert.deepEqual(readdirSync(sessions), [], 'session workspaces of the previous run are still there');
 
-            // Re-initializing works on both transports.
-            const again = await connectHttp(second.url, 'restart-sdk-again');
-            cleanups.push(() => again.close());
-            await callOk(again, 'file_write', { path: 'second.txt', content: 'second run' });
-            const legacy = new Client({ name: 'restart-sse-again', version: '1.0.0' });
-            cleanups.push(() => legacy.close());
-            await legacy.connect(new SSEClientTransport(new URL(second.sseUrl)));
-            await callOk(legacy, 'file_list', {});
-            // Then the daemon is killed outright, a job running and output spilled.
-            await callOk(again, 'system_run_command', { command: 'head -c 4000 /dev/zero | tr "\\0" y' });
-            await callOk(again, 'system_run_command', { command: 'sleep 30', background: true });
-            assert.ok(readdirSync(spill).length > 0);
-            assert.ok(jailProcesses(UID_BASE, UID_COUNT).length > 0, 'the background job is not running');
-            process.kill(second.pid, 'SIGKILL');
-            assert.deepEqual(await second.stop(), { code: null, signal: 'SIGKILL' });
-            // Each job's cmcp-jail is told of its daemon's death by the kernel (PR_SET_PDEATHSIG).
-            const orphans = await eventually(() => liveJailProcesses(UID_BASE, UID_COUNT).length === 0, { timeoutMs: 3000, intervalMs: 20 });
-            assert.ok(orphans, `jobs outlived the killed daemon: ${liveJailProcesses(UID_BASE, UID_COUNT)}`);
-            await again.close().catch(() => {});
-            await legacy.close().catch(() => {});
-        });
-        assert.ok(readdirSync(spill).length > 0 && readdirSync(sessions).length > 0, 'the killed run left nothing to clean');
+                const stale = await post(second.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, raw);
+                assert.equal(stale.status, 404);
+                assert.match((await stale.json()).error.message, /^session not found \(it ended or never existed\): initialize a new one$/);
+                const staleLegacy = await fetch(legacyPostUrl, { method: 'POST', headers: { 'content-type': 'application/json' },
+                    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+                assert.equal(staleLegacy.status, 404);
+                assert.match((await staleLegacy.json()).error.message, /^session not found: open a new stream at \/sse$/);
+                await assert.rejects(sdkClient.callTool({ name: 'file_list', arguments: {} }), { code: 404, message: /session not found \(it ended or never existed\): initialize a new one/ });
 
-        // Third run, after the crash: leftovers cleaned, the chain goes on.
-        const third = await startDaemon({ fixtures: false, settings });
-        cleanups.push(() => third.stop());
-        await withDiagnostics(third, async () => {
-            assert.deepEqual(readdirSync(spill), [], 'spill files of the killed run are still there');
-            assert.deepEqual(readdirSync(sessions), [], 'session workspaces of the killed run are still there');
-            const client = await connectHttp(third.url, 'restart-after-crash');
-            cleanups.push(() => client.close());
-            await callOk(client, 'file_write', { path: 'third.txt', content: 'third run' });
-            await client.close();
-        });
-        legacyStream.abort();
-        await sdkClient.close().catch(() => {});
-        assert.deepEqual(await third.stop(10_000), { code: 0, signal: null });
+                // Re-initializing works on both transports.
+                const again = await connectHttp(second.url, 'restart-sdk-again');
+                cleanups.push(() => again.close());
+                await callOk(again, 'file_write', { path: 'second.txt', content: 'second run' });
+                const legacy = new Client({ name: 'restart-sse-again', version: '1.0.0' });
+                cleanups.push(() => legacy.close());
+                await legacy.connect(new SSEClientTransport(new URL(second.sseUrl)));
+                await callOk(legacy, 'file_list', {});
+                // Then the daemon is killed outright, a job running and output spilled.
+                await callOk(again, 'system_run_command', { command: 'head -c 4000 /dev/zero | tr "\\0" y' });
+                await callOk(again, 'system_run_command', { command: 'sleep 30', background: true });
+                assert.ok(readdirSync(spill).length > 0);
+                assert.ok(jailProcesses(UID_BASE, UID_COUNT).length > 0, 'the background job is not running');
+                process.kill(second.pid, 'SIGKILL');
+                assert.deepEqual(await second.stop(), { code: null, signal: 'SIGKILL' });
+                // Each job's cmcp-jail is told of its daemon's death by the kernel (PR_SET_PDEATHSIG).
+                const orphans = await eventually(() => liveJailProcesses(UID_BASE, UID_COUNT).length === 0, { timeoutMs: 3000, intervalMs: 20 });
+                assert.ok(orphans, `jobs outlived the killed daemon: ${liveJailProcesses(UID_BASE, UID_COUNT)}`);
+                await again.close().catch(() => {});
+                await legacy.close().catch(() => {});
+            });
+            assert.ok(readdirSync(spill).length > 0 && readdirSync(sessions).length > 0, 'the killed run left nothing to clean');
 
-        // The three runs are one chain that verifies.
-        const verdict = spawnSync(cmcpdPath(), ['--verify-audit', auditLog], { encoding: 'utf8', timeout: 30_000 });
-        assert.equal(verdict.status, 0, verdict.stderr);
-        assert.ok(sessionsInLog().size >= 4, `calls of the three runs in the log: ${[...sessionsInLog()]}`);
+            // Third run, after the crash: leftovers cleaned, the chain goes on.
+            const third = await startDaemon({ fixtures: false, settings });
+            cleanups.push(() => third.stop());
+            await withDiagnostics(third, async () => {
+                assert.deepEqual(readdirSync(spill), [], 'spill files of the killed run are still there');
+                assert.deepEqual(readdirSync(sessions), [], 'session workspaces of the killed run are still there');
+                const client = await connectHttp(third.url, 'restart-after-crash');
+                cleanups.push(() => client.close());
+                await callOk(client, 'file_write', { path: 'third.txt', content: 'third run' });
+                await client.close();
+            });
+            legacyStream.abort();
+            await sdkClient.close().catch(() => {});
+            assert.deepEqual(await third.stop(10_000), { code: 0, signal: null });
+
+            // The three runs are one chain that verifies.
+            const verdict = spawnSync(cmcpdPath(), ['--verify-audit', auditLog], { encoding: 'utf8', timeout: 30_000 });
+            assert.equal(verdict.status, 0, verdict.stderr);
+            assert.ok(sessionsInLog().size >= 4, `calls of the three runs in the log: ${[...sessionsInLog()]}`);
         }
     });
 });
