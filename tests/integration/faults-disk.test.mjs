@@ -1,17 +1,18 @@
-// Faults (issue 9): the workspace's disk fills. A 2 MiB tmpfs is mounted as SANDBOX_ROOT's
-// workspace (mounting needs root; CI runs as root, elsewhere the suite skips, saying so). Every
-// write that does not fit must fail with an error naming the cause, leave no partial or
-// temporary file, keep the earlier files whole, and the daemon must keep serving; once space is
-// freed, writes succeed again. Ends with the leak check of lib/resources.mjs.
+// Faults (issue 9): the workspace's disk fills. A 2 MiB tmpfs is mounted as SANDBOX_ROOT, so the
+// workspace and the jobs' output files (spill) share it (mounting needs root; CI runs as root,
+// elsewhere the suite skips, saying so). Every write that does not fit must fail with an error
+// naming the cause, leave no partial or temporary file, keep the earlier files whole, and the
+// daemon must keep serving; once space is freed, writes succeed again. Ends with the leak check
+// of lib/resources.mjs.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
-import { startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 import { assertNoLeaks, resourcesOf } from './lib/resources.mjs';
 import { toolCalls } from './lib/tools.mjs';
 
@@ -37,6 +38,7 @@ const chunk = (tag, bytes) => `${tag}:`.padEnd(bytes, tag.slice(-1));
 
 describe('faults: the workspace disk fills', { skip: process.getuid() !== 0 && 'needs root to mount a small tmpfs (CI runs as root)' }, () => {
     let sandbox;
+    let mounted = false;
     let workspace;
     let daemon;
     let client;
@@ -56,15 +58,15 @@ describe('faults: the workspace disk fills', { skip: process.getuid() !== 0 && '
 
     before(async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-faults-disk-'));
-        chmodSync(sandbox, 0o755);
+        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES},mode=0755`, 'tmpfs', sandbox]);
+        mounted = true;
         workspace = join(sandbox, 'workspace');
-        mkdirSync(workspace);
-        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES},mode=0755`, 'tmpfs', workspace]);
         daemon = await startDaemon({
             fixtures: false,
             settings: {
                 SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE, SANDBOX_UID_COUNT: UID_COUNT,
-                BASH_ALLOWED_COMMANDS: 'head,cat,rm', BASH_WARM_JOBS: 0, PYTHON_WARM_JOBS: 0,
+                BASH_ALLOWED_COMMANDS: 'head,cat,rm,tr', BASH_WARM_JOBS: 0, PYTHON_WARM_JOBS: 0,
+                SANDBOX_OUTPUT_CAP_KB: 1,
             },
         });
         // Warm-up in a session of its own: every tool used here runs once, with contents as
@@ -92,8 +94,8 @@ describe('faults: the workspace disk fills', { skip: process.getuid() !== 0 && '
     after(async () => {
         await client?.close().catch(() => {});
         await daemon?.stop();
-        if (workspace)
-            spawnSync('umount', ['-l', workspace]);
+        if (mounted)
+            spawnSync('umount', ['-l', sandbox]);
         if (sandbox)
             rmSync(sandbox, { recursive: true, force: true });
     });
@@ -141,6 +143,35 @@ describe('faults: the workspace disk fills', { skip: process.getuid() !== 0 && '
         assert.match(result.structuredContent.stderr ?? result.content[0].text, /No space left on device/);
         // The shell's redirection is the command's own file: it is its to clean up.
         await call('system_run_command', { command: 'rm -f fill/by-command.bin' });
+        assertWorkspaceHolds();
+    }));
+
+    // Output beyond SANDBOX_OUTPUT_CAP_KB goes to a spill file on the same disk, which the writes
+    // above left with less than one 256 KB file of room: 600,000 bytes cannot fit.
+    test('job output that cannot be spilled: the result says so, the head and tail are kept', () => withDiagnostics(daemon, async () => {
+        const spill = join(sandbox, 'spill');
+        const before = readdirSync(spill);
+        const run = await call('system_run_command', { command: 'head -c 600000 /dev/zero | tr "\\0" z' });
+        assert.ok(!run.isError, run.content?.[0]?.text);
+        const result = run.structuredContent;
+        assert.equal(result.exit_code, 0);
+        assert.equal(result.stdout_bytes, 600000);
+        assert.equal(result.truncated, true);
+        assert.equal(result.stdout_handle, undefined, 'a handle to output that was not kept');
+        assert.match(result.spill_errors.join('\n'), /No space left on device/);
+        assert.match(result.stdout, /^z+\n\[\.\.\. \d+ bytes omitted of 600000 \.\.\.\]\nz+$/);
+        assert.deepEqual(readdirSync(spill), before, 'a partial spill file was left behind');
+
+        const job = await ok('system_run_command', { command: 'head -c 600000 /dev/zero | tr "\\0" z', background: true });
+        const status = await eventually(async () => {
+            const current = await ok('job_status', { job_id: job.job_id });
+            return current.state === 'running' ? null : current;
+        }, { timeoutMs: 10_000, intervalMs: 50 });
+        assert.equal(status.state, 'exited', JSON.stringify(status));
+        assert.equal(status.result.stdout_bytes, 600000);
+        assert.ok(status.output_dropped_bytes > 0, `the job's log says nothing of what it could not keep: ${JSON.stringify(status)}`);
+        const output = await ok('job_output', { job_id: job.job_id });
+        assert.equal(output.dropped_bytes, status.output_dropped_bytes);
         assertWorkspaceHolds();
     }));
 
