@@ -65,7 +65,8 @@ QJsonObject describeCall(const ToolCallRecord &call, bool finished, const ToolRe
             {QLatin1String("clientName"), call.clientName},
             {QLatin1String("tool"), call.tool},
             // Redacted before the cut, so that a cut never hides a secret's name.
-            {QLatin1String("arguments"), cutLongStrings(admin::redactSecrets(call.arguments), longArgument)},
+            {QLatin1String("arguments"),
+             cutLongStrings(admin::redactSecrets(call.arguments), longArgument)},
             {QLatin1String("startedAt"), call.startedAt.toString(Qt::ISODateWithMs)},
             {QLatin1String("status"),
              finished ? toolCallOutcomeName(call.outcome) : QStringLiteral("running")},
@@ -78,7 +79,8 @@ QJsonObject describeCall(const ToolCallRecord &call, bool finished, const ToolRe
     if (result) {
         // A structured result's text block is its JSON: the accounting shows it, cut.
         if (result->structuredContent) {
-            object.insert(QLatin1String("accounting"), cutLongStrings(*result->structuredContent, longString));
+            object.insert(QLatin1String("accounting"),
+                          cutLongStrings(*result->structuredContent, longString));
         } else {
             const QString text = resultText(*result);
             object.insert(QLatin1String("outputHead"), text.left(outputEdge));

@@ -370,18 +370,21 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
         // meanwhile); a replacement gets a temporary name for the rename, for two system calls.
         const bool linked = !exists
                 && ::linkat(AT_FDCWD, self.constData(), parent.fd.get(), leaf.constData(),
-                            AT_SYMLINK_FOLLOW) == 0;
+                            AT_SYMLINK_FOLLOW)
+                        == 0;
         if (!linked) {
             if (!exists && errno != EEXIST)
                 return discard(errno);
             if (::linkat(AT_FDCWD, self.constData(), parent.fd.get(), temporary.constData(),
-                         AT_SYMLINK_FOLLOW) != 0)
+                         AT_SYMLINK_FOLLOW)
+                != 0)
                 return discard(errno);
             named = true;
         }
     }
     if (named
-        && ::renameat(parent.fd.get(), temporary.constData(), parent.fd.get(), leaf.constData()) != 0)
+        && ::renameat(parent.fd.get(), temporary.constData(), parent.fd.get(), leaf.constData())
+                != 0)
         return discard(errno);
     // The rename itself must reach the disk for the new content to survive a crash.
     const UniqueFd directory(::openat(parent.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -22,11 +22,13 @@ private Q_SLOTS:
         call.arguments = {{"path", "big.txt"},
                           {"content", content},
                           {"nested", QJsonArray{QJsonObject{{"text", content}}}}};
-        const QJsonObject arguments = describeCall(call, false, nullptr).value("arguments").toObject();
+        const QJsonObject arguments =
+                describeCall(call, false, nullptr).value("arguments").toObject();
         QCOMPARE(arguments.value("path").toString(), QStringLiteral("big.txt"));
         const QString cut = arguments.value("content").toString();
         QCOMPARE(cut, QString(4096, u'x') + QStringLiteral("… (1048576 characters)"));
-        QCOMPARE(arguments.value("nested").toArray().first().toObject().value("text").toString(), cut);
+        QCOMPARE(arguments.value("nested").toArray().first().toObject().value("text").toString(),
+                 cut);
     }
 
     void stringsUpToTheLimitStayWhole()
@@ -34,7 +36,12 @@ private Q_SLOTS:
         ToolCallRecord call;
         const QString edge(4096, u'y');
         call.arguments = {{"content", edge}};
-        QCOMPARE(describeCall(call, false, nullptr).value("arguments").toObject().value("content").toString(), edge);
+        QCOMPARE(describeCall(call, false, nullptr)
+                         .value("arguments")
+                         .toObject()
+                         .value("content")
+                         .toString(),
+                 edge);
     }
 
     // The cut must not reveal a long secret's beginning: secrets are masked first.
@@ -42,7 +49,8 @@ private Q_SLOTS:
     {
         ToolCallRecord call;
         call.arguments = {{"api_key", QString(10000, u's')}, {"user", "ann"}};
-        const QJsonObject arguments = describeCall(call, true, nullptr).value("arguments").toObject();
+        const QJsonObject arguments =
+                describeCall(call, true, nullptr).value("arguments").toObject();
         QCOMPARE(arguments.value("api_key").toString(), QStringLiteral("********"));
         QCOMPARE(arguments.value("user").toString(), QStringLiteral("ann"));
     }
