@@ -27,11 +27,11 @@ constexpr qsizetype maxLineBytes = 1024 * 1024;
 enum class MessageType { Hello, Event, Request, Reply, Error };
 
 // The objects events and replies carry:
-//   call     {callId, sessionId, transport, clientName, tool, arguments (secrets redacted),
-//             startedAt (ISO 8601 UTC, ms), status ("running" or an outcome: succeeded, failed,
-//             invalid_arguments, unknown_tool, broke_output_schema, cancelled), durationMs,
-//             detail, outputHead, outputTail, accounting (the structured result, long strings
-//             cut)}
+//   call     {callId, sessionId, transport, clientName, tool, arguments (secrets redacted,
+//             strings beyond 4,096 characters cut), startedAt (ISO 8601 UTC, ms), status
+//             ("running" or an outcome: succeeded, failed, invalid_arguments, unknown_tool,
+//             broke_output_schema, cancelled), durationMs, detail, outputHead, outputTail,
+//             accounting (the structured result, long strings cut)}
 //   session  {sessionId, transport, clientName, openedAt, calls}
 //   setting  {name, group, type, value (secrets masked), origin, help, allowed, live, secret}
 //   counters {sessionsOpen, callsStarted, callsFinished, callsInFlight, callsFailed,

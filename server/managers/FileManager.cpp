@@ -105,6 +105,14 @@ QByteArray temporaryName()
             + QByteArray::number(QRandomGenerator::system()->generate64(), 16) + ".tmp";
 }
 
+// An unnamed file is given its name through /proc/self/fd (linkat with AT_EMPTY_PATH would need
+// CAP_DAC_READ_SEARCH); without /proc the writes use named temporary files.
+bool procLinksWork()
+{
+    static const bool available = ::access("/proc/self/fd", X_OK) == 0;
+    return available;
+}
+
 bool writeFully(int fd, const QByteArray &data)
 {
     qsizetype written = 0;
@@ -323,15 +331,24 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
         }
     }
 
-    // A temporary file beside the target, renamed over it once complete and on disk: readers
-    // see the old content or the new one, never a part.
+    // The new content goes to an unnamed file (O_TMPFILE) in the target's directory and gets a
+    // name only once complete and on disk: readers see the old content or the new one, never a
+    // part, and a daemon killed meanwhile leaves nothing in the workspace. File systems without
+    // O_TMPFILE get a named temporary file, removed on failure (but not after a kill).
+    UniqueFd fd(procLinksWork()
+                        ? ::openat(parent.fd.get(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0664)
+                        : -1);
+    const bool unnamed = fd.isValid();
     const QByteArray temporary = temporaryName();
-    UniqueFd fd(::openat(parent.fd.get(), temporary.constData(),
-                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0664));
+    if (!unnamed)
+        fd = UniqueFd(::openat(parent.fd.get(), temporary.constData(),
+                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0664));
     if (!fd.isValid())
         return Outcome::failure(failed(shown, describePathError(errno)));
+    bool named = !unnamed;
     auto discard = [&](int error) {
-        ::unlinkat(parent.fd.get(), temporary.constData(), 0);
+        if (named)
+            ::unlinkat(parent.fd.get(), temporary.constData(), 0);
         return Outcome::failure(failed(shown, describePathError(error)));
     };
     if (!writeFully(fd.get(), data))
@@ -347,7 +364,27 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
     }
     if (::fsync(fd.get()) != 0)
         return discard(errno);
-    if (::renameat(parent.fd.get(), temporary.constData(), parent.fd.get(), leaf.constData()) != 0)
+    if (unnamed) {
+        const QByteArray self = "/proc/self/fd/" + QByteArray::number(fd.get());
+        // A new file is linked under its name at once (and only if nothing took the name
+        // meanwhile); a replacement gets a temporary name for the rename, for two system calls.
+        const bool linked = !exists
+                && ::linkat(AT_FDCWD, self.constData(), parent.fd.get(), leaf.constData(),
+                            AT_SYMLINK_FOLLOW)
+                        == 0;
+        if (!linked) {
+            if (!exists && errno != EEXIST)
+                return discard(errno);
+            if (::linkat(AT_FDCWD, self.constData(), parent.fd.get(), temporary.constData(),
+                         AT_SYMLINK_FOLLOW)
+                != 0)
+                return discard(errno);
+            named = true;
+        }
+    }
+    if (named
+        && ::renameat(parent.fd.get(), temporary.constData(), parent.fd.get(), leaf.constData())
+                != 0)
         return discard(errno);
     // The rename itself must reach the disk for the new content to survive a crash.
     const UniqueFd directory(::openat(parent.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
