@@ -269,6 +269,57 @@ private Q_SLOTS:
         QCOMPARE(code, QString(admin::errorBadParams));
     }
 
+    // A call that prints for about a second: the console gets its progress (elapsed time, output
+    // so far) while it runs, no more often than every progressIntervalMs, growing; a snapshot
+    // taken meanwhile carries the figures too.
+    void progressOfARunningCall()
+    {
+        m_events.clear();
+        std::unique_ptr<QNetworkReply> reply(m_mcp.callAsync(
+                "system_run_command", {{"command", "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.2; done"}}));
+        const auto started = waitForEvent([](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventCallStarted)
+                    && event.data.value("call").toObject().value("tool").toString() == u"system_run_command";
+        });
+        QVERIFY(started);
+        const qint64 callId = qint64(started->data.value("call").toObject().value("callId").toDouble());
+        const auto isProgressOfCall = [callId](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventCallProgress)
+                    && qint64(event.data.value("callId").toDouble()) == callId;
+        };
+        QVERIFY(waitForEvent(isProgressOfCall));
+        const QJsonArray inFlight = request(admin::methodSnapshot, {}).value("calls").toArray();
+        QVERIFY(std::any_of(inFlight.begin(), inFlight.end(), [callId](const QJsonValue &call) {
+            return qint64(call.toObject().value("callId").toDouble()) == callId
+                    && call.toObject().value("outputBytes").toDouble() > 0
+                    && call.toObject().contains("elapsedMs");
+        }));
+        QVERIFY(waitForEvent([callId](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventCallFinished)
+                    && qint64(event.data.value("call").toObject().value("callId").toDouble()) == callId;
+        }));
+        QVERIFY(McpClient::wait(reply.get(), 10000));
+        QList<ReceivedEvent> progress;
+        for (const ReceivedEvent &event : std::as_const(m_events)) {
+            if (isProgressOfCall(event))
+                progress.append(event);
+            // None after the call finished.
+            if (event.name == QLatin1String(admin::eventCallFinished))
+                break;
+        }
+        QVERIFY2(progress.size() >= 2, qPrintable(QString::number(progress.size())));
+        for (qsizetype i = 1; i < progress.size(); ++i) {
+            const QJsonObject &before = progress.at(i - 1).data;
+            const QJsonObject &after = progress.at(i).data;
+            QVERIFY(after.value("outputBytes").toDouble() >= before.value("outputBytes").toDouble());
+            // The daemon's clock: at least one interval apart (a few ms of timer slack allowed).
+            QVERIFY2(after.value("elapsedMs").toDouble() - before.value("elapsedMs").toDouble()
+                             >= admin::progressIntervalMs - 20,
+                     qPrintable(QJsonDocument(before).toJson() + QJsonDocument(after).toJson()));
+        }
+        QVERIFY(progress.last().data.value("outputBytes").toDouble() >= QByteArray("line 1\n").size() * 2);
+    }
+
     void settingsFollowTheStartupRules()
     {
         m_events.clear();
