@@ -161,6 +161,19 @@ private Q_SLOTS:
         QCOMPARE(set("BASH_TIMEOUT_DEFAULT", "30"), QString());
     }
 
+    void pythonTimeLimitAppliesToTheNextCall()
+    {
+        QCOMPARE(set("PYTHON_TIMEOUT_DEFAULT", "1"), QString());
+        const QJsonObject limited = call("system_run_python", {{"code", "import time\ntime.sleep(3)"}});
+        const QJsonObject value = limited.value("structuredContent").toObject();
+        QCOMPARE(value.value("timeout_seconds").toInt(), 1);
+        QVERIFY2(value.value("message").toString().contains("time limit of 1 s"), QJsonDocument(limited).toJson());
+        QCOMPARE(set("PYTHON_TIMEOUT_DEFAULT", "30"), QString());
+        const QJsonObject quick = call("system_run_python", {{"code", "_ = 6 * 7"}});
+        QVERIFY2(succeeded(quick), QJsonDocument(quick).toJson());
+        QCOMPARE(quick.value("structuredContent").toObject().value("timeout_seconds").toInt(), 30);
+    }
+
     void allowedExtensionsApplyToTheNextWrite()
     {
         const QString refusal = errorOf(call("file_write", {{"path", "notes.yaml"}, {"content", "a: 1"}}));
