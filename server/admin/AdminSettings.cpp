@@ -74,8 +74,9 @@ void AdminSettings::addLive(const QStringList &names, LiveSettings::Prepare prep
 
 bool AdminSettings::isAppliedLive(const QString &name) const
 {
-    return std::any_of(m_live.cbegin(), m_live.cend(),
-                       [&name](const LiveSettings::Entry &entry) { return entry.names.contains(name); });
+    return std::any_of(m_live.cbegin(), m_live.cend(), [&name](const LiveSettings::Entry &entry) {
+        return entry.names.contains(name);
+    });
 }
 
 QJsonObject AdminSettings::describe(const SettingSpec &spec) const

@@ -27,8 +27,8 @@ ScrapeResult failure(const QString &error, const QString &url = {})
 WebScraper::WebScraper(WebFetcher *fetcher, HtmlWorkerPool *parsers, qint64 maxBytes, int timeoutMs,
                        QObject *parent)
     : WebScraper(fetcher, parsers,
-                 std::make_shared<LiveSnapshot<WebPolicy>>(
-                      std::make_shared<const WebPolicy>(WebPolicy{nullptr, maxBytes, timeoutMs})),
+                 std::make_shared<LiveSnapshot<WebPolicy>>(std::make_shared<const WebPolicy>(
+                         WebPolicy{nullptr, maxBytes, timeoutMs})),
                  parent)
 {
 }

@@ -6,7 +6,7 @@ WebSearch::WebSearch(WebFetcher *fetcher, QList<std::shared_ptr<SearchBackend>> 
                      qint64 maxBytes, int timeoutMs, QObject *parent)
     : WebSearch(fetcher, std::move(backends),
                 std::make_shared<LiveSnapshot<WebPolicy>>(
-                      std::make_shared<const WebPolicy>(WebPolicy{nullptr, maxBytes, timeoutMs})),
+                        std::make_shared<const WebPolicy>(WebPolicy{nullptr, maxBytes, timeoutMs})),
                 parent)
 {
 }

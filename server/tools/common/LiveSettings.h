@@ -27,7 +27,10 @@ public:
         Prepare prepare;
     };
 
-    void add(QStringList names, Prepare prepare) { m_entries.append({std::move(names), std::move(prepare)}); }
+    void add(QStringList names, Prepare prepare)
+    {
+        m_entries.append({std::move(names), std::move(prepare)});
+    }
     const QList<Entry> &entries() const { return m_entries; }
 
 private:

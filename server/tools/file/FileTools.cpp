@@ -293,7 +293,8 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
             std::make_shared<const FileOptions>(FileOptions::fromSettings(settings)));
     if (live)
         live->add({QStringLiteral("FILE_MAX_SIZE_MB"), QStringLiteral("FILE_ALLOWED_EXTENSIONS"),
-                   QStringLiteral("FILE_ALLOW_NO_EXTENSION"), QStringLiteral("FILE_LIST_MAX_ENTRIES")},
+                   QStringLiteral("FILE_ALLOW_NO_EXTENSION"),
+                   QStringLiteral("FILE_LIST_MAX_ENTRIES")},
                   [options](const Settings &changed, QString *) -> LiveSettings::Install {
                       auto next = std::make_shared<const FileOptions>(
                               FileOptions::fromSettings(changed));

@@ -61,7 +61,8 @@ createSystemTools(const Settings &settings, const SandboxCapabilities &capabilit
     SandboxOptions options = SandboxOptions::fromSettings(settings);
     options.spillDirectory = JobServices::fileDirectoryFromSettings(settings);
     auto tools = std::make_shared<SystemTools>(capabilities, workspace, std::move(options));
-    std::shared_ptr<const BashManager> bash = BashManager::fromConfig(settings, tools->policy, error);
+    std::shared_ptr<const BashManager> bash =
+            BashManager::fromConfig(settings, tools->policy, error);
     if (!bash)
         return nullptr;
     std::shared_ptr<const PythonManager> python =
@@ -459,10 +460,9 @@ std::unique_ptr<WarmJobPool> warmPool(SystemTools &tools, const Manager &manager
 // (its allowed programs, its memory limit) are ended, and fresh ones started. A call already
 // running keeps its job, and the snapshot its result maker holds.
 template<typename Manager>
-LiveSettings::Install installer(const std::shared_ptr<SystemTools> &tools,
-                                LiveSnapshot<Manager> SystemTools::*snapshot,
-                                std::unique_ptr<WarmJobPool> SystemTools::*warm,
-                                std::shared_ptr<const Manager> next)
+LiveSettings::Install
+installer(const std::shared_ptr<SystemTools> &tools, LiveSnapshot<Manager> SystemTools::*snapshot,
+          std::unique_ptr<WarmJobPool> SystemTools::*warm, std::shared_ptr<const Manager> next)
 {
     return [tools, snapshot, warm, next] {
         const bool sameJail = ((*tools).*snapshot).current()->jobAwaitingInput().policy

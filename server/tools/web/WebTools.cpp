@@ -168,9 +168,8 @@ std::optional<WebRules> webRulesFromSettings(const Settings &settings,
     rules.egress = std::make_shared<const EgressPolicy>(std::move(*egress));
     const qint64 maxBytes = settings.integer(u"WEB_MAX_BYTES");
     const int timeoutMs = int(settings.integer(u"WEB_TIMEOUT_DEFAULT") * 1000);
-    rules.web = std::make_shared<const WebPolicy>(
-            WebPolicy{std::make_shared<const EgressGate>(*rules.egress, resolver), maxBytes,
-                      timeoutMs});
+    rules.web = std::make_shared<const WebPolicy>(WebPolicy{
+            std::make_shared<const EgressGate>(*rules.egress, resolver), maxBytes, timeoutMs});
     rules.browserArguments = BrowserPool::policyArguments(*rules.egress, maxBytes, timeoutMs);
     return rules;
 }
