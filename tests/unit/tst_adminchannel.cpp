@@ -308,6 +308,8 @@ private Q_SLOTS:
                 break;
         }
         QVERIFY2(progress.size() >= 2, qPrintable(QString::number(progress.size())));
+        qInfo("%lld progress events over %.0f ms", qint64(progress.size()),
+              progress.last().data.value("elapsedMs").toDouble());
         for (qsizetype i = 1; i < progress.size(); ++i) {
             const QJsonObject &before = progress.at(i - 1).data;
             const QJsonObject &after = progress.at(i).data;
