@@ -20,7 +20,11 @@
 //                                                                              line had none
 namespace cmcp::admin {
 
+// Events and fields may be added within a version (callProgress was): a side ignores event
+// names and fields it does not know. A change that breaks an existing message bumps it.
 constexpr int protocolVersion = 1;
+// The daemon sends a running call's progress at most this often.
+constexpr int progressIntervalMs = 250;
 // Longest line either side accepts; longer ones are skipped and answered with an error.
 constexpr qsizetype maxLineBytes = 1024 * 1024;
 
@@ -32,6 +36,10 @@ enum class MessageType { Hello, Event, Request, Reply, Error };
 //             ("running" or an outcome: succeeded, failed, invalid_arguments, unknown_tool,
 //             broke_output_schema, cancelled), durationMs, detail, outputHead, outputTail,
 //             accounting (the structured result, long strings cut)}
+//             While running, also elapsedMs and outputBytes (the last progress).
+//   progress {callId, elapsedMs, outputBytes}: a running call's time so far and the bytes of
+//             output its job has written (stdout and stderr); at most one per call every
+//             progressIntervalMs, and only while it produces output
 //   session  {sessionId, transport, clientName, openedAt, calls}
 //   setting  {name, group, type, value (secrets masked), origin, help, allowed, live, secret}
 //   counters {sessionsOpen, callsStarted, callsFinished, callsInFlight, callsFailed,
@@ -42,6 +50,7 @@ inline constexpr char eventSessionOpened[] = "sessionOpened";
 inline constexpr char eventSessionClosed[] = "sessionClosed";
 inline constexpr char eventCallStarted[] = "callStarted";
 inline constexpr char eventCallFinished[] = "callFinished";
+inline constexpr char eventCallProgress[] = "callProgress"; // a progress object
 inline constexpr char eventLog[] = "log";
 inline constexpr char eventCounters[] = "counters";
 inline constexpr char eventDropped[] = "dropped";

@@ -174,7 +174,7 @@ QList<SettingSpec> buildTable()
             integer(jobs, "JOB_TIMEOUT_MAX", "3600", 1, 604800,
                     "Time limit of a background job (background or yield_ms), in seconds; a "
                     "call's timeout may only lower it.",
-                    NoFlags),
+                    Live),
             integer(jobs, "JOB_MAX_PER_SESSION", "4", 1, 10000,
                     "Background jobs one session may have running at once.", NoFlags),
             integer(jobs, "JOB_MAX_TOTAL", "32", 1, 100000,

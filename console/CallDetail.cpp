@@ -34,6 +34,10 @@ QString callDetailText(const QJsonObject &call)
     text += tr("Started %1").arg(field("startedAt"));
     if (call.contains(QLatin1String("durationMs")))
         text += tr(", took %1 ms").arg(qint64(call.value(QLatin1String("durationMs")).toDouble()));
+    else if (call.contains(QLatin1String("elapsedMs")))
+        text += tr(", running: %1 s so far, %2 bytes of output")
+                        .arg(call.value(QLatin1String("elapsedMs")).toDouble() / 1000.0, 0, 'f', 1)
+                        .arg(qint64(call.value(QLatin1String("outputBytes")).toDouble()));
     text += u'\n';
     if (!field("detail").isEmpty())
         text += tr("Detail: %1\n").arg(field("detail"));

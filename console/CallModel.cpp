@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLocale>
 
 #include <algorithm>
 #include <climits>
@@ -31,6 +32,15 @@ QString compactValue(const QJsonValue &value)
 
 } // namespace
 
+QString CallModel::runningFigures(const QJsonObject &call)
+{
+    return tr("%1 s · %2")
+            .arg(call.value(QLatin1String("elapsedMs")).toDouble() / 1000.0, 0, 'f', 1)
+            .arg(QLocale::c().formattedDataSize(
+                    qint64(call.value(QLatin1String("outputBytes")).toDouble()), 1,
+                    QLocale::DataSizeTraditionalFormat));
+}
+
 CallModel::CallModel(QObject *parent) : QAbstractTableModel(parent)
 {
     m_batch.setInterval(100);
@@ -45,12 +55,45 @@ void CallModel::enqueue(const QJsonObject &call)
         m_batch.start();
 }
 
+void CallModel::enqueueProgress(const QJsonObject &progress)
+{
+    m_queuedProgress.insert(callIdOf(progress), progress);
+    if (!m_batch.isActive())
+        m_batch.start();
+}
+
 void CallModel::flush()
 {
     m_batch.stop();
-    if (m_queued.isEmpty())
-        return;
-    const QList<QJsonObject> queued = std::exchange(m_queued, {});
+    // Calls first: a call's progress may arrive in the batch that brings the call itself.
+    if (!m_queued.isEmpty())
+        applyCalls(std::exchange(m_queued, {}));
+    if (!m_queuedProgress.isEmpty())
+        applyProgress(std::exchange(m_queuedProgress, {}));
+}
+
+void CallModel::applyProgress(const QHash<qint64, QJsonObject> &progress)
+{
+    int firstChanged = INT_MAX;
+    int lastChanged = -1;
+    for (auto it = progress.cbegin(); it != progress.cend(); ++it) {
+        const int row = m_rowOf.value(it.key(), -1);
+        // A finished call's own figures (durationMs) are final.
+        if (row < 0 || m_calls.at(row).status != QLatin1String("running"))
+            continue;
+        QJsonObject call = m_calls.at(row).call;
+        for (const char *key : {"elapsedMs", "outputBytes"})
+            call.insert(QLatin1String(key), it->value(QLatin1String(key)));
+        m_calls[row] = makeRow(call);
+        firstChanged = std::min(firstChanged, row);
+        lastChanged = std::max(lastChanged, row);
+    }
+    if (lastChanged >= 0)
+        Q_EMIT dataChanged(index(firstChanged, 0), index(lastChanged, ColumnCount - 1));
+}
+
+void CallModel::applyCalls(const QList<QJsonObject> &queued)
+{
     QList<QJsonObject> added;
     QHash<qint64, int> addedIndex;
     int firstChanged = INT_MAX;
@@ -96,6 +139,7 @@ void CallModel::reset(const QList<QJsonObject> &calls)
 {
     beginResetModel();
     m_queued.clear();
+    m_queuedProgress.clear();
     QList<QJsonObject> sorted = calls;
     std::sort(sorted.begin(), sorted.end(), [](const QJsonObject &a, const QJsonObject &b) {
         return callIdOf(a) < callIdOf(b);
@@ -153,6 +197,8 @@ CallModel::Row CallModel::makeRow(const QJsonObject &call)
     row.cells[ArgumentsColumn] = shortArguments(call.value(QLatin1String("arguments")).toObject());
     if (call.contains(QLatin1String("durationMs")))
         row.cells[DurationColumn] = tr("%1 ms").arg(qint64(call.value(QLatin1String("durationMs")).toDouble()));
+    else if (call.contains(QLatin1String("elapsedMs")))
+        row.cells[DurationColumn] = runningFigures(call);
     row.cells[StatusColumn] = statusLabel(row.status);
     return row;
 }

@@ -28,7 +28,10 @@ public:
 
     // Queues a new or updated call (matched by callId); applied at the next batch.
     void enqueue(const QJsonObject &call);
-    // Applies the queued calls now.
+    // Queues a running call's progress (a progress object, AdminProtocol.h): the latest of a
+    // call is applied at the next batch, and dropped if the call has finished by then.
+    void enqueueProgress(const QJsonObject &progress);
+    // Applies the queued calls and progress now.
     void flush();
     // Replaces everything with a snapshot's calls (in flight and recent).
     void reset(const QList<QJsonObject> &calls);
@@ -41,6 +44,8 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
+    // A running call's progress for people: "2.5 s · 1.2 kB" (elapsed time, output so far).
+    static QString runningFigures(const QJsonObject &call);
     // The arguments on one line, shortened: `command="ls -la", path="x"`.
     static QString shortArguments(const QJsonObject &arguments, int maxLength = 80);
 
@@ -55,11 +60,14 @@ private:
         QString cells[ColumnCount];
     };
     static Row makeRow(const QJsonObject &call);
+    void applyCalls(const QList<QJsonObject> &queued);
+    void applyProgress(const QHash<qint64, QJsonObject> &progress);
     void reindex();
 
     QList<Row> m_calls;
     QHash<qint64, int> m_rowOf; // callId → row
     QList<QJsonObject> m_queued;
+    QHash<qint64, QJsonObject> m_queuedProgress; // callId → its latest progress
     QTimer m_batch;
     int m_maxCalls = 5000;
 };

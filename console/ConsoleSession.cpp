@@ -58,6 +58,8 @@ void ConsoleSession::onEvent(const QString &event, const QJsonObject &data)
                                 call.value(QLatin1String("clientName")).toString());
     } else if (event == QLatin1String(admin::eventCallFinished)) {
         m_calls->enqueue(data.value(QLatin1String("call")).toObject());
+    } else if (event == QLatin1String(admin::eventCallProgress)) {
+        m_calls->enqueueProgress(data);
     } else if (event == QLatin1String(admin::eventSessionOpened)) {
         m_sessions->opened(data);
     } else if (event == QLatin1String(admin::eventSessionClosed)) {

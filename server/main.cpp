@@ -11,6 +11,7 @@
 #include "FileTools.h"
 #include "HttpOptions.h"
 #include "HttpServer.h"
+#include "LiveSettings.h"
 #include "Logging.h"
 #include "McpServer.h"
 #include "SandboxProbe.h"
@@ -289,15 +290,17 @@ int main(int argc, char *argv[])
     McpServer mcp(ServerIdentity{});
     trimHeapAfterSessionsClose(mcp);
     mcp.setMaxSessions(int(settings->integer(u"MCP_MAX_SESSIONS")));
-    if (!registerFileTools(mcp, *settings, &error)) {
+    // What each tool family lets the admin channel change while it runs.
+    LiveSettings live;
+    if (!registerFileTools(mcp, *settings, &error, &live)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;
     }
-    if (!registerSystemTools(mcp, *settings, sandbox, &error)) {
+    if (!registerSystemTools(mcp, *settings, sandbox, &error, &live)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;
     }
-    if (!registerWebTools(mcp, *settings, &error)) {
+    if (!registerWebTools(mcp, *settings, &error, &live)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;
     }
@@ -312,7 +315,7 @@ int main(int argc, char *argv[])
     }
 
     AdminSettings adminSettings(*settings, sources.customEnvFile);
-    registerLiveSettings(adminSettings);
+    registerLiveSettings(adminSettings, live);
     const std::unique_ptr<AdminServer> admin = openAdminChannel(mcp, adminSettings, sandbox);
 
     if (parser.isSet(stdioOption) || parser.isSet(testModeOption)) {

@@ -43,13 +43,15 @@ std::unique_ptr<AdminServer> openAdminChannel(McpServer &mcp, AdminSettings &set
     return server;
 }
 
-// Only the log level is read again after start-up today. The other settings the table marks
-// live (timeouts, allowed commands, extensions and domains) are read once, when the tools are
-// built, so a change of them is saved and reported as needing a restart.
-void registerLiveSettings(AdminSettings &settings)
+// The log level, and every setting the tools registered in `tools` (their policies, swapped
+// atomically per call; see LiveSettings).
+void registerLiveSettings(AdminSettings &settings, const LiveSettings &tools)
 {
-    settings.addLiveApplier({QStringLiteral("LOG_LEVEL"), QStringLiteral("DEBUG")},
-                            [](const Settings &current) { setLogLevel(current.text(u"LOG_LEVEL")); });
+    settings.addLive({QStringLiteral("LOG_LEVEL"), QStringLiteral("DEBUG")},
+                     [](const Settings &changed, QString *) -> LiveSettings::Install {
+                         return [level = changed.text(u"LOG_LEVEL")] { setLogLevel(level); };
+                     });
+    settings.addLive(tools);
 }
 
 } // namespace cmcp

@@ -8,6 +8,7 @@ namespace cmcp {
 
 class AdminServer;
 class AdminSettings;
+class LiveSettings;
 class McpServer;
 class Settings;
 struct SandboxCapabilities;
@@ -18,7 +19,8 @@ struct SandboxCapabilities;
 std::unique_ptr<AdminServer> openAdminChannel(McpServer &mcp, AdminSettings &settings,
                                               const SandboxCapabilities &sandbox);
 
-// The live appliers of the settings the daemon can change while running.
-void registerLiveSettings(AdminSettings &settings);
+// The settings the daemon applies while running: the log level, and those the tools registered
+// in `tools` when they were built.
+void registerLiveSettings(AdminSettings &settings, const LiveSettings &tools);
 
 } // namespace cmcp

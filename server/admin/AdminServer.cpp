@@ -4,6 +4,7 @@
 #include "AdminPeer.h"
 #include "AdminSettings.h"
 #include "CallDescription.h"
+#include "CallProgress.h"
 #include "McpServer.h"
 #include "PeerCredentials.h"
 #include "ToolResult.h"
@@ -74,7 +75,11 @@ bool clearSocketPath(const QString &path, QString *error)
 
 AdminServer::AdminServer(McpServer &mcp, AdminSettings &settings, QJsonObject sandboxReport,
                          QObject *parent)
-    : QObject(parent), m_mcp(mcp), m_settings(settings), m_sandboxReport(std::move(sandboxReport))
+    : QObject(parent),
+      m_mcp(mcp),
+      m_settings(settings),
+      m_sandboxReport(std::move(sandboxReport)),
+      m_progress(new CallProgress(admin::progressIntervalMs, this))
 {
     connect(&mcp, &McpServer::sessionOpened, this, [this](const QString &id, const QString &transport) {
         m_sessions.insert(id, {transport, QDateTime::currentDateTimeUtc(), {}, 0});
@@ -89,6 +94,10 @@ AdminServer::AdminServer(McpServer &mcp, AdminSettings &settings, QJsonObject sa
     });
     connect(&mcp, &McpServer::toolCallStarted, this, &AdminServer::onCallStarted);
     connect(&mcp, &McpServer::toolCallFinished, this, &AdminServer::onCallFinished);
+    connect(&mcp, &McpServer::toolCallOutput, m_progress, &CallProgress::output);
+    connect(m_progress, &CallProgress::progress, this, [this](const QJsonObject &progress) {
+        broadcast(QLatin1String(admin::eventCallProgress), progress);
+    });
     connect(&settings, &AdminSettings::settingChanged, this, [this](const QJsonObject &setting) {
         broadcast(QLatin1String(admin::eventSettingChanged), {{QLatin1String("setting"), setting}});
     });
@@ -224,12 +233,14 @@ void AdminServer::onCallStarted(const ToolCallRecord &call)
         ++session->calls;
         session->clientName = call.clientName;
     }
+    m_progress->started(call.callId, call.startedAt);
     broadcast(QLatin1String(admin::eventCallStarted), {{QLatin1String("call"), describeCall(call, false, nullptr)}});
 }
 
 void AdminServer::onCallFinished(const ToolCallRecord &call, const ToolResult *result)
 {
     ++m_callsFinished;
+    m_progress->finished(call.callId);
     if (call.outcome != ToolCallOutcome::Succeeded)
         ++m_callsFailed;
     const QJsonObject description = describeCall(call, true, result);
@@ -291,8 +302,13 @@ QJsonArray AdminServer::sessions() const
 QJsonObject AdminServer::snapshot() const
 {
     QJsonArray inFlight;
-    for (const ToolCallRecord &call : m_mcp.callsInFlight())
-        inFlight.append(describeCall(call, false, nullptr));
+    for (const ToolCallRecord &call : m_mcp.callsInFlight()) {
+        QJsonObject description = describeCall(call, false, nullptr);
+        const QJsonObject figures = m_progress->figures(call.callId);
+        for (auto it = figures.begin(); it != figures.end(); ++it)
+            description.insert(it.key(), it.value());
+        inFlight.append(description);
+    }
     QJsonArray recent;
     for (const QJsonObject &call : m_recentCalls)
         recent.append(call);

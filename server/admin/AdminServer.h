@@ -22,6 +22,7 @@ namespace cmcp {
 class AdminLogSink;
 class AdminPeer;
 class AdminSettings;
+class CallProgress;
 class McpServer;
 struct ToolResult;
 
@@ -82,6 +83,7 @@ private:
     quint64 m_refusedPeers = 0;
     QTimer m_countersTimer;
     QJsonObject m_lastCounters;
+    CallProgress *m_progress;
     std::shared_ptr<AdminLogSink> m_logSink;
     bool m_forwardingLog = false;
 };

@@ -62,15 +62,21 @@ AdminSettings::AdminSettings(Settings settings, QString customEnvFile, QObject *
 {
 }
 
-void AdminSettings::addLiveApplier(const QStringList &names, std::function<void(const Settings &)> apply)
+void AdminSettings::addLive(const LiveSettings &live)
 {
-    m_appliers.append({names, std::move(apply)});
+    m_live.append(live.entries());
+}
+
+void AdminSettings::addLive(const QStringList &names, LiveSettings::Prepare prepare)
+{
+    m_live.append({names, std::move(prepare)});
 }
 
 bool AdminSettings::isAppliedLive(const QString &name) const
 {
-    return std::any_of(m_appliers.cbegin(), m_appliers.cend(),
-                       [&name](const auto &applier) { return applier.first.contains(name); });
+    return std::any_of(m_live.cbegin(), m_live.cend(), [&name](const LiveSettings::Entry &entry) {
+        return entry.names.contains(name);
+    });
 }
 
 QJsonObject AdminSettings::describe(const SettingSpec &spec) const
@@ -112,6 +118,20 @@ AdminSettings::Outcome AdminSettings::change(const QString &name, const QString 
     Settings changed = m_settings;
     if (!changed.set(name, value, SettingOrigin::AdminConsole, &outcome.error))
         return outcome;
+    // Every policy that reads the setting is built before anything is saved: one that cannot
+    // be built refuses the change.
+    QList<LiveSettings::Install> installs;
+    for (const LiveSettings::Entry &entry : std::as_const(m_live)) {
+        if (!entry.names.contains(name))
+            continue;
+        LiveSettings::Install install = entry.prepare(changed, &outcome.error);
+        if (!install) {
+            if (outcome.error.isEmpty())
+                outcome.error = QStringLiteral("%1 cannot be applied").arg(name);
+            return outcome;
+        }
+        installs.append(std::move(install));
+    }
 
     QString fileText;
     QFile existing(m_customEnvFile);
@@ -128,12 +148,9 @@ AdminSettings::Outcome AdminSettings::change(const QString &name, const QString 
         return outcome;
     }
     m_settings = std::move(changed);
-    for (const auto &[names, apply] : m_appliers) {
-        if (names.contains(name)) {
-            apply(m_settings);
-            outcome.appliedLive = true;
-        }
-    }
+    for (const LiveSettings::Install &install : std::as_const(installs))
+        install();
+    outcome.appliedLive = !installs.isEmpty();
     if (previousOrigin == SettingOrigin::Environment || previousOrigin == SettingOrigin::CommandLine)
         outcome.note = QStringLiteral("the %1 sets %2 too, and wins over the custom file at the next start")
                                .arg(originName(previousOrigin), name);

@@ -1,20 +1,18 @@
 #pragma once
 
+#include "LiveSettings.h"
 #include "Settings.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QObject>
-#include <QPair>
-
-#include <functional>
 
 namespace cmcp {
 
 // The daemon's settings as the admin channel sees and changes them. A change is validated with
-// the start-up rules (Settings::set), applied live when an applier is registered for it, and
-// persisted atomically to the custom env file so that a restart keeps it. Nothing changes when
-// any step fails.
+// the start-up rules (Settings::set) and by building the new policy of every tool that reads it
+// live (LiveSettings), persisted atomically to the custom env file so that a restart keeps it,
+// and only then installed. Nothing changes when any step fails.
 class AdminSettings : public QObject
 {
     Q_OBJECT
@@ -24,9 +22,9 @@ public:
     const Settings &settings() const { return m_settings; }
     const QString &customEnvFile() const { return m_customEnvFile; }
 
-    // `apply` runs after a change of any of `names` has been validated and persisted; a
-    // setting without an applier is stored and reported as needing a restart.
-    void addLiveApplier(const QStringList &names, std::function<void(const Settings &)> apply);
+    // A setting named by no entry is stored and reported as needing a restart.
+    void addLive(const LiveSettings &live);
+    void addLive(const QStringList &names, LiveSettings::Prepare prepare);
     bool isAppliedLive(const QString &name) const;
 
     // Every setting as a setting object (see AdminProtocol.h), in table order.
@@ -52,7 +50,7 @@ Q_SIGNALS:
 private:
     Settings m_settings;
     QString m_customEnvFile;
-    QList<QPair<QStringList, std::function<void(const Settings &)>>> m_appliers;
+    QList<LiveSettings::Entry> m_live;
 };
 
 } // namespace cmcp

@@ -157,6 +157,14 @@ std::optional<QString> currentHash(int parentFd, const QByteArray &leaf, qint64 
 
 FileManager::FileManager(Workspace workspace, std::shared_ptr<const ContainedRoot> root,
                          FileOptions options)
+    : FileManager(std::move(workspace), std::move(root),
+                  std::make_shared<LiveSnapshot<FileOptions>>(
+                          std::make_shared<const FileOptions>(std::move(options))))
+{
+}
+
+FileManager::FileManager(Workspace workspace, std::shared_ptr<const ContainedRoot> root,
+                         std::shared_ptr<const LiveSnapshot<FileOptions>> options)
     : m_workspace(std::move(workspace)),
       m_root(std::move(root)),
       m_options(std::move(options))
@@ -178,9 +186,10 @@ QString FileManager::sha256Hex(const QByteArray &data)
 
 FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) const
 {
+    const std::shared_ptr<const FileOptions> options = m_options->current();
     using Outcome = FileOutcome<FileReadResult>;
     QString error;
-    const std::optional<WorkspacePath> path = parseFilePath(request.path, &m_options, &error);
+    const std::optional<WorkspacePath> path = parseFilePath(request.path, options.get(), &error);
     if (!path)
         return Outcome::failure(error);
     const std::optional<TextCodec> codec = TextCodec::forName(request.encoding, &error);
@@ -208,7 +217,7 @@ FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) co
         const std::optional<LineWindow> lines =
                 readLineWindow(file, request.offset.value_or(0),
                                request.limit.value_or(std::numeric_limits<qint64>::max()),
-                               m_options.maxBytes, &error);
+                               options->maxBytes, &error);
         if (!lines)
             return Outcome::failure(failed(request.path, error));
         bytes = lines->bytes;
@@ -216,14 +225,14 @@ FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) co
         result.endOfFile = request.offset.value_or(0) + request.limit.value_or(lines->totalLines)
                 >= lines->totalLines;
     } else {
-        if (file.status().st_size > m_options.maxBytes)
+        if (file.status().st_size > options->maxBytes)
             return Outcome::failure(failed(
                     request.path,
                     QStringLiteral("file is too large: %1 bytes, FILE_MAX_SIZE_MB allows %2; read "
                                    "it in parts with offset and limit")
                             .arg(file.status().st_size)
-                            .arg(m_options.maxBytes)));
-        if (!file.readAll(m_options.maxBytes, &bytes, &error))
+                            .arg(options->maxBytes)));
+        if (!file.readAll(options->maxBytes, &bytes, &error))
             return Outcome::failure(failed(request.path, error));
         result.size = bytes.size();
         result.sha256 = sha256Hex(bytes);
@@ -244,13 +253,14 @@ FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) co
 
 FileOutcome<QByteArray> FileManager::readBytes(const QString &text, double *modified) const
 {
+    const std::shared_ptr<const FileOptions> options = m_options->current();
     QString error;
-    const std::optional<WorkspacePath> path = parseFilePath(text, &m_options, &error);
+    const std::optional<WorkspacePath> path = parseFilePath(text, options.get(), &error);
     if (!path)
         return FileOutcome<QByteArray>::failure(error);
     const RegularFile file = RegularFile::openForRead(*m_root, *path);
     QByteArray bytes;
-    if (!file.ok() || !file.readAll(m_options.maxBytes, &bytes, &error))
+    if (!file.ok() || !file.readAll(options->maxBytes, &bytes, &error))
         return FileOutcome<QByteArray>::failure(failed(text, file.ok() ? error : file.error()));
     if (modified)
         *modified = modifiedSeconds(file.status());
@@ -259,9 +269,10 @@ FileOutcome<QByteArray> FileManager::readBytes(const QString &text, double *modi
 
 FileOutcome<FileWriteResult> FileManager::write(const FileWriteRequest &request)
 {
+    const std::shared_ptr<const FileOptions> options = m_options->current();
     using Outcome = FileOutcome<FileWriteResult>;
     QString error;
-    const std::optional<WorkspacePath> path = parseFilePath(request.path, &m_options, &error);
+    const std::optional<WorkspacePath> path = parseFilePath(request.path, options.get(), &error);
     if (!path)
         return Outcome::failure(error);
     const std::optional<TextCodec> codec = TextCodec::forName(request.encoding, &error);
@@ -271,31 +282,33 @@ FileOutcome<FileWriteResult> FileManager::write(const FileWriteRequest &request)
     if (!data)
         return Outcome::failure(failed(request.path, error));
     QMutexLocker lock(&m_changes);
-    return writeLocked(*path, request.path, *data, request.ifMatch);
+    return writeLocked(*path, request.path, *data, request.ifMatch, *options);
 }
 
 FileOutcome<FileWriteResult> FileManager::writeBytes(const QString &text, const QByteArray &data,
                                                      const std::optional<QString> &ifMatch)
 {
+    const std::shared_ptr<const FileOptions> options = m_options->current();
     QString error;
-    const std::optional<WorkspacePath> path = parseFilePath(text, &m_options, &error);
+    const std::optional<WorkspacePath> path = parseFilePath(text, options.get(), &error);
     if (!path)
         return FileOutcome<FileWriteResult>::failure(error);
     QMutexLocker lock(&m_changes);
-    return writeLocked(*path, text, data, ifMatch);
+    return writeLocked(*path, text, data, ifMatch, *options);
 }
 
 FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
                                                       const QString &shown, const QByteArray &data,
-                                                      const std::optional<QString> &ifMatch)
+                                                      const std::optional<QString> &ifMatch,
+                                                      const FileOptions &options)
 {
     using Outcome = FileOutcome<FileWriteResult>;
-    if (data.size() > m_options.maxBytes)
+    if (data.size() > options.maxBytes)
         return Outcome::failure(failed(shown,
                                        QStringLiteral("content is too large: %1 bytes, "
                                                       "FILE_MAX_SIZE_MB allows %2")
                                                .arg(data.size())
-                                               .arg(m_options.maxBytes)));
+                                               .arg(options.maxBytes)));
     const ContainedRoot::Opened parent = m_root->openParent(path, true, &m_workspace);
     if (!parent.ok())
         return Outcome::failure(failed(shown, describePathError(parent.error)));
@@ -320,7 +333,7 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
                                                           "exists (\"\" means it must not)")));
         if (!ifMatch->isEmpty()) {
             const std::optional<QString> current =
-                    exists ? currentHash(parent.fd.get(), leaf, m_options.maxBytes) : std::nullopt;
+                    exists ? currentHash(parent.fd.get(), leaf, options.maxBytes) : std::nullopt;
             if (current != ifMatch->toLower())
                 return Outcome::failure(failed(
                         shown,
@@ -401,6 +414,7 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
 
 FileOutcome<FileListResult> FileManager::list(const FileListRequest &request) const
 {
+    const std::shared_ptr<const FileOptions> options = m_options->current();
     using Outcome = FileOutcome<FileListResult>;
     QString error;
     const std::optional<WorkspacePath> path = WorkspacePath::parse(request.path, &error);
@@ -444,7 +458,7 @@ FileOutcome<FileListResult> FileManager::list(const FileListRequest &request) co
             }
             if (!request.pattern.isEmpty() && !pattern.match(name).hasMatch())
                 continue;
-            if (result.entries.size() >= m_options.listMaxEntries) {
+            if (result.entries.size() >= options->listMaxEntries) {
                 result.truncated = true;
                 break;
             }
@@ -487,6 +501,7 @@ FileOutcome<FileDeleteResult> FileManager::remove(const QString &text)
 
 FileOutcome<FileMoveResult> FileManager::move(const FileMoveRequest &request)
 {
+    const std::shared_ptr<const FileOptions> options = m_options->current();
     using Outcome = FileOutcome<FileMoveResult>;
     QString error;
     const std::optional<WorkspacePath> source = parseFilePath(request.source, nullptr, &error);
@@ -515,7 +530,7 @@ FileOutcome<FileMoveResult> FileManager::move(const FileMoveRequest &request)
     if (!S_ISDIR(st.st_mode)) {
         for (const auto &[shown, path] :
              {std::pair(request.source, *source), std::pair(request.destination, *destination)}) {
-            const QString problem = m_options.checkName(path.name());
+            const QString problem = options->checkName(path.name());
             if (!problem.isEmpty())
                 return Outcome::failure(failed(shown, problem));
         }

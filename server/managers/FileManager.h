@@ -1,6 +1,7 @@
 #pragma once
 
 #include "FileOptions.h"
+#include "LiveSnapshot.h"
 #include "Workspace.h"
 
 #include <QByteArray>
@@ -125,9 +126,13 @@ class FileManager
 public:
     FileManager(Workspace workspace, std::shared_ptr<const ContainedRoot> root,
                 FileOptions options);
+    // Options that the admin channel may replace while the daemon runs, shared by the managers
+    // of every session; each operation reads them once, at its start.
+    FileManager(Workspace workspace, std::shared_ptr<const ContainedRoot> root,
+                std::shared_ptr<const LiveSnapshot<FileOptions>> options);
 
     const Workspace &workspace() const { return m_workspace; }
-    const FileOptions &options() const { return m_options; }
+    std::shared_ptr<const FileOptions> options() const { return m_options->current(); }
     const ContainedRoot &root() const { return *m_root; }
 
     FileOutcome<FileReadResult> read(const FileReadRequest &request) const;
@@ -147,11 +152,12 @@ public:
 private:
     FileOutcome<FileWriteResult> writeLocked(const WorkspacePath &path, const QString &shown,
                                              const QByteArray &data,
-                                             const std::optional<QString> &ifMatch);
+                                             const std::optional<QString> &ifMatch,
+                                             const FileOptions &options);
 
     Workspace m_workspace;
     std::shared_ptr<const ContainedRoot> m_root;
-    FileOptions m_options;
+    std::shared_ptr<const LiveSnapshot<FileOptions>> m_options;
     QMutex m_changes;
 };
 

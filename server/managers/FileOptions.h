@@ -7,7 +7,8 @@ namespace cmcp {
 
 class Settings;
 
-// What the file tools may touch and how much: FILE_* settings, read once at start-up.
+// What the file tools may touch and how much: the FILE_* settings. Immutable; the admin channel
+// replaces the whole set (FileManager holds it in a LiveSnapshot).
 struct FileOptions
 {
     qint64 maxBytes = 10 * 1024 * 1024;

@@ -72,6 +72,7 @@ public:
     Search(const FileManager &files, const FileSearchRequest &request,
            const FileSearchLimits &limits, LineMatcher matcher)
         : m_files(files),
+          m_options(files.options()),
           m_request(request),
           m_limits(limits),
           m_maxResults(qBound(1, request.maxResults, limits.maxResults)),
@@ -90,7 +91,7 @@ public:
     {
         if (stopped())
             return false;
-        if (file.status().st_size > m_files.options().maxBytes) {
+        if (file.status().st_size > m_options->maxBytes) {
             ++m_result.skippedLarge;
             return true;
         }
@@ -101,7 +102,7 @@ public:
         ++m_result.filesScanned;
         QByteArray bytes;
         QString error;
-        if (!file.readAll(m_files.options().maxBytes, &bytes, &error))
+        if (!file.readAll(m_options->maxBytes, &bytes, &error))
             return true; // grew past the bound or vanished meanwhile: not searchable now
         m_bytesRead += bytes.size();
         if (bytes.left(binaryProbeBytes).contains('\0')) {
@@ -114,7 +115,7 @@ public:
 
     bool wants(const QString &name) const
     {
-        return m_files.options().checkName(name).isEmpty()
+        return m_options->checkName(name).isEmpty()
                 && (m_request.glob.isEmpty() || m_glob.match(name).hasMatch());
     }
 
@@ -164,6 +165,8 @@ private:
     }
 
     const FileManager &m_files;
+    // FILE_* as they were when the search began, for all of it.
+    const std::shared_ptr<const FileOptions> m_options;
     const FileSearchRequest &m_request;
     const FileSearchLimits &m_limits;
     const int m_maxResults;
@@ -215,7 +218,7 @@ FileOutcome<FileSearchResult> searchFiles(const FileManager &files,
         return Outcome::failure(
                 QStringLiteral("%1: %2").arg(request.path, describePathError(errno)));
     if (S_ISREG(status.st_mode)) {
-        const QString problem = files.options().checkName(top->name());
+        const QString problem = files.options()->checkName(top->name());
         if (!problem.isEmpty())
             return Outcome::failure(QStringLiteral("%1: %2").arg(request.path, problem));
         const RegularFile file = RegularFile::openForRead(files.root(), *top);

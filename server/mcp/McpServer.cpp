@@ -497,6 +497,10 @@ void McpServer::callTool(const Request &request)
         call->cancel(reason);
     });
     m_running.emplace(shared->callId, RunningCall{request.session, key, id, shared});
+    connect(call.get(), &ToolCall::outputReported, this,
+            [this, callId = shared->callId](qint64 outputBytes) {
+                Q_EMIT toolCallOutput(callId, outputBytes);
+            });
     tool->handler(call);
 }
 

@@ -76,6 +76,9 @@ Q_SIGNALS:
     // tool result exists (invalid arguments, unknown tool, cancelled).
     void toolCallStarted(const cmcp::ToolCallRecord &call);
     void toolCallFinished(const cmcp::ToolCallRecord &call, const cmcp::ToolResult *result);
+    // A running call's work wrote output (ToolCall::reportOutput); `outputBytes` in all so far.
+    // As often as output arrives: observers throttle.
+    void toolCallOutput(quint64 callId, qint64 outputBytes);
 
 private:
     struct Request

@@ -36,6 +36,14 @@ void ToolCall::reportProgress(double progress, std::optional<double> total, cons
     session->sendRelated(m_requestKey, jsonrpc::makeNotification(QStringLiteral("notifications/progress"), params));
 }
 
+void ToolCall::reportOutput(qint64 bytes)
+{
+    if (m_finished || m_cancelled || bytes <= 0)
+        return;
+    m_outputBytes += bytes;
+    Q_EMIT outputReported(m_outputBytes);
+}
+
 void ToolCall::log(LogLevel level, const QJsonValue &data, const QString &logger)
 {
     if (m_finished || m_cancelled)

@@ -35,6 +35,10 @@ public:
     // as the specification requires progress to increase.
     void reportProgress(double progress, std::optional<double> total = std::nullopt,
                         const QString &message = {});
+    // Output the call's work has written so far (a job's stdout and stderr), for observers such
+    // as the admin channel, whether or not the client asked for progress.
+    void reportOutput(qint64 bytes);
+    qint64 outputBytes() const { return m_outputBytes; }
     void log(LogLevel level, const QJsonValue &data, const QString &logger = {});
     bool clientHasCapability(const QString &name) const;
     void requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
@@ -52,6 +56,7 @@ public:
 
 Q_SIGNALS:
     void cancelled(const QString &reason);
+    void outputReported(qint64 totalBytes);
 
 private:
     std::weak_ptr<Session> m_session;
@@ -62,6 +67,7 @@ private:
     const QJsonValue m_progressToken;
     Finisher m_finisher;
     std::optional<double> m_lastProgress;
+    qint64 m_outputBytes = 0;
     bool m_cancelled = false;
     bool m_finished = false;
 };

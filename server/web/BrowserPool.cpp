@@ -142,6 +142,19 @@ void BrowserPool::cancel(quint64 id)
     }
 }
 
+void BrowserPool::setPolicy(QStringList arguments, int timeoutMs, qint64 maxBytes)
+{
+    m_options.arguments = std::move(arguments);
+    m_options.timeoutMs = timeoutMs;
+    m_options.maxBytes = maxBytes;
+    if (!m_workers.isEmpty() && !m_workers.last()->draining) {
+        Worker *worker = m_workers.last();
+        worker->draining = true;
+        drainIfDone(worker);
+    }
+    dispatch();
+}
+
 void BrowserPool::keepOneWarm()
 {
     if (!m_wanted)

@@ -69,6 +69,10 @@ public:
     // The command line that gives cmcp-browser the same rules as `policy`.
     static QStringList policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs);
 
+    // New rules (policyArguments, a page's time and size): pages already in a worker finish
+    // under the rules it was started with; the next ones go to a worker started with these.
+    void setPolicy(QStringList arguments, int timeoutMs, qint64 maxBytes);
+
     // Starts a worker now rather than at the first call.
     void prestart();
     int workersStarted() const { return m_workersStarted; }

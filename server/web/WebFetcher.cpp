@@ -49,6 +49,7 @@ public:
           m_fetcher(fetcher),
           m_id(id),
           m_request(std::move(request)),
+          m_gate(m_request.gate ? m_request.gate : fetcher->m_gate),
           m_callback(std::move(callback))
     {
         m_deadline.setSingleShot(true);
@@ -73,7 +74,7 @@ private:
     void hop(const QUrl &url)
     {
         m_result.url = url;
-        m_fetcher->gate().decide(url, this, [this](const EgressDecision &decision) {
+        m_gate->decide(url, this, [this](const EgressDecision &decision) {
             if (!decision.allowed()) {
                 fail(m_result.redirects.isEmpty()
                              ? decision.refusal
@@ -270,6 +271,7 @@ private:
     WebFetcher *m_fetcher;
     const quint64 m_id;
     const FetchRequest m_request;
+    const std::shared_ptr<const EgressGate> m_gate;
     WebFetcher::Callback m_callback;
     FetchResult m_result;
     EgressDecision m_decision;

@@ -27,6 +27,9 @@ struct FetchRequest
     qint64 maxBytes = 10 * 1024 * 1024; // WEB_MAX_BYTES
     int timeoutMs = 30000; // WEB_TIMEOUT_DEFAULT, for all hops together
     int maxRedirects = 10;
+    // The gate every hop of this fetch passes (a snapshot of the live policy); null: the
+    // fetcher's own.
+    std::shared_ptr<const EgressGate> gate;
 };
 
 struct FetchResult
@@ -60,6 +63,7 @@ public:
     ~WebFetcher() override;
 
     const EgressGate &gate() const { return *m_gate; }
+    const std::shared_ptr<const EgressGate> &sharedGate() const { return m_gate; }
 
     // Calls back exactly once, later, unless aborted first. Returns an id for abort().
     quint64 fetch(const FetchRequest &request, Callback callback);

@@ -26,11 +26,19 @@ ScrapeResult failure(const QString &error, const QString &url = {})
 
 WebScraper::WebScraper(WebFetcher *fetcher, HtmlWorkerPool *parsers, qint64 maxBytes, int timeoutMs,
                        QObject *parent)
+    : WebScraper(fetcher, parsers,
+                 std::make_shared<LiveSnapshot<WebPolicy>>(std::make_shared<const WebPolicy>(
+                         WebPolicy{nullptr, maxBytes, timeoutMs})),
+                 parent)
+{
+}
+
+WebScraper::WebScraper(WebFetcher *fetcher, HtmlWorkerPool *parsers,
+                       std::shared_ptr<const LiveSnapshot<WebPolicy>> policy, QObject *parent)
     : QObject(parent),
       m_fetcher(fetcher),
       m_parsers(parsers),
-      m_maxBytes(maxBytes),
-      m_timeoutMs(timeoutMs)
+      m_policy(std::move(policy))
 {
 }
 
@@ -47,14 +55,16 @@ quint64 WebScraper::scrape(const ScrapeRequest &request, Callback callback)
             return id;
         }
     }
+    const std::shared_ptr<const WebPolicy> policy = m_policy->current();
     FetchRequest fetch;
     fetch.url = request.url;
-    fetch.maxBytes = m_maxBytes;
-    fetch.timeoutMs = m_timeoutMs;
+    fetch.maxBytes = policy->maxBytes;
+    fetch.timeoutMs = policy->timeoutMs;
+    fetch.gate = policy->gate;
     const qint64 started = nowMs();
     Running running;
     running.fetchId = m_fetcher->fetch(
-            fetch, [this, id, request, started, callback](const FetchResult &fetched) {
+            fetch, [this, id, request, policy, started, callback](const FetchResult &fetched) {
                 if (!m_running.contains(id))
                     return;
                 if (!fetched.ok) {
@@ -73,14 +83,14 @@ quint64 WebScraper::scrape(const ScrapeRequest &request, Callback callback)
                             fetched.url.toString()));
                     return;
                 }
-                parse(id, request, fetched, started, callback);
+                parse(id, request, fetched, *policy, started, callback);
             });
     m_running.insert(id, running);
     return id;
 }
 
 void WebScraper::parse(quint64 id, const ScrapeRequest &request, const FetchResult &fetched,
-                       qint64 startedMs, Callback callback)
+                       const WebPolicy &policy, qint64 startedMs, Callback callback)
 {
     ScrapeResult result;
     result.url = fetched.url.toString();
@@ -104,8 +114,8 @@ void WebScraper::parse(quint64 id, const ScrapeRequest &request, const FetchResu
             return;
         }
         result.success = true;
-        result.truncated = utf8.size() > m_maxBytes;
-        result.content = QString::fromUtf8(utf8.left(m_maxBytes));
+        result.truncated = utf8.size() > policy.maxBytes;
+        result.content = QString::fromUtf8(utf8.left(policy.maxBytes));
         callback(result);
         return;
     }
@@ -113,9 +123,9 @@ void WebScraper::parse(quint64 id, const ScrapeRequest &request, const FetchResu
     task.selector = request.selector;
     task.markdown = request.markdown;
     task.baseUrl = fetched.url.toString(QUrl::FullyEncoded);
-    task.maxBytes = m_maxBytes;
+    task.maxBytes = policy.maxBytes;
     // What is left of the call's time, but never less than a second for the parse.
-    task.timeMs = int(std::max<qint64>(1000, m_timeoutMs - (nowMs() - startedMs)));
+    task.timeMs = int(std::max<qint64>(1000, policy.timeoutMs - (nowMs() - startedMs)));
     // gumbo needs about 20 bytes of tree per byte of dense markup.
     task.memoryBytes = std::max<qint64>(qint64(256) << 20, qint64(utf8.size()) * 40);
     task.html = std::move(utf8);

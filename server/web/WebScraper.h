@@ -1,7 +1,9 @@
 #pragma once
 
 #include "HtmlWorkerPool.h"
+#include "LiveSnapshot.h"
 #include "WebFetcher.h"
+#include "WebPolicy.h"
 
 #include <QHash>
 #include <QObject>
@@ -41,8 +43,12 @@ class WebScraper : public QObject
 {
     Q_OBJECT
 public:
+    // Fixed limits, through the fetcher's gate.
     WebScraper(WebFetcher *fetcher, HtmlWorkerPool *parsers, qint64 maxBytes, int timeoutMs,
                QObject *parent = nullptr);
+    // Limits and gate the admin channel may replace; each scrape reads them once, at its start.
+    WebScraper(WebFetcher *fetcher, HtmlWorkerPool *parsers,
+               std::shared_ptr<const LiveSnapshot<WebPolicy>> policy, QObject *parent = nullptr);
 
     using Callback = std::function<void(const ScrapeResult &result)>;
     // Calls back exactly once, later, unless cancelled first. Returns an id for cancel().
@@ -56,12 +62,11 @@ private:
         quint64 parseId = 0; // set once the page is with a parser
     };
     void parse(quint64 id, const ScrapeRequest &request, const FetchResult &fetched,
-               qint64 startedMs, Callback callback);
+               const WebPolicy &policy, qint64 startedMs, Callback callback);
 
     WebFetcher *m_fetcher;
     HtmlWorkerPool *m_parsers;
-    qint64 m_maxBytes;
-    int m_timeoutMs;
+    std::shared_ptr<const LiveSnapshot<WebPolicy>> m_policy;
     QHash<quint64, Running> m_running;
     quint64 m_nextId = 1;
 };

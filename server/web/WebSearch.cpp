@@ -4,11 +4,19 @@ namespace cmcp {
 
 WebSearch::WebSearch(WebFetcher *fetcher, QList<std::shared_ptr<SearchBackend>> backends,
                      qint64 maxBytes, int timeoutMs, QObject *parent)
+    : WebSearch(fetcher, std::move(backends),
+                std::make_shared<LiveSnapshot<WebPolicy>>(
+                        std::make_shared<const WebPolicy>(WebPolicy{nullptr, maxBytes, timeoutMs})),
+                parent)
+{
+}
+
+WebSearch::WebSearch(WebFetcher *fetcher, QList<std::shared_ptr<SearchBackend>> backends,
+                     std::shared_ptr<const LiveSnapshot<WebPolicy>> policy, QObject *parent)
     : QObject(parent),
       m_fetcher(fetcher),
       m_backends(std::move(backends)),
-      m_maxBytes(maxBytes),
-      m_timeoutMs(timeoutMs)
+      m_policy(std::move(policy))
 {
 }
 
@@ -27,6 +35,7 @@ quint64 WebSearch::search(const QString &query, int count, Callback callback)
     running.query = query;
     running.count = count;
     running.callback = std::move(callback);
+    running.policy = m_policy->current();
     m_running.insert(id, std::move(running));
     if (m_backends.isEmpty()) {
         QMetaObject::invokeMethod(
@@ -54,8 +63,9 @@ void WebSearch::ask(quint64 id)
     Running &running = m_running[id];
     const std::shared_ptr<SearchBackend> backend = m_backends.at(running.backend);
     FetchRequest request = backend->request(running.query, running.count);
-    request.maxBytes = m_maxBytes;
-    request.timeoutMs = m_timeoutMs;
+    request.maxBytes = running.policy->maxBytes;
+    request.timeoutMs = running.policy->timeoutMs;
+    request.gate = running.policy->gate;
     running.fetchId = m_fetcher->fetch(request, [this, id, backend](const FetchResult &response) {
         auto found = m_running.find(id);
         if (found == m_running.end())

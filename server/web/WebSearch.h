@@ -1,6 +1,8 @@
 #pragma once
 
+#include "LiveSnapshot.h"
 #include "SearchBackends.h"
+#include "WebPolicy.h"
 
 #include <QHash>
 #include <QObject>
@@ -23,8 +25,12 @@ class WebSearch : public QObject
 {
     Q_OBJECT
 public:
+    // Fixed limits, through the fetcher's gate.
     WebSearch(WebFetcher *fetcher, QList<std::shared_ptr<SearchBackend>> backends, qint64 maxBytes,
               int timeoutMs, QObject *parent = nullptr);
+    // Limits and gate the admin channel may replace; each search reads them once, at its start.
+    WebSearch(WebFetcher *fetcher, QList<std::shared_ptr<SearchBackend>> backends,
+              std::shared_ptr<const LiveSnapshot<WebPolicy>> policy, QObject *parent = nullptr);
 
     bool configured() const { return !m_backends.isEmpty(); }
     QStringList backendNames() const;
@@ -43,13 +49,13 @@ private:
         QStringList errors;
         quint64 fetchId = 0;
         Callback callback;
+        std::shared_ptr<const WebPolicy> policy; // for every back end asked
     };
     void ask(quint64 id);
 
     WebFetcher *m_fetcher;
     QList<std::shared_ptr<SearchBackend>> m_backends;
-    qint64 m_maxBytes;
-    int m_timeoutMs;
+    std::shared_ptr<const LiveSnapshot<WebPolicy>> m_policy;
     QHash<quint64, Running> m_running;
     quint64 m_nextId = 1;
 };

@@ -6,6 +6,7 @@
 
 #include "AdminClient.h"
 #include "AdminProtocol.h"
+#include "AdminTestDaemon.h"
 
 #include <QDir>
 #include <QFile>
@@ -83,127 +84,6 @@ int connectAsOtherUser(const QByteArray &path, uid_t uid, gid_t gid, const std::
     return 98;
 }
 
-// The last JSON-RPC message of a response, whether it came as JSON or as an SSE stream.
-QJsonObject rpcMessage(const QByteArray &body)
-{
-    if (body.trimmed().startsWith('{'))
-        return QJsonDocument::fromJson(body).object();
-    QJsonObject last;
-    for (const QByteArray &line : body.split('\n')) {
-        if (line.startsWith("data:"))
-            last = QJsonDocument::fromJson(line.mid(5).trimmed()).object();
-    }
-    return last;
-}
-
-class Daemon
-{
-public:
-    QProcess process;
-    QString log;
-    quint16 port = 0;
-
-    bool start(const QString &directory, const QStringList &arguments)
-    {
-        process.setWorkingDirectory(directory);
-        process.setProcessChannelMode(QProcess::SeparateChannels);
-        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-        environment.remove(QStringLiteral("ADMIN_SOCKET"));
-        process.setProcessEnvironment(environment);
-        process.start(QStringLiteral(CMCPD_PATH), arguments);
-        if (!process.waitForStarted(10000))
-            return false;
-        const QRegularExpression listening(QStringLiteral("listening on http://127\\.0\\.0\\.1:(\\d+)/mcp"));
-        QElapsedTimer timer;
-        timer.start();
-        while (timer.elapsed() < 30000 && process.state() == QProcess::Running) {
-            process.waitForReadyRead(100);
-            log += QString::fromUtf8(process.readAllStandardError());
-            const auto match = listening.match(log);
-            if (match.hasMatch()) {
-                port = quint16(match.captured(1).toUInt());
-                return true;
-            }
-        }
-        return false;
-    }
-    void readLog() { log += QString::fromUtf8(process.readAllStandardError()); }
-    void stop()
-    {
-        if (process.state() == QProcess::NotRunning)
-            return;
-        process.terminate();
-        if (!process.waitForFinished(10000)) {
-            process.kill();
-            process.waitForFinished(5000);
-        }
-        readLog();
-    }
-    ~Daemon() { stop(); }
-};
-
-// A minimal MCP client over Streamable HTTP.
-class McpClient
-{
-public:
-    QNetworkAccessManager network;
-    QString url;
-    QString sessionId;
-    qint64 nextId = 1;
-
-    QNetworkReply *post(const QJsonObject &message)
-    {
-        QNetworkRequest request{QUrl(url)};
-        request.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
-        request.setRawHeader("Accept", "application/json, text/event-stream");
-        request.setRawHeader("MCP-Protocol-Version", "2025-06-18");
-        if (!sessionId.isEmpty())
-            request.setRawHeader("Mcp-Session-Id", sessionId.toUtf8());
-        request.setTransferTimeout(60000);
-        return network.post(request, QJsonDocument(message).toJson(QJsonDocument::Compact));
-    }
-    static bool wait(QNetworkReply *reply, int timeoutMs = 30000)
-    {
-        if (!reply->isFinished()) {
-            QSignalSpy finished(reply, &QNetworkReply::finished);
-            finished.wait(timeoutMs);
-        }
-        return reply->isFinished();
-    }
-    QJsonObject request(const QString &method, const QJsonObject &params, int *status = nullptr)
-    {
-        std::unique_ptr<QNetworkReply> reply(post({{"jsonrpc", "2.0"}, {"id", double(nextId++)}, {"method", method}, {"params", params}}));
-        if (!wait(reply.get()))
-            return {};
-        if (status)
-            *status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        if (sessionId.isEmpty())
-            sessionId = QString::fromUtf8(reply->rawHeader("Mcp-Session-Id"));
-        return rpcMessage(reply->readAll());
-    }
-    QNetworkReply *callAsync(const QString &tool, const QJsonObject &arguments)
-    {
-        return post({{"jsonrpc", "2.0"}, {"id", double(nextId++)}, {"method", "tools/call"},
-                     {"params", QJsonObject{{"name", tool}, {"arguments", arguments}}}});
-    }
-    bool initialize(const QString &clientName)
-    {
-        const QJsonObject result = request("initialize", {{"protocolVersion", "2025-06-18"}, {"capabilities", QJsonObject{}},
-                                                         {"clientInfo", QJsonObject{{"name", clientName}, {"version", "1"}}}});
-        if (!result.contains("result") || sessionId.isEmpty())
-            return false;
-        std::unique_ptr<QNetworkReply> reply(post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
-        return wait(reply.get());
-    }
-};
-
-struct ReceivedEvent
-{
-    QString name;
-    QJsonObject data;
-    qint64 receivedAtMs = 0; // wall clock, comparable with the daemon's timestamps
-};
-
 } // namespace
 
 class TestAdminChannel : public QObject
@@ -230,38 +110,12 @@ private:
 
     std::optional<ReceivedEvent> waitForEvent(const std::function<bool(const ReceivedEvent &)> &matches, int timeoutMs = 10000)
     {
-        QElapsedTimer timer;
-        timer.start();
-        for (;;) {
-            for (const ReceivedEvent &event : std::as_const(m_events)) {
-                if (matches(event))
-                    return event;
-            }
-            if (timer.elapsed() > timeoutMs)
-                return std::nullopt;
-            QTest::qWait(5);
-        }
+        return ::waitForEvent(m_events, matches, timeoutMs);
     }
 
     QJsonObject request(const QString &method, const QJsonObject &params, QString *errorCode = nullptr, QString *errorMessage = nullptr)
     {
-        bool done = false;
-        QJsonObject reply;
-        m_client->request(method, params, [&](const QJsonObject &result, const QString &code, const QString &message) {
-            reply = result;
-            if (errorCode)
-                *errorCode = code;
-            if (errorMessage)
-                *errorMessage = message;
-            done = true;
-        });
-        QElapsedTimer timer;
-        timer.start();
-        while (!done && timer.elapsed() < 10000)
-            QTest::qWait(5);
-        if (!done && errorCode)
-            *errorCode = QStringLiteral("timeout");
-        return reply;
+        return adminRequest(*m_client, method, params, errorCode, errorMessage);
     }
 
 private Q_SLOTS:
@@ -415,6 +269,59 @@ private Q_SLOTS:
         QCOMPARE(code, QString(admin::errorBadParams));
     }
 
+    // A call that prints for about a second: the console gets its progress (elapsed time, output
+    // so far) while it runs, no more often than every progressIntervalMs, growing; a snapshot
+    // taken meanwhile carries the figures too.
+    void progressOfARunningCall()
+    {
+        m_events.clear();
+        std::unique_ptr<QNetworkReply> reply(m_mcp.callAsync(
+                "system_run_command", {{"command", "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.2; done"}}));
+        const auto started = waitForEvent([](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventCallStarted)
+                    && event.data.value("call").toObject().value("tool").toString() == u"system_run_command";
+        });
+        QVERIFY(started);
+        const qint64 callId = qint64(started->data.value("call").toObject().value("callId").toDouble());
+        const auto isProgressOfCall = [callId](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventCallProgress)
+                    && qint64(event.data.value("callId").toDouble()) == callId;
+        };
+        QVERIFY(waitForEvent(isProgressOfCall));
+        const QJsonArray inFlight = request(admin::methodSnapshot, {}).value("calls").toArray();
+        QVERIFY(std::any_of(inFlight.begin(), inFlight.end(), [callId](const QJsonValue &call) {
+            return qint64(call.toObject().value("callId").toDouble()) == callId
+                    && call.toObject().value("outputBytes").toDouble() > 0
+                    && call.toObject().contains("elapsedMs");
+        }));
+        QVERIFY(waitForEvent([callId](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventCallFinished)
+                    && qint64(event.data.value("call").toObject().value("callId").toDouble()) == callId;
+        }));
+        QVERIFY(McpClient::wait(reply.get(), 10000));
+        QList<ReceivedEvent> progress;
+        for (const ReceivedEvent &event : std::as_const(m_events)) {
+            if (isProgressOfCall(event))
+                progress.append(event);
+            // None after the call finished.
+            if (event.name == QLatin1String(admin::eventCallFinished))
+                break;
+        }
+        QVERIFY2(progress.size() >= 2, qPrintable(QString::number(progress.size())));
+        qInfo("%lld progress events over %.0f ms", qint64(progress.size()),
+              progress.last().data.value("elapsedMs").toDouble());
+        for (qsizetype i = 1; i < progress.size(); ++i) {
+            const QJsonObject &before = progress.at(i - 1).data;
+            const QJsonObject &after = progress.at(i).data;
+            QVERIFY(after.value("outputBytes").toDouble() >= before.value("outputBytes").toDouble());
+            // The daemon's clock: at least one interval apart (a few ms of timer slack allowed).
+            QVERIFY2(after.value("elapsedMs").toDouble() - before.value("elapsedMs").toDouble()
+                             >= admin::progressIntervalMs - 20,
+                     qPrintable(QJsonDocument(before).toJson() + QJsonDocument(after).toJson()));
+        }
+        QVERIFY(progress.last().data.value("outputBytes").toDouble() >= QByteArray("line 1\n").size() * 2);
+    }
+
     void settingsFollowTheStartupRules()
     {
         m_events.clear();
@@ -438,7 +345,14 @@ private Q_SLOTS:
 
         reply = request(admin::methodSetSetting, {{"name", "FILE_ALLOWED_EXTENSIONS"}, {"value", "txt,md,log"}}, &code);
         QCOMPARE(code, QString());
+        QVERIFY(reply.value("appliedLive").toBool());
+        QVERIFY(!reply.value("restartRequired").toBool());
+        // A setting the running daemon cannot take is saved for the next start, and says so.
+        reply = request(admin::methodSetSetting, {{"name", "MCP_MAX_SESSIONS"}, {"value", "500"}}, &code);
+        QCOMPARE(code, QString());
+        QVERIFY(!reply.value("appliedLive").toBool());
         QVERIFY(reply.value("restartRequired").toBool());
+        QVERIFY(!reply.value("setting").toObject().value("live").toBool());
 
         QFile custom(m_customFile);
         QVERIFY(custom.open(QIODevice::ReadOnly));
@@ -447,6 +361,7 @@ private Q_SLOTS:
         QVERIFY(saved.contains("# written by the test\n"));
         QVERIFY(saved.contains("\nLOG_LEVEL=debug\n"));
         QVERIFY(saved.contains("FILE_ALLOWED_EXTENSIONS=txt,md,log\n"));
+        QVERIFY(saved.contains("MCP_MAX_SESSIONS=500\n"));
         QCOMPARE(saved.count("FILE_ALLOWED_EXTENSIONS"), 1);
 
         request(admin::methodSetSetting, {{"name", "BASH_TIMEOUT_MAX"}, {"value", "soon"}}, &code, &message);

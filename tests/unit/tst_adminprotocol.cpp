@@ -22,6 +22,7 @@ private Q_SLOTS:
         QTest::newRow("reply") << 3;
         QTest::newRow("error with id") << 4;
         QTest::newRow("error without id") << 5;
+        QTest::newRow("progress") << 6;
     }
     void roundTrips()
     {
@@ -34,6 +35,7 @@ private Q_SLOTS:
                 Message::reply(7, body),
                 Message::error(7, errorNotFound, "no call 42 is running"),
                 Message::error(std::nullopt, errorMalformed, "not JSON"),
+                Message::event(eventCallProgress, {{"callId", 42}, {"elapsedMs", 1250}, {"outputBytes", 9007199254740991.0}}),
         };
         const Message &sent = messages[kind];
         const QByteArray line = encode(sent);

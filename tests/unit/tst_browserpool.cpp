@@ -59,6 +59,26 @@ private Q_SLOTS:
                  qPrintable(QString::number(pool.workersStarted())));
     }
 
+    // New rules (a setting changed from the admin channel): the page loading finishes in the
+    // worker started with the old rules; the next page goes to a worker started with the new.
+    void newRulesGoToAFreshWorker()
+    {
+        BrowserPool pool(options());
+        QCOMPARE(browse(pool, QStringLiteral("http://ok/first")).title, QString());
+        std::optional<BrowseOutcome> loading;
+        pool.browse({QUrl(QStringLiteral("http://slow/500")), {}, false, false},
+                    [&](const BrowseOutcome &o) { loading = o; });
+        QTest::qWait(100); // the page is with the worker
+        pool.setPolicy(options().arguments + QStringList{QStringLiteral("--rules=new")}, 5000, 1024);
+        const BrowseOutcome next = browse(pool, QStringLiteral("http://ok/second"));
+        QVERIFY2(next.success, qPrintable(next.error));
+        QCOMPARE(next.title, QStringLiteral("--rules=new"));
+        QVERIFY(QTest::qWaitFor([&] { return loading.has_value(); }, 5000));
+        QVERIFY2(loading->success, qPrintable(loading->error));
+        QCOMPARE(loading->title, QString());
+        QCOMPARE(pool.workersStarted(), 2);
+    }
+
     void aCrashFailsItsCallsAndANewWorkerTakesOver()
     {
         BrowserPool pool(options());

@@ -66,6 +66,43 @@ private Q_SLOTS:
         QCOMPARE(model.index(1, CallModel::DurationColumn).data().toString(), QString());
     }
 
+    // A running call's row shows its progress; its end replaces it with the duration, and
+    // progress arriving after the end changes nothing.
+    void progressUpdatesTheRowOfARunningCall()
+    {
+        CallModel model;
+        model.enqueue(call(1, "running", "system_run_command"));
+        model.enqueue(call(2, "running"));
+        model.flush();
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.enqueueProgress({{"callId", 1}, {"elapsedMs", 2500}, {"outputBytes", 2048}});
+        model.enqueueProgress({{"callId", 1}, {"elapsedMs", 2750}, {"outputBytes", 4096}});
+        QCOMPARE(changed.count(), 0); // batched
+        model.flush();
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("2.8 s · 4.0 kB"));
+        QCOMPARE(model.index(1, CallModel::DurationColumn).data().toString(), QString());
+        const QString detail = callDetailText(model.call(0));
+        QVERIFY2(detail.contains("2.8 s so far, 4096 bytes of output"), qPrintable(detail));
+
+        model.enqueue(call(1, "succeeded", "system_run_command"));
+        model.flush();
+        model.enqueueProgress({{"callId", 1}, {"elapsedMs", 3000}, {"outputBytes", 8192}});
+        model.enqueueProgress({{"callId", 99}, {"elapsedMs", 3000}, {"outputBytes", 1}});
+        model.flush();
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("12 ms"));
+        QCOMPARE(model.rowCount(), 2);
+    }
+
+    void progressInTheBatchOfItsStartApplies()
+    {
+        CallModel model;
+        model.enqueue(call(3, "running"));
+        model.enqueueProgress({{"callId", 3}, {"elapsedMs", 300}, {"outputBytes", 10}});
+        model.flush();
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("0.3 s · 10 bytes"));
+    }
+
     void startAndFinishInOneBatchMakeOneRow()
     {
         CallModel model;

@@ -8,6 +8,7 @@
 #include "FileSearcher.h"
 #include "FileToolRunner.h"
 #include "FileToolSchemas.h"
+#include "LiveSettings.h"
 #include "McpServer.h"
 #include "SessionFileManagers.h"
 #include "SessionWorkspaces.h"
@@ -270,7 +271,8 @@ ToolDefinition fileTool(FileToolRunner *runner, SessionFileManagers *managers, c
 
 } // namespace
 
-bool registerFileTools(McpServer &server, const Settings &settings, QString *error)
+bool registerFileTools(McpServer &server, const Settings &settings, QString *error,
+                       LiveSettings *live)
 {
     const Workspace workspace = Workspace::fromSettings(settings);
     if (!workspace.ensureExists(error))
@@ -287,7 +289,17 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
                     : "a per-component O_NOFOLLOW walk (no openat2: symbolic links are not "
                       "followed)");
 
-    const FileOptions options = FileOptions::fromSettings(settings);
+    auto options = std::make_shared<LiveSnapshot<FileOptions>>(
+            std::make_shared<const FileOptions>(FileOptions::fromSettings(settings)));
+    if (live)
+        live->add({QStringLiteral("FILE_MAX_SIZE_MB"), QStringLiteral("FILE_ALLOWED_EXTENSIONS"),
+                   QStringLiteral("FILE_ALLOW_NO_EXTENSION"),
+                   QStringLiteral("FILE_LIST_MAX_ENTRIES")},
+                  [options](const Settings &changed, QString *) -> LiveSettings::Install {
+                      auto next = std::make_shared<const FileOptions>(
+                              FileOptions::fromSettings(changed));
+                      return [options, next] { options->replace(next); };
+                  });
     auto shared = std::make_shared<FileManager>(workspace, root, options);
     auto *managers = new SessionFileManagers(SessionWorkspaces::of(server, settings), options,
                                              shared, &server);

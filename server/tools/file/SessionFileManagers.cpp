@@ -6,7 +6,8 @@
 
 namespace cmcp {
 
-SessionFileManagers::SessionFileManagers(SessionWorkspaces &workspaces, FileOptions options,
+SessionFileManagers::SessionFileManagers(SessionWorkspaces &workspaces,
+                                         std::shared_ptr<const LiveSnapshot<FileOptions>> options,
                                          std::shared_ptr<FileManager> shared, QObject *parent)
     : QObject(parent),
       m_workspaces(workspaces),

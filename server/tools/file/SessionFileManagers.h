@@ -1,6 +1,7 @@
 #pragma once
 
 #include "FileOptions.h"
+#include "LiveSnapshot.h"
 
 #include <QHash>
 #include <QObject>
@@ -20,7 +21,9 @@ class SessionFileManagers : public QObject
 {
     Q_OBJECT
 public:
-    SessionFileManagers(SessionWorkspaces &workspaces, FileOptions options,
+    // `options` is shared by every session's manager: one replacement reaches them all.
+    SessionFileManagers(SessionWorkspaces &workspaces,
+                        std::shared_ptr<const LiveSnapshot<FileOptions>> options,
                         std::shared_ptr<FileManager> shared, QObject *parent = nullptr);
 
     bool perSession() const;
@@ -29,7 +32,7 @@ public:
 
 private:
     SessionWorkspaces &m_workspaces;
-    const FileOptions m_options;
+    const std::shared_ptr<const LiveSnapshot<FileOptions>> m_options;
     const std::shared_ptr<FileManager> m_shared;
     QHash<QString, std::shared_ptr<FileManager>> m_bySession;
 };

@@ -54,13 +54,14 @@ void read(const std::shared_ptr<FileManager> &files, const QString &uri,
 QList<ResourceDefinition> listFiles(const std::shared_ptr<FileManager> &files)
 {
     QList<ResourceDefinition> resources;
+    const std::shared_ptr<const FileOptions> options = files->options();
     const FileOutcome<FileListResult> listing =
             files->list(FileListRequest{QStringLiteral("/"), QString(), true});
     if (!listing.ok())
         return resources;
     for (const FileListEntry &entry : listing.value->entries) {
         if (entry.isDirectory || entry.isSymlink || !entry.size
-            || !files->options().checkName(entry.name).isEmpty())
+            || !options->checkName(entry.name).isEmpty())
             continue;
         ResourceDefinition resource;
         resource.uri = uriFor(entry.path);

@@ -48,6 +48,7 @@ JobCallBridge::JobCallBridge(const std::shared_ptr<ToolCall> &call, JailJob *job
 
 void JobCallBridge::onOutput(JobStream, const QByteArray &bytes)
 {
+    m_call->reportOutput(bytes.size());
     // Capped: a flood of output costs little here, whether or not the client wants progress.
     if (m_pending.size() < kProgressMessageCap)
         m_pending.append(bytes.left(kProgressMessageCap - m_pending.size()));

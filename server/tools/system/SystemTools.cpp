@@ -10,6 +10,8 @@
 #include "JobTools.h"
 #include "OutputHandleStore.h"
 #include "JobPolicy.h"
+#include "LiveSettings.h"
+#include "LiveSnapshot.h"
 #include "McpServer.h"
 #include "PythonManager.h"
 #include "SandboxSupervisor.h"
@@ -39,11 +41,14 @@ struct SystemTools
     }
     JobPolicy policy;
     SandboxSupervisor supervisor;
-    std::unique_ptr<BashManager> bash;
-    std::unique_ptr<PythonManager> python;
+    // The BASH_* and PYTHON_* policies; a call takes one snapshot at its start (LiveSettings).
+    LiveSnapshot<BashManager> bash;
+    LiveSnapshot<PythonManager> python;
     // Jobs started ahead of their calls (BASH_WARM_JOBS, PYTHON_WARM_JOBS); null when none.
+    // Their jails were built from the policy of their time: a new policy replaces them.
     std::unique_ptr<WarmJobPool> warmCommand;
     std::unique_ptr<WarmJobPool> warmPython;
+    bool warmJobsPossible = false;
     // Background jobs and output handles; set by registerSystemTools.
     JobServices jobs;
     SessionWorkspaces *workspaces = nullptr;
@@ -56,12 +61,16 @@ createSystemTools(const Settings &settings, const SandboxCapabilities &capabilit
     SandboxOptions options = SandboxOptions::fromSettings(settings);
     options.spillDirectory = JobServices::fileDirectoryFromSettings(settings);
     auto tools = std::make_shared<SystemTools>(capabilities, workspace, std::move(options));
-    tools->bash = BashManager::fromConfig(settings, tools->policy, error);
-    if (!tools->bash)
+    std::shared_ptr<const BashManager> bash =
+            BashManager::fromConfig(settings, tools->policy, error);
+    if (!bash)
         return nullptr;
-    tools->python = PythonManager::fromConfig(settings, tools->policy, error);
-    if (!tools->python)
+    std::shared_ptr<const PythonManager> python =
+            PythonManager::fromConfig(settings, tools->policy, error);
+    if (!python)
         return nullptr;
+    tools->bash.replace(std::move(bash));
+    tools->python.replace(std::move(python));
     return tools;
 }
 
@@ -279,13 +288,14 @@ void runInBackground(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
 
 void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
 {
+    const std::shared_ptr<const BashManager> bash = tools.bash.current();
     const QJsonObject arguments = call->arguments();
     CommandRequest request;
     request.command = arguments.value(QLatin1String("command")).toString();
     request.workingDir = arguments.value(QLatin1String("working_dir")).toString();
     request.timeoutSeconds = timeoutArgument(arguments);
     const BackgroundMode mode = backgroundMode(arguments);
-    PreparedJob prepared = tools.bash->prepare(request);
+    PreparedJob prepared = bash->prepare(request);
     const int timeoutSeconds =
             mode.any() ? backgroundTimeoutSeconds(tools, arguments) : prepared.timeoutSeconds;
     // Handles only for a call's own result: a background job's output is read with job_output.
@@ -315,6 +325,7 @@ void runCommand(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
 
 void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
 {
+    const std::shared_ptr<const PythonManager> python = tools.python.current();
     const QJsonObject arguments = call->arguments();
     PythonRequest request;
     request.code = arguments.value(QLatin1String("code")).toString();
@@ -329,7 +340,7 @@ void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
         return;
     }
     QByteArray nonce;
-    PreparedJob prepared = tools.python->prepare(request, &nonce);
+    PreparedJob prepared = python->prepare(request, &nonce);
     const int timeoutSeconds =
             mode.any() ? backgroundTimeoutSeconds(tools, arguments) : prepared.timeoutSeconds;
     OutputHandleStore *handles = mode.any() ? nullptr : tools.jobs.handles;
@@ -360,7 +371,7 @@ void runPython(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
         return;
     }
     if (prepared.request && mode.interactive)
-        prepared.request = tools.python->interactiveJob(prepared, request.code);
+        prepared.request = python->interactiveJob(prepared, request.code);
     runInBackground(tools, call, prepared, mode, summaryOf(request.code), std::move(makeResult));
 }
 
@@ -369,7 +380,7 @@ void envVar(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
     // The environment sandboxed commands see is built by the daemon, from nothing of its own:
     // no variable of the daemon (a token, an API key) can be in it.
     QJsonObject variables;
-    for (const auto &[name, value] : tools.bash->environment())
+    for (const auto &[name, value] : tools.bash.current()->environment())
         variables.insert(name, value);
     QJsonObject value{{QLatin1String("success"), true}, {QLatin1String("variables"), variables}};
     const QJsonValue requested = call->arguments().value(QLatin1String("var_name"));
@@ -383,7 +394,8 @@ void envVar(SystemTools &tools, const std::shared_ptr<ToolCall> &call)
 
 void logEnforcement(const SystemTools &tools)
 {
-    const BashManager &bash = *tools.bash;
+    const std::shared_ptr<const BashManager> current = tools.bash.current();
+    const BashManager &bash = *current;
     if (bash.unrestricted()) {
         spdlog::warn("system_run_command: BASH_ALLOWED_COMMANDS=*: every program beneath /usr "
                      "may run (still jailed)");
@@ -434,10 +446,71 @@ void setUpJobServices(McpServer &server, const Settings &settings, SystemTools &
     registerJobTools(server, jobs);
 }
 
+// Jobs started ahead for `manager`'s policy (BashManager or PythonManager), or none.
+template<typename Manager>
+std::unique_ptr<WarmJobPool> warmPool(SystemTools &tools, const Manager &manager)
+{
+    const int size = manager.options().warmJobs;
+    if (size <= 0 || !tools.warmJobsPossible)
+        return nullptr;
+    return std::make_unique<WarmJobPool>(tools.supervisor, manager.jobAwaitingInput(), size);
+}
+
+// A new policy for one kind of job: calls from now on take it; jobs waiting with the old jail
+// (its allowed programs, its memory limit) are ended, and fresh ones started. A call already
+// running keeps its job, and the snapshot its result maker holds.
+template<typename Manager>
+LiveSettings::Install
+installer(const std::shared_ptr<SystemTools> &tools, LiveSnapshot<Manager> SystemTools::*snapshot,
+          std::unique_ptr<WarmJobPool> SystemTools::*warm, std::shared_ptr<const Manager> next)
+{
+    return [tools, snapshot, warm, next] {
+        const bool sameJail = ((*tools).*snapshot).current()->jobAwaitingInput().policy
+                == next->jobAwaitingInput().policy;
+        ((*tools).*snapshot).replace(next);
+        if (!sameJail)
+            (*tools).*warm = warmPool(*tools, *next);
+    };
+}
+
+void registerLiveSystemSettings(LiveSettings &live, const std::shared_ptr<SystemTools> &tools)
+{
+    // Building a manager resolves every allowed program again: a name that is not a program
+    // refuses the change, as it would stop start-up.
+    live.add({QStringLiteral("BASH_ALLOWED_COMMANDS"), QStringLiteral("BASH_TIMEOUT_DEFAULT"),
+              QStringLiteral("BASH_TIMEOUT_MAX")},
+             [tools](const Settings &changed, QString *error) -> LiveSettings::Install {
+                 std::shared_ptr<const BashManager> next =
+                         BashManager::fromConfig(changed, tools->policy, error);
+                 if (!next)
+                     return {};
+                 return installer(tools, &SystemTools::bash, &SystemTools::warmCommand,
+                                  std::move(next));
+             });
+    live.add({QStringLiteral("PYTHON_MEMORY_LIMIT"), QStringLiteral("PYTHON_TIMEOUT_DEFAULT"),
+              QStringLiteral("PYTHON_TIMEOUT_MAX")},
+             [tools](const Settings &changed, QString *error) -> LiveSettings::Install {
+                 std::shared_ptr<const PythonManager> next =
+                         PythonManager::fromConfig(changed, tools->policy, error);
+                 if (!next)
+                     return {};
+                 return installer(tools, &SystemTools::python, &SystemTools::warmPython,
+                                  std::move(next));
+             });
+    // Read on the event loop only, once per call as it starts its background job.
+    live.add({QStringLiteral("JOB_TIMEOUT_MAX")},
+             [tools](const Settings &changed, QString *) -> LiveSettings::Install {
+                 return [tools, seconds = int(changed.integer(u"JOB_TIMEOUT_MAX"))] {
+                     tools->jobs.timeoutMaxSeconds = seconds;
+                 };
+             });
+}
+
 } // namespace
 
 bool registerSystemTools(McpServer &server, const Settings &settings,
-                         const SandboxCapabilities &capabilities, QString *error)
+                         const SandboxCapabilities &capabilities, QString *error,
+                         LiveSettings *live)
 {
     const std::shared_ptr<SystemTools> tools = createSystemTools(settings, capabilities, error);
     if (!tools)
@@ -447,14 +520,12 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     // Without the identity layer (a daemon that is neither root nor able to make user
     // namespaces) no job can start: none is kept waiting either; nor in per-session workspaces,
     // which a job started ahead cannot know.
-    const bool jobsCanStart = tools->policy.hasLayer("identity")
+    tools->warmJobsPossible = tools->policy.hasLayer("identity")
             && tools->workspaces->mode() == SessionWorkspaces::Mode::Shared;
-    if (const int warm = tools->bash->options().warmJobs; warm > 0 && jobsCanStart)
-        tools->warmCommand = std::make_unique<WarmJobPool>(tools->supervisor,
-                                                           tools->bash->jobAwaitingInput(), warm);
-    if (const int warm = tools->python->options().warmJobs; warm > 0 && jobsCanStart)
-        tools->warmPython = std::make_unique<WarmJobPool>(tools->supervisor,
-                                                          tools->python->jobAwaitingInput(), warm);
+    tools->warmCommand = warmPool(*tools, *tools->bash.current());
+    tools->warmPython = warmPool(*tools, *tools->python.current());
+    if (live)
+        registerLiveSystemSettings(*live, tools);
     ToolRegistry &registry = server.tools();
     // Annotations: {readOnly, destructive, idempotent, openWorld}.
     registry.add(tools::makeTool(
@@ -489,9 +560,10 @@ systemJobPolicies(const Settings &settings, const SandboxCapabilities &capabilit
     const std::shared_ptr<SystemTools> tools = createSystemTools(settings, capabilities, error);
     if (!tools)
         return std::nullopt;
-    const PreparedJob command = tools->bash->prepare({QStringLiteral("true"), {}, {}}, false);
+    const PreparedJob command =
+            tools->bash.current()->prepare({QStringLiteral("true"), {}, {}}, false);
     QByteArray nonce;
-    const PreparedJob python = tools->python->prepare({QString(), {}, {}}, &nonce);
+    const PreparedJob python = tools->python.current()->prepare({QString(), {}, {}}, &nonce);
     return QJsonObject{{QStringLiteral("command"),
                         QJsonObject{{QStringLiteral("program"), command.request->program},
                                     {QStringLiteral("arguments"),

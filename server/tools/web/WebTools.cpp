@@ -6,15 +6,19 @@
 #include "BrowserPool.h"
 #include "EgressGate.h"
 #include "HtmlWorkerPool.h"
+#include "LiveSettings.h"
+#include "LiveSnapshot.h"
 #include "McpServer.h"
 #include "Settings.h"
 #include "ToolCall.h"
 #include "WebFetcher.h"
+#include "WebPolicy.h"
 #include "WebScraper.h"
 #include "WebSearch.h"
 #include "WebToolSchemas.h"
 
 #include <QJsonArray>
+#include <QPointer>
 #include <QThread>
 
 #include <spdlog/spdlog.h>
@@ -145,29 +149,80 @@ void logPolicy(const EgressPolicy &policy, const WebSearch &search)
         spdlog::info("web_search: back ends {}", search.backendNames().join(u',').toStdString());
 }
 
-} // namespace
-
-bool registerWebTools(McpServer &server, const Settings &settings, QString *error)
+// The egress rules and limits the web tools enforce, built from the WEB_* settings; nullopt with
+// the reason when a setting cannot be used.
+struct WebRules
 {
-    const std::optional<EgressPolicy> policy = EgressPolicy::fromSettings(settings, error);
-    if (!policy)
-        return false;
-    auto gate = std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
+    std::shared_ptr<const EgressPolicy> egress;
+    std::shared_ptr<const WebPolicy> web;
+    QStringList browserArguments;
+};
+
+std::optional<WebRules> webRulesFromSettings(const Settings &settings,
+                                             const std::shared_ptr<HostResolver> &resolver,
+                                             QString *error)
+{
+    std::optional<EgressPolicy> egress = EgressPolicy::fromSettings(settings, error);
+    if (!egress)
+        return std::nullopt;
+    WebRules rules;
+    rules.egress = std::make_shared<const EgressPolicy>(std::move(*egress));
     const qint64 maxBytes = settings.integer(u"WEB_MAX_BYTES");
     const int timeoutMs = int(settings.integer(u"WEB_TIMEOUT_DEFAULT") * 1000);
+    rules.web = std::make_shared<const WebPolicy>(WebPolicy{
+            std::make_shared<const EgressGate>(*rules.egress, resolver), maxBytes, timeoutMs});
+    rules.browserArguments = BrowserPool::policyArguments(*rules.egress, maxBytes, timeoutMs);
+    return rules;
+}
 
-    auto *fetcher = new WebFetcher(gate, &server);
+// WEB_ALLOWED_DOMAINS, WEB_ALLOW_PRIVATE, WEB_MAX_BYTES and WEB_TIMEOUT_DEFAULT while the daemon
+// runs: scrapes and searches from now on take the new policy (a running one keeps its gate
+// through its redirects); web_browse sends its next pages to a worker started with the new rules.
+void registerLiveWebSettings(LiveSettings &live,
+                             const std::shared_ptr<LiveSnapshot<WebPolicy>> &current,
+                             const std::shared_ptr<HostResolver> &resolver,
+                             QPointer<BrowserPool> browsers, QPointer<WebSearch> searcher)
+{
+    live.add({QStringLiteral("WEB_ALLOWED_DOMAINS"), QStringLiteral("WEB_ALLOW_PRIVATE"),
+              QStringLiteral("WEB_MAX_BYTES"), QStringLiteral("WEB_TIMEOUT_DEFAULT")},
+             [current, resolver, browsers, searcher](const Settings &changed,
+                                                     QString *error) -> LiveSettings::Install {
+                 std::optional<WebRules> rules = webRulesFromSettings(changed, resolver, error);
+                 if (!rules)
+                     return {};
+                 return [current, browsers, searcher, rules = std::move(*rules)] {
+                     current->replace(rules.web);
+                     if (browsers)
+                         browsers->setPolicy(rules.browserArguments, rules.web->timeoutMs,
+                                             rules.web->maxBytes);
+                     if (searcher)
+                         logPolicy(*rules.egress, *searcher);
+                 };
+             });
+}
+
+} // namespace
+
+bool registerWebTools(McpServer &server, const Settings &settings, QString *error,
+                      LiveSettings *live)
+{
+    const auto resolver = std::make_shared<SystemHostResolver>();
+    const std::optional<WebRules> rules = webRulesFromSettings(settings, resolver, error);
+    if (!rules)
+        return false;
+    auto policy = std::make_shared<LiveSnapshot<WebPolicy>>(rules->web);
+
+    auto *fetcher = new WebFetcher(rules->web->gate, &server);
     auto *parsers = new HtmlWorkerPool(HtmlWorkerPool::defaultProgram(),
                                        std::max(1, QThread::idealThreadCount()), &server);
-    auto *scraper = new WebScraper(fetcher, parsers, maxBytes, timeoutMs, &server);
-    auto *searcher = new WebSearch(fetcher, searchBackendsFromSettings(settings), maxBytes,
-                                   timeoutMs, &server);
+    auto *scraper = new WebScraper(fetcher, parsers, policy, &server);
+    auto *searcher = new WebSearch(fetcher, searchBackendsFromSettings(settings), policy, &server);
     BrowserPool::Options browserOptions;
     browserOptions.program = BrowserPool::defaultProgram();
-    browserOptions.arguments = BrowserPool::policyArguments(*policy, maxBytes, timeoutMs);
+    browserOptions.arguments = rules->browserArguments;
     browserOptions.pagesPerWorker = int(settings.integer(u"WEB_BROWSER_PAGES_PER_WORKER"));
-    browserOptions.timeoutMs = timeoutMs;
-    browserOptions.maxBytes = maxBytes;
+    browserOptions.timeoutMs = rules->web->timeoutMs;
+    browserOptions.maxBytes = rules->web->maxBytes;
     QString accountError;
     browserOptions.account = BrowserAccount::forDaemon(settings, &accountError);
     if (!accountError.isEmpty()) {
@@ -177,7 +232,9 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
     auto *browsers = new BrowserPool(browserOptions, &server);
     if (settings.flag(u"WEB_BROWSER_PRESTART"))
         browsers->prestart();
-    logPolicy(*policy, *searcher);
+    logPolicy(*rules->egress, *searcher);
+    if (live)
+        registerLiveWebSettings(*live, policy, resolver, browsers, searcher);
 
     ToolRegistry &registry = server.tools();
     // Annotations: {readOnly, destructive, idempotent, openWorld}.

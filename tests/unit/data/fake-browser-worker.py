@@ -2,7 +2,8 @@
 # Stands in for cmcp-browser in tst_browserpool: the same JSON-lines protocol, no browser. A
 # request's URL says what to do: http://ok/... answers at once with the URL as content,
 # http://slow/N answers after N ms, http://crash/ kills the worker with SIGSEGV, http://hang/
-# never answers.
+# never answers. The title is the worker's own arguments, so that a test sees which rules the
+# worker was started with.
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ def answer(request):
     url = request['url']
     if url.startswith('http://slow/'):
         time.sleep(int(url.rsplit('/', 1)[1]) / 1000)
-    send({'id': request['id'], 'ok': True, 'url': url, 'title': 'fake', 'content': url,
+    send({'id': request['id'], 'ok': True, 'url': url, 'title': ' '.join(sys.argv[1:]), 'content': url,
           'format': 'html', 'blocked': []})
 
 

@@ -1,0 +1,56 @@
+#include "CallProgress.h"
+
+namespace cmcp {
+
+CallProgress::CallProgress(int intervalMs, QObject *parent) : QObject(parent)
+{
+    m_timer.setSingleShot(true);
+    m_timer.setInterval(intervalMs);
+    connect(&m_timer, &QTimer::timeout, this, &CallProgress::flush);
+}
+
+void CallProgress::started(quint64 callId, const QDateTime &startedAt)
+{
+    m_running.insert(callId, {startedAt, -1, false});
+}
+
+void CallProgress::output(quint64 callId, qint64 outputBytes)
+{
+    const auto found = m_running.find(callId);
+    if (found == m_running.end())
+        return;
+    found->outputBytes = outputBytes;
+    found->pending = true;
+    // The first output of a quiet period waits one interval, and brings its successors along.
+    if (!m_timer.isActive())
+        m_timer.start();
+}
+
+void CallProgress::finished(quint64 callId)
+{
+    m_running.remove(callId);
+}
+
+QJsonObject CallProgress::figures(quint64 callId) const
+{
+    const auto found = m_running.constFind(callId);
+    if (found == m_running.cend() || found->outputBytes < 0)
+        return {};
+    return {{QLatin1String("elapsedMs"),
+             double(found->startedAt.msecsTo(QDateTime::currentDateTimeUtc()))},
+            {QLatin1String("outputBytes"), double(found->outputBytes)}};
+}
+
+void CallProgress::flush()
+{
+    for (auto it = m_running.begin(); it != m_running.end(); ++it) {
+        if (!it->pending)
+            continue;
+        it->pending = false;
+        QJsonObject latest = figures(it.key());
+        latest.insert(QLatin1String("callId"), double(it.key()));
+        Q_EMIT progress(latest);
+    }
+}
+
+} // namespace cmcp
