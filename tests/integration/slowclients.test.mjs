@@ -1,6 +1,7 @@
 // Slow-loris clients (issue 9): sockets that trickle their headers or their body are answered
 // 408 and closed at the deadline, an idle keep-alive connection is closed, and an SSE stream
-// that outlives every deadline is left alone, while an SDK client keeps its normal latency.
+// and a call longer than every deadline are left alone, while an SDK client keeps its normal
+// latency.
 // The deadlines are set to a few seconds so that the whole test takes about ten.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import net from 'node:net';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { BOTH, openSession, rawHttp } from './lib/http.mjs';
 
 const headerTimeoutS = 3;
 const bodyTimeoutS = 3;
@@ -71,6 +73,16 @@ describe('slow clients', { timeout: 60_000 }, () => {
         const client = new Client({ name: 'slowclients-test', version: '1.0.0' });
         await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
 
+        // A call that takes longer than the idle deadline, answered on a connection that says
+        // nothing meanwhile: waiting for an answer is not idleness.
+        const { session, protocolVersion } = await openSession(daemon.url);
+        const longCallMs = (idleTimeoutS + 2) * 1000;
+        const longCall = rawHttp({ port, method: 'POST', path: '/mcp', timeoutMs: longCallMs + 5000, headers: {
+            host: '127.0.0.1', accept: BOTH, 'content-type': 'application/json',
+            'mcp-session-id': session, 'mcp-protocol-version': protocolVersion,
+        }, body: JSON.stringify({ jsonrpc: '2.0', id: 'long', method: 'tools/call',
+                                  params: { name: 'test_wait', arguments: { ms: longCallMs } } }) });
+
         const started = Date.now();
         const headerTricklers = Array.from({ length: tricklers }, () =>
             trickle(port, 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'X-Slow: abcdefghijklmnopqrstuvwxyz\r\n'));
@@ -124,6 +136,10 @@ describe('slow clients', { timeout: 60_000 }, () => {
         assert.match(stream.received, /event: endpoint/);
         assert.ok((stream.received.match(/: keep-alive/g) ?? []).length >= idleTimeoutS,
                   `too few keep-alives on the SSE stream: ${stream.received}`);
+
+        const long = await longCall;
+        assert.equal(long.status, 200, long.text);
+        assert.match(long.text, new RegExp(`"waited_ms":${longCallMs}`));
 
         stream.socket.destroy();
         await client.close();
