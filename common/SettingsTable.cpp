@@ -129,6 +129,22 @@ QList<SettingSpec> buildTable()
                     "Unsent data an SSE stream may queue, in kilobytes, before its slow reader is "
                     "disconnected.",
                     NoFlags),
+            integer(http, "MCP_HEADER_TIMEOUT_SECONDS", "10", 1, 3600,
+                    "Time a client has to send a request's headers, in seconds, from its first "
+                    "byte (or from connecting); then 408 and the connection is closed.",
+                    NoFlags),
+            integer(http, "MCP_BODY_TIMEOUT_SECONDS", "30", 1, 3600,
+                    "Time a request body may take to arrive, in seconds, plus its declared size "
+                    "at MCP_BODY_MIN_RATE_KB; then 408 and the connection is closed.",
+                    NoFlags),
+            integer(http, "MCP_BODY_MIN_RATE_KB", "64", 1, 1048576,
+                    "Slowest body upload allowed beyond MCP_BODY_TIMEOUT_SECONDS, in kilobytes "
+                    "per second.",
+                    NoFlags),
+            integer(http, "MCP_IDLE_TIMEOUT_SECONDS", "60", 1, 86400,
+                    "Time a keep-alive connection may sit idle between requests, in seconds. "
+                    "Open SSE streams and requests awaiting their answer are never cut.",
+                    NoFlags),
             integer(http, "MCP_MAX_SESSIONS", "10000", 1, 1000000,
                     "Most MCP sessions open at once; further initialize requests are refused.",
                     NoFlags),

@@ -3,6 +3,7 @@
 #include "UidReaper.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcessEnvironment>
 #include <QSocketNotifier>
@@ -153,6 +154,15 @@ void JailJob::start()
     };
     m_stdout = std::make_unique<OutputCapture>(m_spec.outputCapBytes, spillPath(".stdout"));
     m_stderr = std::make_unique<OutputCapture>(m_spec.outputCapBytes, spillPath(".stderr"));
+
+    // Qt 6.4's QProcess leaks a pipe descriptor on every start whose exec fails (measured: one
+    // per attempt, two per call with the warm pool), so under load a missing jail used up the
+    // daemon's descriptors. The common cause is refused here, before QProcess is involved.
+    if (!QFileInfo(m_spec.jailProgram).isExecutable()) {
+        finishWithError(QStringLiteral("cannot start cmcp-jail (%1): not an executable file")
+                                .arg(m_spec.jailProgram));
+        return;
+    }
 
     QString error;
     // The result channel first: its number goes into the policy's environment.

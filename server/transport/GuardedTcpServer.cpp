@@ -1,7 +1,7 @@
 #include "GuardedTcpServer.h"
 
+#include "ConnectionGuard.h"
 #include "HttpWire.h"
-#include "RequestFraming.h"
 
 #include <QTcpSocket>
 #include <QTimer>
@@ -12,44 +12,8 @@
 
 namespace cmcp {
 
-namespace {
-
-// Tracks where the byte stream of one connection is: in a request's headers, or in its body.
-class RequestGuard : public QObject
-{
-public:
-    RequestGuard(QTcpSocket *socket, qint64 maxBody) : QObject(socket), m_socket(socket), m_framing(maxBody) {}
-
-    void onReadyRead()
-    {
-        if (m_framing.refused()) {
-            m_socket->readAll(); // drain so the HTTP parser sees nothing of a refused request
-            return;
-        }
-        if (const std::optional<RequestFraming::Refusal> refusal = m_framing.feed(m_socket->peek(m_socket->bytesAvailable())))
-            refuse(refusal->status, refusal->reason);
-    }
-
-private:
-    void refuse(int status, const QByteArray &why)
-    {
-        spdlog::warn("refusing a request from {}: {}", m_socket->peerAddress().toString().toStdString(),
-                     why.toStdString());
-        m_socket->readAll();
-        http::writeJsonRpcError(m_socket, status, -32600, QString::fromUtf8(why), {{"Connection", "close"}});
-        // Let the client finish sending and read the answer, but not for long.
-        QTimer::singleShot(2000, m_socket, [socket = m_socket] { socket->disconnectFromHost(); });
-        m_socket->flush();
-    }
-
-    QTcpSocket *m_socket;
-    RequestFraming m_framing;
-};
-
-} // namespace
-
-GuardedTcpServer::GuardedTcpServer(qint64 maxBodyBytes, QObject *parent)
-    : QTcpServer(parent), m_maxBodyBytes(maxBodyBytes)
+GuardedTcpServer::GuardedTcpServer(const HttpOptions &options, QObject *parent)
+    : QTcpServer(parent), m_options(options)
 {
     // Qt 6.4 treats EMFILE from accept() as a temporary error and retries at once: out of
     // descriptors the event loop would spin at full CPU. So sockets are counted and kept
@@ -87,8 +51,7 @@ void GuardedTcpServer::incomingConnection(qintptr descriptor)
         return;
     }
     // Connected before the HTTP server connects its own slot, so the guard sees bytes first.
-    auto *guard = new RequestGuard(socket, m_maxBodyBytes);
-    connect(socket, &QTcpSocket::readyRead, guard, [guard] { guard->onReadyRead(); });
+    new ConnectionGuard(socket, m_options);
     addPendingConnection(socket);
 }
 

@@ -32,6 +32,10 @@ HttpOptions HttpOptions::fromSettings(const Settings &settings)
     options.keepAliveSeconds = int(settings.integer(u"MCP_SSE_KEEPALIVE_SECONDS"));
     options.maxStreamBufferBytes = settings.integer(u"MCP_SSE_MAX_BUFFER_KB") * 1024;
     options.sessionIdleSeconds = int(settings.integer(u"MCP_SESSION_IDLE_SECONDS"));
+    options.headerTimeoutSeconds = int(settings.integer(u"MCP_HEADER_TIMEOUT_SECONDS"));
+    options.bodyTimeoutSeconds = int(settings.integer(u"MCP_BODY_TIMEOUT_SECONDS"));
+    options.bodyMinBytesPerSecond = settings.integer(u"MCP_BODY_MIN_RATE_KB") * 1024;
+    options.idleTimeoutSeconds = int(settings.integer(u"MCP_IDLE_TIMEOUT_SECONDS"));
     return options;
 }
 

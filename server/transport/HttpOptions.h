@@ -20,6 +20,11 @@ struct HttpOptions
     int keepAliveSeconds = 15;
     qint64 maxStreamBufferBytes = 1024 * 1024;
     int sessionIdleSeconds = 3600;
+    // Deadlines against clients that hold connections by sending slowly (slow loris).
+    int headerTimeoutSeconds = 10;
+    int bodyTimeoutSeconds = 30;
+    qint64 bodyMinBytesPerSecond = 64 * 1024;
+    int idleTimeoutSeconds = 60;
 
     static HttpOptions fromSettings(const Settings &settings);
 };

@@ -56,7 +56,7 @@ quint16 HttpServer::start(QString *error)
         *error = QStringLiteral("MCP_HOST=\"%1\" does not resolve to an address this machine can listen on").arg(m_options.host);
         return 0;
     }
-    auto *tcp = new GuardedTcpServer(m_options.maxBodyBytes, this);
+    auto *tcp = new GuardedTcpServer(m_options, this);
     if (!tcp->listen(m_options.address, m_options.port)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3")
                          .arg(m_options.address.toString())

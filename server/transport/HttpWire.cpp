@@ -6,6 +6,11 @@
 
 namespace cmcp::http {
 
+namespace {
+constexpr char streamingProperty[] = "cmcp_http_streaming";
+constexpr char responsesProperty[] = "cmcp_http_responses";
+} // namespace
+
 QByteArray reasonPhrase(int status)
 {
     switch (status) {
@@ -18,6 +23,7 @@ QByteArray reasonPhrase(int status)
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
@@ -45,6 +51,7 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
     // Head and body apart: the socket copies into its buffer anyway, a large body only once.
     socket->write(out);
     socket->write(body);
+    countResponse(socket);
     if (close)
         socket->disconnectFromHost();
 }
@@ -59,6 +66,28 @@ void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Hea
 void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message, const Headers &extra)
 {
     writeJson(socket, status, jsonrpc::serialize(jsonrpc::makeError(QJsonValue::Null, code, message)), extra);
+}
+
+void setStreaming(QTcpSocket *socket, bool streaming)
+{
+    if (socket)
+        socket->setProperty(streamingProperty, streaming);
+}
+
+bool isStreaming(const QTcpSocket *socket)
+{
+    return socket->property(streamingProperty).toBool();
+}
+
+void countResponse(QTcpSocket *socket)
+{
+    if (socket)
+        socket->setProperty(responsesProperty, responsesComplete(socket) + 1);
+}
+
+quint64 responsesComplete(const QTcpSocket *socket)
+{
+    return socket->property(responsesProperty).toULongLong();
 }
 
 } // namespace cmcp::http

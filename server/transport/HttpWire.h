@@ -22,4 +22,12 @@ void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Hea
 void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message,
                        const Headers &extra = {});
 
+// What GuardedTcpServer's deadlines must know of the answers on a connection, kept on the socket
+// itself: how many responses are complete (writeResponse and the end of a stream count one), and
+// whether one is streaming now. A connection waiting for or streaming an answer has no deadline.
+void setStreaming(QTcpSocket *socket, bool streaming);
+bool isStreaming(const QTcpSocket *socket);
+void countResponse(QTcpSocket *socket);
+quint64 responsesComplete(const QTcpSocket *socket);
+
 } // namespace cmcp::http

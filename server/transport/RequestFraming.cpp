@@ -12,6 +12,8 @@ std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView fresh
             const qint64 take = qMin<qint64>(m_bodyLeft, fresh.size() - at);
             m_bodyLeft -= take;
             at += take;
+            if (m_bodyLeft == 0)
+                ++m_requestsComplete;
             continue;
         }
         const qsizetype end = findHeaderEnd(fresh, at);
@@ -26,6 +28,8 @@ std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView fresh
         if (std::optional<Refusal> refusal = inspectHeader())
             return refusal;
         m_header.clear();
+        if (m_bodyLeft == 0)
+            ++m_requestsComplete;
     }
     return std::nullopt;
 }

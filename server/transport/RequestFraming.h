@@ -32,6 +32,8 @@ public:
     bool refused() const { return m_refused; }
     qint64 bodyLeft() const { return m_bodyLeft; }        // of the request being read
     qsizetype headerBytes() const { return m_header.size(); } // of the header block being read
+    // Requests whose headers and whole body have arrived.
+    quint64 requestsComplete() const { return m_requestsComplete; }
 
 private:
     qsizetype findHeaderEnd(QByteArrayView fresh, qsizetype from) const;
@@ -42,6 +44,7 @@ private:
     QByteArray m_header;
     qint64 m_bodyLeft = 0;
     bool m_refused = false;
+    quint64 m_requestsComplete = 0;
 };
 
 } // namespace cmcp

@@ -32,6 +32,7 @@ void SseStream::start(const http::Headers &extraHeaders)
         head += name + ": " + value + "\r\n";
     head += "\r\n";
     m_socket->write(head);
+    http::setStreaming(m_socket, true);
     m_keepAlive.start();
 }
 
@@ -84,6 +85,8 @@ void SseStream::end()
     if (!isOpen())
         return;
     m_socket->write("0\r\n\r\n");
+    http::setStreaming(m_socket, false);
+    http::countResponse(m_socket);
     m_ended = true;
     m_keepAlive.stop();
 }

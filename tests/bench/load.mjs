@@ -1,15 +1,16 @@
 // Load (issue 9): many concurrent MCP sessions doing real tool calls against one cmcpd, through
-// the official TypeScript SDK client. Each session writes, reads and lists files in the shared
+// the official TypeScript SDK client (with --transport stdio, one cmcpd --stdio per session, as
+// stdio clients run it; the daemons share the workspace, each has its own audit log). Each session writes, reads and lists files in the shared
 // workspace (file_write, file_read, file_list; optionally system_run_command). Every call must
 // succeed; the script prints the calls held, failures, p50/p90/p99 latency, and the daemon's
 // descriptors, threads, children and RSS before and after (they must come back to the baseline).
 //
 //   node tests/bench/load.mjs --cmcpd build/server/cmcpd [--sessions 200] [--calls 10]
-//                             [--transport http|sse] [--command] [--no-audit]
+//                             [--transport http|sse|stdio] [--command] [--no-audit]
 //
 // Exit status 1 when a call failed or a resource did not come back. All traffic is on 127.0.0.1.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '../clients/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
 import { StreamableHTTPClientTransport } from '../clients/node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js';
 import { SSEClientTransport } from '../clients/node_modules/@modelcontextprotocol/sdk/dist/esm/client/sse.js';
+import { StdioClientTransport } from '../clients/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
 import { withTimeout } from './measure.mjs';
 
 const { values: options } = parseArgs({
@@ -32,11 +34,16 @@ const { values: options } = parseArgs({
 const sessions = Number(options.sessions);
 const callsPerSession = Number(options.calls);
 
+// The settings every daemon gets; `auditName` names its audit log in the scratch directory.
+function daemonSettings(scratch, auditName) {
+    return ['--set', `SANDBOX_ROOT=${join(scratch, 'sandbox')}`,
+            '--set', `AUDIT_LOG=${options['no-audit'] ? '' : join(scratch, auditName)}`];
+}
+
 function startDaemon(scratch) {
     return new Promise((resolve, reject) => {
         const child = spawn(resolvePath(options.cmcpd), ['--host', '127.0.0.1', '--port', '0',
-                                            '--set', `SANDBOX_ROOT=${join(scratch, 'sandbox')}`,
-                                            '--set', `AUDIT_LOG=${options['no-audit'] ? '' : join(scratch, 'audit.jsonl')}`,
+                                            ...daemonSettings(scratch, 'audit.jsonl'),
                                             '--set', 'MCP_MAX_SESSIONS=5000'],
                             { stdio: ['ignore', 'ignore', 'pipe'], cwd: scratch });
         let log = '';
@@ -74,10 +81,20 @@ function resources(pid) {
 
 const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
-async function session(daemon, index, latencies, failures) {
+function clientTransport(daemon, index) {
+    if (options.transport === 'stdio')
+        return new StdioClientTransport({ command: resolvePath(options.cmcpd), cwd: daemon.scratch, stderr: 'ignore',
+                                          args: ['--stdio', ...daemonSettings(daemon.scratch, `audit-${index}.jsonl`)] });
     const url = new URL(`http://127.0.0.1:${daemon.port}/${options.transport === 'sse' ? 'sse' : 'mcp'}`);
+    return options.transport === 'sse' ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
+}
+
+// stdio: what each session's own daemon holds once its calls are done.
+const stdioDaemons = [];
+
+async function session(daemon, index, latencies, failures) {
     const client = new Client({ name: `load-${index}`, version: '1.0.0' });
-    const transport = options.transport === 'sse' ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
+    const transport = clientTransport(daemon, index);
     await withTimeout(client.connect(transport), 30000, `session ${index} connect`);
     try {
         for (let i = 0; i < callsPerSession; ++i) {
@@ -102,6 +119,8 @@ async function session(daemon, index, latencies, failures) {
                 }
             }
         }
+        if (transport.pid)
+            stdioDaemons.push(resources(transport.pid));
     } finally {
         // A Streamable HTTP session lives until DELETE or its idle timeout: end it as a client should.
         if (transport.terminateSession)
@@ -110,8 +129,64 @@ async function session(daemon, index, latencies, failures) {
     }
 }
 
-async function main() {
+// The cmcpd processes this script started that are still alive (stdio: must be none at the end).
+function liveDaemons() {
+    return readdirSync('/proc').filter(name => /^\d+$/.test(name)).filter(name => {
+        try {
+            return readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1] === String(process.pid)
+                && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('--stdio');
+        } catch {
+            return false;
+        }
+    }).length;
+}
+
+// Jobs run as uids of their own, which must be able to reach the workspace inside (mkdtemp: 0700).
+function scratchDir() {
     const scratch = mkdtempSync(join(tmpdir(), 'cmcp-load-'));
+    chmodSync(scratch, 0o755);
+    return scratch;
+}
+
+async function mainStdio() {
+    const scratch = scratchDir();
+    const daemon = { scratch };
+    try {
+        const latencies = [];
+        const failures = [];
+        const started = Date.now();
+        await Promise.all(Array.from({ length: sessions }, (_, i) => session(daemon, i, latencies, failures)));
+        const seconds = (Date.now() - started) / 1000;
+        let left = liveDaemons();
+        for (let waited = 0; waited < 10000 && left > 0; waited += 250) {
+            await new Promise(resolve => setTimeout(resolve, 250));
+            left = liveDaemons();
+        }
+        printLatencies(latencies, failures, seconds);
+        const median = key => [...stdioDaemons.map(d => d[key])].sort((a, b) => a - b)[Math.floor(stdioDaemons.length / 2)];
+        console.log(`\neach daemon after its calls (median of ${stdioDaemons.length}): fds ${median('fds')}, `
+                    + `threads ${median('threads')}, children ${median('children')}, RSS ${median('rssMb').toFixed(1)} MB`);
+        console.log(`cmcpd --stdio processes left 10 s after the clients closed: ${left}`);
+        process.exitCode = failures.length || left ? 1 : 0;
+    } finally {
+        rmSync(scratch, { recursive: true, force: true });
+    }
+}
+
+function printLatencies(latencies, failures, seconds) {
+    latencies.sort((a, b) => a - b);
+    console.log(`| transport | sessions | calls | failed | calls/s | p50 ms | p90 ms | p99 ms | max ms |`);
+    console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|`);
+    console.log(`| ${options.transport} | ${sessions} | ${latencies.length + failures.length} | ${failures.length} | `
+                + `${(latencies.length / seconds).toFixed(0)} | ${percentile(latencies, 0.5).toFixed(1)} | `
+                + `${percentile(latencies, 0.9).toFixed(1)} | ${percentile(latencies, 0.99).toFixed(1)} | `
+                + `${latencies.at(-1).toFixed(1)} |`);
+    for (const failure of failures.slice(0, 10))
+        console.log(`FAILED: ${failure}`);
+}
+
+async function main() {
+    const scratch = scratchDir();
     const daemon = await startDaemon(scratch);
     const pid = daemon.child.pid;
     try {
@@ -130,16 +205,8 @@ async function main() {
             await new Promise(resolve => setTimeout(resolve, 500));
             after = resources(pid);
         }
-        latencies.sort((a, b) => a - b);
-        console.log(`| transport | sessions | calls | failed | calls/s | p50 ms | p90 ms | p99 ms | max ms |`);
-        console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|`);
-        console.log(`| ${options.transport} | ${sessions} | ${latencies.length + failures.length} | ${failures.length} | `
-                    + `${(latencies.length / seconds).toFixed(0)} | ${percentile(latencies, 0.5).toFixed(1)} | `
-                    + `${percentile(latencies, 0.9).toFixed(1)} | ${percentile(latencies, 0.99).toFixed(1)} | `
-                    + `${latencies.at(-1).toFixed(1)} |`);
+        printLatencies(latencies, failures, seconds);
         console.log(`\ndaemon before: ${JSON.stringify(before)}\ndaemon after:  ${JSON.stringify(after)}`);
-        for (const failure of failures.slice(0, 10))
-            console.log(`FAILED: ${failure}`);
         const leaked = after.fds > before.fds + 2 || after.children > before.children;
         if (leaked)
             console.log('LEAK: descriptors or children did not come back to the baseline');
@@ -151,4 +218,4 @@ async function main() {
     }
 }
 
-await main();
+await (options.transport === 'stdio' ? mainStdio() : main());

@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(pieces.refused() && !refusal->reason.isEmpty());
     } else {
         FUZZ_CHECK(pieces.bodyLeft() == whole.bodyLeft());
+        FUZZ_CHECK(pieces.requestsComplete() == whole.requestsComplete());
         FUZZ_CHECK(pieces.bodyLeft() >= 0 && pieces.bodyLeft() <= maxBody);
         FUZZ_CHECK(pieces.headerBytes() <= RequestFraming::maxHeaderBytes);
     }

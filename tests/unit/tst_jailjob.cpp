@@ -686,6 +686,16 @@ exec ls -l /proc/self/fd
                          QStringLiteral("cannot start cmcp-jail (/nonexistent/cmcp-jail)")),
                  qPrintable(result->error));
         QVERIFY(!job.isRunning());
+        // Failed starts leak nothing (Qt 6.4's QProcess leaked a pipe on each one).
+        const auto openDescriptors = [] {
+            return QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot).size();
+        };
+        const qsizetype before = openDescriptors();
+        for (int i = 0; i < 10; ++i) {
+            JailJob again(spec);
+            QVERIFY(run(again, 5000));
+        }
+        QCOMPARE(openDescriptors(), before);
     }
 
     void supervisorGivesEachRunningJobItsOwnUidAndRefusesBeyondThePool()

@@ -1,0 +1,145 @@
+#include "ConnectionGuard.h"
+
+#include "HttpWire.h"
+
+#include <QTcpSocket>
+
+#include <limits>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+constexpr int closeGraceMs = 2000;
+} // namespace
+
+ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const HttpOptions &options)
+    : QObject(socket),
+      m_socket(socket),
+      m_framing(options.maxBodyBytes),
+      m_headerMs(options.headerTimeoutSeconds * 1000),
+      m_bodyMs(options.bodyTimeoutSeconds * 1000),
+      m_bodyMinBytesPerSecond(qMax<qint64>(1, options.bodyMinBytesPerSecond)),
+      m_idleMs(options.idleTimeoutSeconds * 1000)
+{
+    m_deadline.setSingleShot(true);
+    connect(&m_deadline, &QTimer::timeout, this, &ConnectionGuard::onDeadline);
+    connect(socket, &QTcpSocket::readyRead, this, &ConnectionGuard::onReadyRead);
+    // Answers are written elsewhere (HttpWire, SseStream); the socket tells when bytes leave.
+    connect(socket, &QTcpSocket::bytesWritten, this, [this] {
+        if (m_phase == Phase::Idle)
+            m_deadline.start(m_idleMs); // a slow reader still draining an answer is not idle
+        follow();
+    });
+    // A client that connects and sends nothing is as slow as one that trickles its headers.
+    enter(Phase::Headers, m_headerMs);
+}
+
+void ConnectionGuard::onReadyRead()
+{
+    if (m_closing || m_framing.refused()) {
+        m_socket->readAll(); // drain so the HTTP parser sees nothing of a refused request
+        return;
+    }
+    if (const std::optional<RequestFraming::Refusal> refusal = m_framing.feed(m_socket->peek(m_socket->bytesAvailable())))
+        return refuse(refusal->status, refusal->reason);
+    follow();
+}
+
+void ConnectionGuard::follow()
+{
+    if (m_closing)
+        return;
+    if (m_framing.bodyLeft() > 0) {
+        if (m_phase != Phase::Body) {
+            // Time for the body grows with its size, so that large legitimate uploads on slow
+            // links pass while a trickle is still cut off.
+            enter(Phase::Body, m_bodyMs + m_framing.bodyLeft() * 1000 / m_bodyMinBytesPerSecond);
+        }
+    } else if (m_framing.headerBytes() > 0) {
+        if (m_phase != Phase::Headers)
+            enter(Phase::Headers, m_headerMs);
+    } else if (answerPending()) {
+        if (m_phase != Phase::Serving)
+            enter(Phase::Serving, -1);
+    } else if (m_phase != Phase::Idle && m_phase != Phase::Headers) {
+        // Headers at this point means nothing has arrived yet since connecting: that deadline runs.
+        enter(Phase::Idle, m_idleMs);
+    }
+}
+
+void ConnectionGuard::enter(Phase phase, qint64 deadlineMs)
+{
+    m_phase = phase;
+    if (deadlineMs < 0)
+        m_deadline.stop();
+    else
+        m_deadline.start(int(qMin<qint64>(deadlineMs, std::numeric_limits<int>::max())));
+}
+
+bool ConnectionGuard::answerPending() const
+{
+    return http::isStreaming(m_socket) || http::responsesComplete(m_socket) < m_framing.requestsComplete();
+}
+
+void ConnectionGuard::onDeadline()
+{
+    if (m_closing)
+        return;
+    switch (m_phase) {
+    case Phase::Headers:
+        return timeOut("headers", m_headerMs / 1000);
+    case Phase::Body:
+        return timeOut("body", m_bodyMs / 1000);
+    case Phase::Idle:
+        if (answerPending())
+            return follow();
+        spdlog::debug("closing a keep-alive connection from {}: idle for {} s",
+                      m_socket->peerAddress().toString().toStdString(), m_idleMs / 1000);
+        m_closing = true;
+        m_socket->disconnectFromHost();
+        QTimer::singleShot(closeGraceMs, m_socket, [socket = m_socket] { socket->abort(); });
+        return;
+    case Phase::Serving:
+        return;
+    }
+}
+
+void ConnectionGuard::timeOut(const char *what, int seconds)
+{
+    const QByteArray why = QByteArray("the request ") + what + " did not arrive within the deadline ("
+                           + (qstrcmp(what, "headers") == 0 ? "MCP_HEADER_TIMEOUT_SECONDS" : "MCP_BODY_TIMEOUT_SECONDS")
+                           + '=' + QByteArray::number(seconds) + ')';
+    if (answerPending()) {
+        // An answer is still owed on this connection: a 408 would be read as that answer.
+        spdlog::info("dropping a connection from {}: {}", m_socket->peerAddress().toString().toStdString(),
+                     why.toStdString());
+        m_closing = true;
+        m_socket->abort();
+        return;
+    }
+    refuse(408, why);
+}
+
+void ConnectionGuard::refuse(int status, const QByteArray &why)
+{
+    const bool timedOut = status == 408;
+    spdlog::log(timedOut ? spdlog::level::info : spdlog::level::warn, "refusing a request from {}: {}",
+                m_socket->peerAddress().toString().toStdString(), why.toStdString());
+    m_closing = true;
+    m_deadline.stop();
+    m_socket->readAll();
+    http::writeJsonRpcError(m_socket, status, -32600, QString::fromUtf8(why), {{"Connection", "close"}});
+    m_socket->flush();
+    if (timedOut) {
+        // A client this slow gets no more time: closed once the answer is out (or the grace ends).
+        m_socket->disconnectFromHost();
+        QTimer::singleShot(closeGraceMs, m_socket, [socket = m_socket] { socket->abort(); });
+        return;
+    }
+    // Let a client sending a too large request finish and read the answer, but not for long.
+    QTimer::singleShot(closeGraceMs, m_socket, [socket = m_socket] { socket->disconnectFromHost(); });
+}
+
+} // namespace cmcp
