@@ -104,7 +104,10 @@ private:
                               "--set", "ADMIN_SOCKET=" + m_socket,
                               "--set", "SANDBOX_ROOT=" + m_dir.filePath("sandbox"),
                               "--set", "BASH_ALLOWED_COMMANDS=sleep,echo",
-                              "--set", "BASH_WARM_JOBS=0", "--set", "PYTHON_WARM_JOBS=0"};
+                              "--set", "BASH_WARM_JOBS=0", "--set", "PYTHON_WARM_JOBS=0",
+                              // A pool of its own: a job's end kills every process of its uid,
+                              // and other tests' daemons run in parallel.
+                              "--set", "SANDBOX_UID_BASE=126000", "--set", "SANDBOX_UID_COUNT=50"};
         return arguments + extra;
     }
 

@@ -75,7 +75,10 @@ private Q_SLOTS:
                                  {"--port", "0", "--config", m_customFile,
                                   "--set", "ADMIN_SOCKET=" + m_socket,
                                   "--set", "SANDBOX_ROOT=" + m_dir.filePath("sandbox"),
-                                  "--set", "BASH_WARM_JOBS=1", "--set", "PYTHON_WARM_JOBS=0"}),
+                                  "--set", "BASH_WARM_JOBS=1", "--set", "PYTHON_WARM_JOBS=0",
+                                  // A pool of its own, as in tst_adminchannel.
+                                  "--set", "SANDBOX_UID_BASE=126100", "--set",
+                                  "SANDBOX_UID_COUNT=50"}),
                  qPrintable(m_daemon->log));
         m_client = std::make_unique<AdminClient>();
         connect(m_client.get(), &AdminClient::eventReceived, this,

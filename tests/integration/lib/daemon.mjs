@@ -48,8 +48,20 @@ function tail(text, lines = 40) {
 
 // Spawns `cmcpd --port 0 --conformance-fixtures [--set …] [args]` and waits (bounded) for its
 // "listening on http://127.0.0.1:PORT/mcp" line.
+// The end of a job kills every process of its uid, so two daemons of tests running in parallel
+// must not share uids: each daemon that is not given a pool gets 64 uids of its own, at a
+// stride of 128 so that the browser's uid after each pool is no other daemon's job uid
+// (130000 up to 181200; tests that choose their own pools stay outside that range).
+let daemonsStarted = 0;
+function ownUidPool() {
+    const slot = (process.pid + 7919 * daemonsStarted++) % 400;
+    return { SANDBOX_UID_BASE: 130000 + slot * 128, SANDBOX_UID_COUNT: 64 };
+}
+
 export async function startDaemon({ settings = {}, args = [], fixtures = true, timeoutMs = 10_000 } = {}) {
     const cwd = scratchDir();
+    if (settings.SANDBOX_UID_BASE === undefined)
+        settings = { ...ownUidPool(), ...settings };
     const argv = ['--host', '127.0.0.1', '--port', '0', ...(fixtures ? ['--conformance-fixtures'] : []), ...settingArgs(settings), ...args];
     // With setpriv the kernel kills the daemon even when this test process dies by SIGKILL
     // (a ctest timeout); the 'exit' hook above covers every other ending.
