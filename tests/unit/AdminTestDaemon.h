@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
@@ -12,16 +13,32 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "AdminClient.h"
 
 #include <functional>
-#include <optional>
-
 #include <memory>
+#include <optional>
+#include <sys/stat.h>
 
 namespace {
+
+// Readies `dir` for a test daemon: open to the pool's uids (jobs must reach the workspace
+// inside) and with its custom env file written; gives the admin socket's path and the file's.
+// A failure fails the calling test (check QTest::currentTestFailed()).
+void prepareDaemonDirectory(const QTemporaryDir &dir, const QByteArray &customEnv,
+                            QString &socket, QString &customFile)
+{
+    QVERIFY(dir.isValid());
+    QCOMPARE(::chmod(QFile::encodeName(dir.path()).constData(), 0755), 0);
+    socket = dir.filePath("run/admin.sock");
+    customFile = dir.filePath("custom.env");
+    QFile custom(customFile);
+    QVERIFY(custom.open(QIODevice::WriteOnly));
+    QCOMPARE(custom.write(customEnv), qint64(customEnv.size()));
+}
 
 // The last JSON-RPC message of a response, whether it came as JSON or as an SSE stream.
 QJsonObject rpcMessage(const QByteArray &body)

@@ -124,15 +124,9 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QVERIFY(m_dir.isValid());
-        // Jobs run as uids of the pool, which must reach the workspace inside.
-        QCOMPARE(::chmod(QFile::encodeName(m_dir.path()).constData(), 0755), 0);
-        m_socket = m_dir.filePath("run/admin.sock");
-        m_customFile = m_dir.filePath("custom.env");
-        QFile custom(m_customFile);
-        QVERIFY(custom.open(QIODevice::WriteOnly));
-        custom.write("# written by the test\nFILE_ALLOWED_EXTENSIONS=txt,md\n");
-        custom.close();
+        prepareDaemonDirectory(m_dir, "# written by the test\nFILE_ALLOWED_EXTENSIONS=txt,md\n", m_socket, m_customFile);
+        if (QTest::currentTestFailed())
+            return;
         m_daemon = std::make_unique<Daemon>();
         QVERIFY2(m_daemon->start(m_dir.path(), daemonArguments()), qPrintable(m_daemon->log));
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(m_socket), 5000);

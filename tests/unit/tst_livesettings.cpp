@@ -60,15 +60,9 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QVERIFY(m_dir.isValid());
-        // Jobs run as uids of the pool, which must reach the workspace inside.
-        QCOMPARE(::chmod(QFile::encodeName(m_dir.path()).constData(), 0755), 0);
-        m_socket = m_dir.filePath("run/admin.sock");
-        m_customFile = m_dir.filePath("custom.env");
-        QFile custom(m_customFile);
-        QVERIFY(custom.open(QIODevice::WriteOnly));
-        custom.write("BASH_ALLOWED_COMMANDS=sleep,echo\nFILE_ALLOWED_EXTENSIONS=txt\n");
-        custom.close();
+        prepareDaemonDirectory(m_dir, "BASH_ALLOWED_COMMANDS=sleep,echo\nFILE_ALLOWED_EXTENSIONS=txt\n", m_socket, m_customFile);
+        if (QTest::currentTestFailed())
+            return;
         // One warm job: it is jailed before its call, under the policy of its time.
         m_daemon = std::make_unique<Daemon>();
         QVERIFY2(m_daemon->start(m_dir.path(),
