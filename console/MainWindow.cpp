@@ -115,8 +115,9 @@ QWidget *MainWindow::makeCallsPage()
     header->resizeSection(CallModel::SessionColumn, 80);
     header->resizeSection(CallModel::ClientColumn, 110);
     header->resizeSection(CallModel::ToolColumn, 150);
-    header->resizeSection(CallModel::ArgumentsColumn, 380);
-    header->resizeSection(CallModel::DurationColumn, 80);
+    header->resizeSection(CallModel::ArgumentsColumn, 330);
+    // Wide enough for a running call's progress ("12.3 s · 45.6 kB").
+    header->resizeSection(CallModel::DurationColumn, 130);
     connect(m_callView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::showSelectedCall);
     connect(&m_session.calls(), &QAbstractItemModel::dataChanged, this, &MainWindow::showSelectedCall);
     // Follow new calls while the view is scrolled to the bottom.

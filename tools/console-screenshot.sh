@@ -60,6 +60,7 @@ call "$claude" file_read '{"path":"secret.key"}'
 call "$claude" system_run_command '{"command":"ls -la"}'
 call "$inspector" system_run_command '{"command":"cat notes.md"}'
 call "$claude" file_search '{"pattern":"console"}' || true
-call "$inspector" system_run_command '{"command":"sleep 60","timeout":120}' &
+# Still running when the picture is taken, printing as it goes: its row shows the progress.
+call "$inspector" system_run_command '{"command":"for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo step $i of the build; sleep 1; done","timeout":120}' &
 wait "$console"
 echo "saved $output"
