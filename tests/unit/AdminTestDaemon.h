@@ -161,6 +161,23 @@ struct ReceivedEvent
     qint64 receivedAtMs = 0; // wall clock, comparable with the daemon's timestamps
 };
 
+// An admin client, connected to `socket`, that appends every event it receives to `events`
+// (which outlives it). `client` keeps its own reconnect interval unless one is given. A failure
+// fails the calling test (check QTest::currentTestFailed()).
+void connectRecordingClient(std::unique_ptr<cmcp::AdminClient> &client, const QString &socket,
+                            QList<ReceivedEvent> &events, int reconnectIntervalMs = 0)
+{
+    client = std::make_unique<cmcp::AdminClient>();
+    if (reconnectIntervalMs > 0)
+        client->setReconnectInterval(reconnectIntervalMs);
+    QObject::connect(client.get(), &cmcp::AdminClient::eventReceived, client.get(),
+                     [&events](const QString &name, const QJsonObject &data) {
+                         events.append({name, data, QDateTime::currentMSecsSinceEpoch()});
+                     });
+    client->open(socket);
+    QTRY_COMPARE_WITH_TIMEOUT(client->state(), cmcp::AdminClient::State::Connected, 10000);
+}
+
 // The first of `events` (which grows while the event loop runs) that matches.
 std::optional<ReceivedEvent> waitForEvent(const QList<ReceivedEvent> &events,
                                           const std::function<bool(const ReceivedEvent &)> &matches,

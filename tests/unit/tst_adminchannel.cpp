@@ -131,13 +131,9 @@ private Q_SLOTS:
         QVERIFY2(m_daemon->start(m_dir.path(), daemonArguments()), qPrintable(m_daemon->log));
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(m_socket), 5000);
 
-        m_client = std::make_unique<AdminClient>();
-        m_client->setReconnectInterval(200);
-        connect(m_client.get(), &AdminClient::eventReceived, this, [this](const QString &name, const QJsonObject &data) {
-            m_events.append({name, data, QDateTime::currentMSecsSinceEpoch()});
-        });
-        m_client->open(m_socket);
-        QTRY_COMPARE_WITH_TIMEOUT(m_client->state(), AdminClient::State::Connected, 10000);
+        connectRecordingClient(m_client, m_socket, m_events, 200);
+        if (QTest::currentTestFailed())
+            return;
 
         m_mcp.url = QStringLiteral("http://127.0.0.1:%1/mcp").arg(m_daemon->port);
         QVERIFY(m_mcp.initialize("admin-e2e"));

@@ -74,13 +74,9 @@ private Q_SLOTS:
                                   "--set", "SANDBOX_UID_BASE=126100", "--set",
                                   "SANDBOX_UID_COUNT=50"}),
                  qPrintable(m_daemon->log));
-        m_client = std::make_unique<AdminClient>();
-        connect(m_client.get(), &AdminClient::eventReceived, this,
-                [this](const QString &name, const QJsonObject &data) {
-                    m_events.append({name, data, QDateTime::currentMSecsSinceEpoch()});
-                });
-        m_client->open(m_socket);
-        QTRY_COMPARE_WITH_TIMEOUT(m_client->state(), AdminClient::State::Connected, 10000);
+        connectRecordingClient(m_client, m_socket, m_events);
+        if (QTest::currentTestFailed())
+            return;
         m_mcp.url = QStringLiteral("http://127.0.0.1:%1/mcp").arg(m_daemon->port);
         QVERIFY(m_mcp.initialize("live-settings"));
     }
