@@ -11,15 +11,6 @@
 
 using namespace cmcp;
 
-namespace {
-
-QJsonObject call(qint64 id, const QString &status, const QString &tool = QStringLiteral("file_read"))
-{
-    return consoleCallEvent(id, status, tool);
-}
-
-} // namespace
-
 class TestConsoleModels : public QObject
 {
     Q_OBJECT
@@ -29,7 +20,7 @@ private Q_SLOTS:
         CallModel model;
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         for (int i = 1; i <= 3000; ++i)
-            model.enqueue(call(i, "running"));
+            model.enqueue(consoleCallEvent(i, "running"));
         QCOMPARE(model.rowCount(), 0); // nothing until the batch is applied
         model.flush();
         QCOMPARE(model.rowCount(), 3000);
@@ -41,19 +32,19 @@ private Q_SLOTS:
     {
         CallModel model;
         model.setBatchInterval(10);
-        model.enqueue(call(1, "running"));
+        model.enqueue(consoleCallEvent(1, "running"));
         QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 1, 5000);
     }
 
     void finishUpdatesTheRowOfItsCall()
     {
         CallModel model;
-        model.enqueue(call(1, "running"));
-        model.enqueue(call(2, "running"));
+        model.enqueue(consoleCallEvent(1, "running"));
+        model.enqueue(consoleCallEvent(2, "running"));
         model.flush();
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
-        model.enqueue(call(1, "failed"));
+        model.enqueue(consoleCallEvent(1, "failed"));
         model.flush();
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(inserted.count(), 0);
@@ -71,8 +62,8 @@ private Q_SLOTS:
     void progressUpdatesTheRowOfARunningCall()
     {
         CallModel model;
-        model.enqueue(call(1, "running", "system_run_command"));
-        model.enqueue(call(2, "running"));
+        model.enqueue(consoleCallEvent(1, "running", "system_run_command"));
+        model.enqueue(consoleCallEvent(2, "running"));
         model.flush();
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         model.enqueueProgress({{"callId", 1}, {"elapsedMs", 2500}, {"outputBytes", 2048}});
@@ -85,7 +76,7 @@ private Q_SLOTS:
         const QString detail = callDetailText(model.call(0));
         QVERIFY2(detail.contains("2.8 s so far, 4096 bytes of output"), qPrintable(detail));
 
-        model.enqueue(call(1, "succeeded", "system_run_command"));
+        model.enqueue(consoleCallEvent(1, "succeeded", "system_run_command"));
         model.flush();
         model.enqueueProgress({{"callId", 1}, {"elapsedMs", 3000}, {"outputBytes", 8192}});
         model.enqueueProgress({{"callId", 99}, {"elapsedMs", 3000}, {"outputBytes", 1}});
@@ -97,7 +88,7 @@ private Q_SLOTS:
     void progressInTheBatchOfItsStartApplies()
     {
         CallModel model;
-        model.enqueue(call(3, "running"));
+        model.enqueue(consoleCallEvent(3, "running"));
         model.enqueueProgress({{"callId", 3}, {"elapsedMs", 300}, {"outputBytes", 10}});
         model.flush();
         QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("0.3 s · 10 bytes"));
@@ -106,8 +97,8 @@ private Q_SLOTS:
     void startAndFinishInOneBatchMakeOneRow()
     {
         CallModel model;
-        model.enqueue(call(5, "running"));
-        model.enqueue(call(5, "succeeded"));
+        model.enqueue(consoleCallEvent(5, "running"));
+        model.enqueue(consoleCallEvent(5, "succeeded"));
         model.flush();
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.index(0, 0).data(CallModel::StatusRole).toString(), QStringLiteral("succeeded"));
@@ -118,7 +109,7 @@ private Q_SLOTS:
         CallModel model;
         model.setMaxCalls(100);
         for (int i = 1; i <= 250; ++i) {
-            model.enqueue(call(i, "succeeded"));
+            model.enqueue(consoleCallEvent(i, "succeeded"));
             if (i % 40 == 0)
                 model.flush();
         }
@@ -128,7 +119,7 @@ private Q_SLOTS:
         QCOMPARE(model.rowOfCall(150), -1);
         QCOMPARE(model.rowOfCall(250), 99);
         // A late update of a forgotten call comes back as a new row, still within the bound.
-        model.enqueue(call(3, "cancelled"));
+        model.enqueue(consoleCallEvent(3, "cancelled"));
         model.flush();
         QCOMPARE(model.rowCount(), 100);
         QCOMPARE(model.rowOfCall(3), 99);
@@ -138,7 +129,7 @@ private Q_SLOTS:
     {
         CallModel model;
         model.setMaxCalls(2);
-        model.reset({call(9, "running"), call(3, "succeeded"), call(7, "failed")});
+        model.reset({consoleCallEvent(9, "running"), consoleCallEvent(3, "succeeded"), consoleCallEvent(7, "failed")});
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.rowOfCall(3), -1); // the newest two, in call order
         QCOMPARE(model.rowOfCall(7), 0);
@@ -148,7 +139,7 @@ private Q_SLOTS:
     void columns()
     {
         CallModel model;
-        model.enqueue(call(1, "succeeded", "system_run_command"));
+        model.enqueue(consoleCallEvent(1, "succeeded", "system_run_command"));
         model.flush();
         QCOMPARE(model.index(0, CallModel::SessionColumn).data().toString(), QStringLiteral("abcdef01"));
         QCOMPARE(model.index(0, CallModel::ToolColumn).data().toString(), QStringLiteral("system_run_command"));
@@ -167,7 +158,7 @@ private Q_SLOTS:
 
     void detailShowsEverything()
     {
-        QJsonObject finished = call(4, "failed", "system_run_command");
+        QJsonObject finished = consoleCallEvent(4, "failed", "system_run_command");
         finished.insert("detail", "exit status 2");
         finished.insert("accounting", QJsonObject{{"exit_code", 2}});
         finished.insert("outputHead", "first part");

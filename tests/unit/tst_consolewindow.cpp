@@ -20,15 +20,6 @@
 
 using namespace cmcp;
 
-namespace {
-
-QJsonObject call(qint64 id, const QString &status, const QString &tool = QStringLiteral("file_read"))
-{
-    return consoleCallEvent(id, status, tool);
-}
-
-} // namespace
-
 class TestConsoleWindow : public QObject
 {
     Q_OBJECT
@@ -40,9 +31,9 @@ private Q_SLOTS:
         MainWindow window(session);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        Q_EMIT client.eventReceived("callStarted", {{"call", call(1, "running", "system_run_command")}});
-        Q_EMIT client.eventReceived("callStarted", {{"call", call(2, "running", "file_read")}});
-        Q_EMIT client.eventReceived("callFinished", {{"call", call(2, "succeeded", "file_read")}});
+        Q_EMIT client.eventReceived("callStarted", {{"call", consoleCallEvent(1, "running", "system_run_command")}});
+        Q_EMIT client.eventReceived("callStarted", {{"call", consoleCallEvent(2, "running", "file_read")}});
+        Q_EMIT client.eventReceived("callFinished", {{"call", consoleCallEvent(2, "succeeded", "file_read")}});
         session.calls().flush();
         QAbstractItemModel *shown = window.callView()->model();
         QCOMPARE(shown->rowCount(), 2);
