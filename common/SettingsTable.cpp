@@ -184,7 +184,8 @@ QList<SettingSpec> buildTable()
                    NoFlags),
             integer(sandbox, "SANDBOX_WORKSPACE_KEEP_SECONDS", "0", 0, 604800,
                     "With SANDBOX_WORKSPACE=session, how long a session's workspace is kept after "
-                    "the session ends, in seconds, before it is removed.",
+                    "the session ends, in seconds, before it is removed; a job still running in "
+                    "it (taken over with job_attach) keeps it until the job ends.",
                     NoFlags),
 
             integer(jobs, "JOB_TIMEOUT_MAX", "3600", 1, 604800,

@@ -138,6 +138,11 @@ void JailJob::setUidLease(UidLease lease)
     m_lease = std::move(lease);
 }
 
+void JailJob::setWorkspaceHold(std::shared_ptr<const void> hold)
+{
+    m_workspaceHold = std::move(hold);
+}
+
 void JailJob::start()
 {
     if (m_started)
@@ -405,6 +410,8 @@ void JailJob::onProcessFinished(int exitCode, QProcess::ExitStatus status)
         m_lease.release();
     else
         m_lease.retire();
+    // Nothing of the job runs any more (or its uid stays retired): its workspace may go.
+    m_workspaceHold.reset();
     Q_EMIT finished(result);
 }
 
@@ -429,6 +436,7 @@ void JailJob::finishWithError(const QString &error)
     result.error = error;
     result.wallMs = m_clock.elapsed();
     m_lease.release();
+    m_workspaceHold.reset();
     // Always after start() has returned, as for a job that ran.
     QMetaObject::invokeMethod(
             this, [this, result] { Q_EMIT finished(result); }, Qt::QueuedConnection);

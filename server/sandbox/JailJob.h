@@ -49,8 +49,8 @@ enum class JobStream { StandardOutput, StandardError };
 // report comes back on a second pipe, output is captured within a cap as it arrives. On
 // timeout or cancel() the jail gets SIGTERM (it kills the whole job and still reports), and
 // SIGKILL if it is still there after a short grace. When the jail is gone, every process left
-// with the job's uid is killed (UidReaper), then the uid lease is released and finished() is
-// emitted, once.
+// with the job's uid is killed (UidReaper), then the uid lease and the workspace hold are
+// released and finished() is emitted, once.
 class JailJob : public QObject
 {
     Q_OBJECT
@@ -63,6 +63,10 @@ public:
     // The uid the job runs as comes from this lease; it goes back to its pool when the job
     // has ended and its processes are gone.
     void setUidLease(UidLease lease);
+    // Kept until the job and every process of its uid have ended (released with the uid
+    // lease): whoever gave it (the session workspaces) does not remove the job's workspace
+    // before.
+    void setWorkspaceHold(std::shared_ptr<const void> hold);
 
     // A unique name; also the stem of the spill files.
     QString id() const { return m_id; }
@@ -108,6 +112,7 @@ private:
     const JobSpec m_spec;
     const QString m_id;
     UidLease m_lease;
+    std::shared_ptr<const void> m_workspaceHold;
     QProcess *m_process = nullptr;
     std::unique_ptr<OutputCapture> m_stdout;
     std::unique_ptr<OutputCapture> m_stderr;

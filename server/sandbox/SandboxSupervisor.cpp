@@ -67,6 +67,7 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.insecure = m_options.insecure;
     auto *job = new JailJob(std::move(spec), parent);
     job->setUidLease(std::move(*lease));
+    job->setWorkspaceHold(request.workspaceHold);
     return job;
 }
 

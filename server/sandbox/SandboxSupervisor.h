@@ -45,6 +45,7 @@ struct JobRequest
     bool resultChannel = false; // JobSpec::resultChannel
     bool awaitInput = false; // JobSpec::awaitInput
     bool interactiveInput = false; // JobSpec::interactiveInput
+    std::shared_ptr<const void> workspaceHold; // JailJob::setWorkspaceHold; null: none
 };
 
 // Hands out jobs, each with a host uid of its own from the pool for as long as it runs.

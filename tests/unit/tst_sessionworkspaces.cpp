@@ -1,6 +1,7 @@
 // SessionWorkspaces: which directory a session gets in shared and per-session mode, that
-// per-session directories are distinct, unguessable and unlistable, and that a session's
-// directory is removed after its end (symbolic links inside are removed, never followed).
+// per-session directories are distinct, unguessable and unlistable, that a session's
+// directory is removed after its end (symbolic links inside are removed, never followed), and
+// never while a job holds it, even once the SessionWorkspaces itself is gone.
 
 #include "SessionWorkspaces.h"
 
@@ -10,6 +11,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <memory>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -71,7 +74,9 @@ private Q_SLOTS:
         QVERIFY(!a->path().contains(QStringLiteral("/A")));
         QCOMPARE(QFileInfo(a->path()).fileName().size(), 3 + 32);
         // Others may pass through the sessions directory but not list it.
-        struct stat info{};
+        struct stat info
+        {
+        };
         QCOMPARE(::stat(QFile::encodeName(sessions).constData(), &info), 0);
         QCOMPARE(info.st_mode & 0777, mode_t(0711));
         workspaces.endSession(QStringLiteral("A"));
@@ -97,21 +102,74 @@ private Q_SLOTS:
         QCOMPARE(ended.size(), 1);
         // An ended session gets no new directory.
         QVERIFY(!workspaces.forSession(QStringLiteral("A"), &error));
-        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()),
-                                 SessionWorkspaces::kJobGraceMs + 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()), 5000);
         QVERIFY(QFile::exists(outside + QStringLiteral("/keep.txt")));
     }
 
-    void keptDirectoryOutlivesTheGraceThenGoes()
+    void keptDirectoryOutlivesItsKeepTimeThenGoes()
     {
         SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 1);
         QString error;
         const auto a = workspaces.forSession(QStringLiteral("A"), &error);
         QVERIFY(a);
         workspaces.endSession(QStringLiteral("A"));
-        QTest::qWait(SessionWorkspaces::kJobGraceMs + 200);
+        QTest::qWait(700);
         QVERIFY(QFileInfo::exists(a->path()));
         QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()), 5000);
+    }
+
+    void theSharedWorkspaceIsNeverHeld()
+    {
+        SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::Shared, 0);
+        QString error;
+        const auto shared = workspaces.forSession(QStringLiteral("A"), &error);
+        QVERIFY(shared);
+        QVERIFY(!workspaces.holdForJob(*shared));
+    }
+
+    // A job taken over by another session (job_attach) keeps running in its first session's
+    // workspace: the directory stays, with the job's files, until the last job holding it ends.
+    void aHeldWorkspaceOutlivesItsSessionUntilItsLastJobEnds()
+    {
+        SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 0);
+        QString error;
+        const auto a = workspaces.forSession(QStringLiteral("A"), &error);
+        QVERIFY(a);
+        const QString file = a->path() + QStringLiteral("/result.txt");
+        QFile result(file);
+        QVERIFY(result.open(QIODevice::WriteOnly));
+        result.close();
+        SessionWorkspaces::Hold first = workspaces.holdForJob(*a);
+        SessionWorkspaces::Hold second = workspaces.holdForJob(*a);
+        QVERIFY(first && second);
+        workspaces.endSession(QStringLiteral("A"));
+        QTest::qWait(500);
+        workspaces.waitForRemovals();
+        QVERIFY(QFile::exists(file));
+        first.reset();
+        QTest::qWait(200);
+        workspaces.waitForRemovals();
+        QVERIFY(QFile::exists(file));
+        second.reset();
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()), 5000);
+    }
+
+    // The server stops while a job still runs: the job is killed after the SessionWorkspaces
+    // has gone, and its workspace goes with it then, not before.
+    void aHoldOutlivingItsSessionWorkspacesRemovesTheDirectoryWhenReleased()
+    {
+        auto workspaces = std::make_unique<SessionWorkspaces>(
+                sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 0);
+        QString error;
+        const auto a = workspaces->forSession(QStringLiteral("A"), &error);
+        const auto b = workspaces->forSession(QStringLiteral("B"), &error);
+        QVERIFY(a && b);
+        SessionWorkspaces::Hold hold = workspaces->holdForJob(*a);
+        workspaces.reset();
+        QVERIFY(QFileInfo::exists(a->path()));
+        QVERIFY(!QFileInfo::exists(b->path()));
+        hold.reset();
+        QVERIFY(!QFileInfo::exists(a->path()));
     }
 
     void leftoversOfAPreviousRunAreRemoved()
@@ -119,9 +177,16 @@ private Q_SLOTS:
         SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::PerSession, 0);
         const QString old = workspaces.sessionsDirectory() + QStringLiteral("/ws_left");
         QVERIFY(QDir().mkpath(old + QStringLiteral("/inner")));
+        const QString outside = m_dir.filePath(QStringLiteral("outside-leftovers"));
+        QVERIFY(QDir().mkpath(outside + QStringLiteral("/kept")));
+        QVERIFY(QFile::link(outside, old + QStringLiteral("/inner/link")));
+        QVERIFY(QFile::link(outside, workspaces.sessionsDirectory() + QStringLiteral("/ws_link")));
         QString error;
         QVERIFY2(workspaces.removeLeftovers(&error), qPrintable(error));
         QVERIFY(!QFileInfo::exists(old));
+        QVERIFY(!QFileInfo(workspaces.sessionsDirectory() + QStringLiteral("/ws_link"))
+                         .isSymLink());
+        QVERIFY(QFileInfo::exists(outside + QStringLiteral("/kept")));
     }
 };
 

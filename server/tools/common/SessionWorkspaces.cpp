@@ -2,35 +2,110 @@
 
 #include "McpServer.h"
 #include "Settings.h"
+#include "TreeRemoval.h"
 #include "UnguessableId.h"
+#include "UniqueFd.h"
 
 #include <QDir>
-#include <QFileInfo>
+#include <QFile>
 #include <QTimer>
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace cmcp {
 
-SessionWorkspaces::SessionWorkspaces(Workspace shared, Mode mode, int keepSeconds,
-                                     QObject *parent)
+namespace {
+
+void removeWorkspace(const QString &path)
+{
+    QString error;
+    if (!removeTree(path, &error))
+        spdlog::warn("workspaces: {}", error.toStdString());
+}
+
+} // namespace
+
+// The jobs running in each session workspace, shared by the SessionWorkspaces and every hold:
+// a hold ends when its job does, which may be after the SessionWorkspaces is gone (the server
+// stopping). Used on the event loop's thread only.
+struct SessionWorkspaces::Holds
+{
+    QHash<QString, int> running; // directory -> jobs holding it
+    QHash<QString, QString> due; // directory -> session id: removed when its last job ends
+    SessionWorkspaces *owner = nullptr; // null once the owner is gone
+
+    void release(const QString &path)
+    {
+        const auto held = running.find(path);
+        if (held == running.end() || --*held > 0)
+            return;
+        running.erase(held);
+        const auto removal = due.find(path);
+        if (removal == due.end())
+            return;
+        const QString sessionId = removal.value();
+        due.erase(removal);
+        if (owner)
+            owner->removeLater(sessionId, path);
+        else
+            removeWorkspace(path);
+    }
+};
+
+namespace {
+
+// One job's hold on its workspace: released when the job lets go of it.
+class WorkspaceHold
+{
+public:
+    WorkspaceHold(std::shared_ptr<SessionWorkspaces::Holds> holds, QString path)
+        : m_holds(std::move(holds)),
+          m_path(std::move(path))
+    {
+    }
+    WorkspaceHold(const WorkspaceHold &) = delete;
+    WorkspaceHold &operator=(const WorkspaceHold &) = delete;
+    ~WorkspaceHold() { m_holds->release(m_path); }
+
+private:
+    const std::shared_ptr<SessionWorkspaces::Holds> m_holds;
+    const QString m_path;
+};
+
+} // namespace
+
+SessionWorkspaces::SessionWorkspaces(Workspace shared, Mode mode, int keepSeconds, QObject *parent)
     : QObject(parent),
       m_shared(std::move(shared)),
       m_mode(mode),
-      m_keepSeconds(keepSeconds)
+      m_keepSeconds(keepSeconds),
+      m_holds(std::make_shared<Holds>())
 {
     setObjectName(QStringLiteral("cmcp::SessionWorkspaces"));
+    m_holds->owner = this;
+    m_removals.setMaxThreadCount(1);
 }
 
 SessionWorkspaces::~SessionWorkspaces()
 {
-    // No session outlives the server: the directories awaiting removal go now.
-    for (const QString &path : std::as_const(m_ending))
-        QDir(path).removeRecursively();
-    for (const QString &path : std::as_const(m_paths))
-        QDir(path).removeRecursively();
+    // No session outlives the server: what no job holds goes now, the rest with its last job
+    // (the jobs are killed as the server goes).
+    m_holds->owner = nullptr;
+    m_removals.waitForDone();
+    QHash<QString, QString> left = m_ending;
+    for (auto live = m_paths.cbegin(); live != m_paths.cend(); ++live)
+        left.insert(live.key(), live.value());
+    for (auto entry = left.cbegin(); entry != left.cend(); ++entry) {
+        if (m_holds->running.contains(entry.value()))
+            m_holds->due.insert(entry.value(), entry.key());
+        else
+            removeWorkspace(entry.value());
+    }
 }
 
 std::optional<SessionWorkspaces::Mode> SessionWorkspaces::modeFromText(const QString &text)
@@ -49,9 +124,8 @@ SessionWorkspaces &SessionWorkspaces::of(McpServer &server, const Settings &sett
         return *existing;
     // The settings table admits only the two names.
     const Mode mode = modeFromText(settings.text(u"SANDBOX_WORKSPACE")).value_or(Mode::Shared);
-    // A job kept for reconnection (JOB_KEEP_SECONDS) keeps its workspace as long.
-    const qint64 keepSeconds = qMax(settings.integer(u"SANDBOX_WORKSPACE_KEEP_SECONDS"),
-                                    settings.integer(u"JOB_KEEP_SECONDS"));
+    // A job kept for reconnection (JOB_KEEP_SECONDS) holds its workspace for as long as it runs.
+    const qint64 keepSeconds = settings.integer(u"SANDBOX_WORKSPACE_KEEP_SECONDS");
     auto *workspaces = new SessionWorkspaces(Workspace::fromSettings(settings), mode,
                                              int(keepSeconds), &server);
     connect(&server, &McpServer::sessionClosed, workspaces,
@@ -98,37 +172,61 @@ void SessionWorkspaces::endSession(const QString &sessionId)
     if (path.isEmpty())
         return;
     m_ending.insert(sessionId, path);
-    QTimer::singleShot(qint64(m_keepSeconds) * 1000 + kJobGraceMs, this,
-                       [this, sessionId] { remove(sessionId); });
+    QTimer::singleShot(std::chrono::seconds(m_keepSeconds), this,
+                       [this, sessionId] { keepTimeOver(sessionId); });
 }
 
-void SessionWorkspaces::remove(const QString &sessionId)
+void SessionWorkspaces::keepTimeOver(const QString &sessionId)
 {
-    const QString path = m_ending.take(sessionId);
-    // removeRecursively deletes symbolic links without following them.
-    if (!path.isEmpty() && !QDir(path).removeRecursively())
-        spdlog::warn("workspaces: could not remove all of {}", path.toStdString());
+    const QString path = m_ending.value(sessionId);
+    if (path.isEmpty())
+        return;
+    if (const int jobs = m_holds->running.value(path); jobs > 0) {
+        spdlog::info("workspaces: {} outlives its session while {} job(s) run in it",
+                     path.toStdString(), jobs);
+        m_holds->due.insert(path, sessionId);
+        return;
+    }
+    removeLater(sessionId, path);
+}
+
+void SessionWorkspaces::removeLater(const QString &sessionId, const QString &path)
+{
+    m_ending.remove(sessionId);
+    m_removals.start([path] { removeWorkspace(path); });
+}
+
+SessionWorkspaces::Hold SessionWorkspaces::holdForJob(const Workspace &workspace)
+{
+    if (workspace.path() == m_shared.path())
+        return nullptr;
+    ++m_holds->running[workspace.path()];
+    return std::make_shared<const WorkspaceHold>(m_holds, workspace.path());
+}
+
+void SessionWorkspaces::waitForRemovals()
+{
+    m_removals.waitForDone();
 }
 
 bool SessionWorkspaces::removeLeftovers(QString *error) const
 {
-    const QDir sessions(sessionsDirectory());
-    if (!sessions.exists())
-        return true;
-    bool ok = true;
-    for (const QFileInfo &entry :
-         sessions.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System
-                                | QDir::NoDotAndDotDot)) {
-        const bool removed = entry.isDir() && !entry.isSymLink()
-                ? QDir(entry.filePath()).removeRecursively()
-                : QFile::remove(entry.filePath());
-        if (!removed) {
-            *error = QStringLiteral("cannot remove %1, left by a previous run")
-                             .arg(entry.filePath());
-            ok = false;
-        }
+    const QString directory = sessionsDirectory();
+    const UniqueFd sessions(::open(QFile::encodeName(directory).constData(),
+                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sessions.isValid()) {
+        if (errno == ENOENT)
+            return true;
+        *error = QStringLiteral("cannot open %1: %2")
+                         .arg(directory, QString::fromLocal8Bit(std::strerror(errno)));
+        return false;
     }
-    return ok;
+    QString why;
+    if (removeTreeContents(sessions.get(), &why))
+        return true;
+    *error = QStringLiteral("cannot remove all that a previous run left in %1: %2")
+                     .arg(directory, why);
+    return false;
 }
 
 } // namespace cmcp

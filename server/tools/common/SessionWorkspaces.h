@@ -5,7 +5,9 @@
 #include <QHash>
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 
+#include <memory>
 #include <optional>
 
 namespace cmcp {
@@ -18,6 +20,12 @@ class Settings;
 // bits>, created on the session's first use and removed when it ends (after
 // SANDBOX_WORKSPACE_KEEP_SECONDS). The sessions directory is mode 0711, so no job can list
 // the names of the others; each name is unguessable, and a jail sees its own workspace only.
+//
+// A workspace is never removed while a job runs in it: every job placed in a session's
+// workspace holds it (holdForJob) until the job and every process of its uid have ended, so a
+// job that outlives its session (taken over with job_attach) keeps its files for as long as
+// it runs, and the workspace goes when the last job holding it ends. Removal runs on a thread
+// of its own, by descriptors (removeTree), since jobs may have planted links anywhere in it.
 class SessionWorkspaces : public QObject
 {
     Q_OBJECT
@@ -42,27 +50,38 @@ public:
     // The session's workspace, created now if this is its first use. nullopt with a reason when
     // the directory cannot be created.
     std::optional<Workspace> forSession(const QString &sessionId, QString *error);
-    // The session has ended: its directory goes after the keep time (and the grace jobs need
-    // to be killed first), unless the server goes first (then at once).
+    // The session has ended: its directory goes after the keep time once no job holds it. When
+    // this object goes first (the server stops), what no job holds goes at once, the rest when
+    // its last job ends.
     void endSession(const QString &sessionId);
     // Removes everything in the sessions directory (start-up: no session survives a restart).
     bool removeLeftovers(QString *error) const;
 
-    // How long after the session's end its jobs have to die before their directory is removed.
-    static constexpr int kJobGraceMs = 1500;
+    // What a job placed in `workspace` keeps until it has ended: while any is kept, the
+    // directory is not removed. Null for the shared workspace, which is never removed.
+    using Hold = std::shared_ptr<const void>;
+    Hold holdForJob(const Workspace &workspace);
+    // Removals started and not yet finished wait for this (tests; the destructor waits too).
+    void waitForRemovals();
+
+    // What the holds share with this object (defined beside it).
+    struct Holds;
 
 Q_SIGNALS:
     // The session has ended: whoever keeps something for it lets go.
     void sessionEnded(const QString &sessionId);
 
 private:
-    void remove(const QString &sessionId);
+    void keepTimeOver(const QString &sessionId);
+    void removeLater(const QString &sessionId, const QString &path);
 
     const Workspace m_shared;
     const Mode m_mode;
     const int m_keepSeconds;
     QHash<QString, QString> m_paths; // session id -> directory, until removed
     QHash<QString, QString> m_ending; // ended sessions whose directory awaits removal
+    std::shared_ptr<Holds> m_holds; // shared with every hold, which may outlive this object
+    QThreadPool m_removals; // one thread: removing a large tree must not stall the event loop
 };
 
 } // namespace cmcp

@@ -120,7 +120,8 @@ int backgroundTimeoutSeconds(const SystemTools &tools, const QJsonObject &argume
 }
 
 // In per-session mode the job's workspace is the session's: the jail mounts that directory
-// (and only it) instead of the shared one.
+// (and only it) instead of the shared one, and the job holds it, so that it is not removed
+// while the job runs (a job taken over by job_attach outlives its session).
 bool placeInSessionWorkspace(SystemTools &tools, const QString &sessionId, JobRequest &request,
                              QString *error)
 {
@@ -131,6 +132,7 @@ bool placeInSessionWorkspace(SystemTools &tools, const QString &sessionId, JobRe
         return false;
     const QString shared = request.policy.value(QLatin1String("workspace")).toString();
     request.policy.insert(QLatin1String("workspace"), own->path());
+    request.workspaceHold = tools.workspaces->holdForJob(*own);
     // Without the namespaces layer jobs see the host path, in HOME too.
     QJsonObject env = request.policy.value(QLatin1String("env")).toObject();
     if (env.value(QLatin1String("HOME")).toString() == shared) {
