@@ -1,8 +1,9 @@
 #pragma once
 
+#include "UniqueFd.h"
+
 #include <QString>
 #include <QStringList>
-#include <QTemporaryDir>
 
 #include <memory>
 #include <sys/types.h>
@@ -13,10 +14,14 @@ class Settings;
 
 // The account a root daemon's browser workers run as: a uid and gid of their own, the first
 // uid after the job pool (SANDBOX_UID_BASE + SANDBOX_UID_COUNT), which no job is given, and a
-// private home directory (0700, owned by that uid) that lives as long as the daemon. As that
+// private home directory (0700, owned by that uid) that lives as long as the account. As that
 // user, Chromium runs with its own sandbox on, and a compromised browser holds none of the
 // daemon's rights. A daemon that is not root cannot change user; its workers run as itself,
 // where Chromium's sandbox is on anyway.
+//
+// The home is <temp>/cmcp-browser-XXXXXX/home: its parent is root's (0711), so the worker can
+// neither rename its home nor put anything in its place, and root removes the home at the end
+// through the parent's descriptor (removeTreeAt), whatever links the worker left in it.
 class BrowserAccount
 {
 public:
@@ -24,18 +29,27 @@ public:
     static std::shared_ptr<const BrowserAccount> forDaemon(const Settings &settings,
                                                            QString *error);
 
+    // The account with a new home (in `temporaryDirectory`, QDir::tempPath() by default);
+    // nullptr and `error` when the home cannot be made. Needs root.
+    static std::shared_ptr<const BrowserAccount> create(uid_t uid, gid_t gid, QString *error,
+                                                        const QString &temporaryDirectory = {});
+    ~BrowserAccount();
+    BrowserAccount(const BrowserAccount &) = delete;
+    BrowserAccount &operator=(const BrowserAccount &) = delete;
+
     uid_t uid() const { return m_uid; }
     gid_t gid() const { return m_gid; }
-    QString home() const { return m_home.path(); }
+    QString home() const { return m_parent + QStringLiteral("/home"); }
     // What cmcp-browser is told, on its command line, to become.
     QStringList workerArguments() const;
 
-    BrowserAccount(uid_t uid, gid_t gid);
-
 private:
+    BrowserAccount(uid_t uid, gid_t gid, QString parent, UniqueFd parentFd);
+
     uid_t m_uid;
     gid_t m_gid;
-    QTemporaryDir m_home;
+    QString m_parent; // root's, 0711
+    UniqueFd m_parentFd;
 };
 
 } // namespace cmcp

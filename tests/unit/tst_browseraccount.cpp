@@ -1,0 +1,120 @@
+// BrowserAccount: the browser worker's home is its own, and root's removal of it at the end
+// cannot be turned against the host. A child process, switched to the account's uid as the
+// worker is, plants links to a victim directory in the home, tries to rename the home or put
+// something in its place, and the account's end must leave every file of the victim. Needs
+// root (the account's uid is another user's); skips with the reason otherwise.
+
+#include "BrowserAccount.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cerrno>
+#include <functional>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace cmcp;
+
+namespace {
+
+constexpr uid_t kAccountUid = 125990;
+
+// Runs `attack` in a child process as the account's uid; the child's exit code: 0 when every
+// step it checks went as the test expects.
+int runAs(const BrowserAccount &account, const std::function<int()> &attack)
+{
+    const pid_t child = ::fork();
+    if (child == 0) {
+        if (::setgroups(0, nullptr) != 0 || ::setgid(account.gid()) != 0
+            || ::setuid(account.uid()) != 0)
+            ::_exit(100);
+        ::_exit(attack());
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+}
+
+} // namespace
+
+class TestBrowserAccount : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void theHomeIsTheWorkersAndItsParentRoots()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root: the account is another uid");
+        QTemporaryDir temporary;
+        QString error;
+        auto account = BrowserAccount::create(kAccountUid, kAccountUid, &error, temporary.path());
+        QVERIFY2(account, qPrintable(error));
+        struct stat home
+        {
+        };
+        struct stat parent
+        {
+        };
+        QCOMPARE(::stat(QFile::encodeName(account->home()).constData(), &home), 0);
+        QCOMPARE(::stat(QFile::encodeName(QFileInfo(account->home()).path()).constData(), &parent),
+                 0);
+        QCOMPARE(home.st_uid, kAccountUid);
+        QCOMPARE(home.st_mode & 07777, mode_t(0700));
+        QCOMPARE(parent.st_uid, uid_t(0));
+        QCOMPARE(parent.st_mode & 07777, mode_t(0711));
+        const QString parentPath = QFileInfo(account->home()).path();
+        account.reset();
+        QVERIFY(!QFileInfo::exists(parentPath));
+    }
+
+    void linksTheWorkerPlantsNeverLeadTheRemovalOut()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root: the account is another uid");
+        QTemporaryDir temporary;
+        // The worker passes through the temporary directory, as through /tmp.
+        QCOMPARE(::chmod(QFile::encodeName(temporary.path()).constData(), 0755), 0);
+        const QString victim = temporary.filePath(QStringLiteral("victim"));
+        QVERIFY(QDir().mkpath(victim + QStringLiteral("/sub")));
+        for (const QString &name : {QStringLiteral("/keep.txt"), QStringLiteral("/sub/keep.txt")}) {
+            QFile file(victim + name);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+        }
+        QString error;
+        auto account = BrowserAccount::create(kAccountUid, kAccountUid, &error, temporary.path());
+        QVERIFY2(account, qPrintable(error));
+        const QByteArray home = QFile::encodeName(account->home());
+        const QByteArray parent = QFile::encodeName(QFileInfo(account->home()).path());
+        const QByteArray target = QFile::encodeName(victim);
+        const int outcome = runAs(*account, [&] {
+            // Links anywhere in its own home: allowed, and must be harmless.
+            if (::symlink(target.constData(), (home + "/link").constData()) != 0
+                || ::mkdir((home + "/Default").constData(), 0700) != 0
+                || ::symlink(target.constData(), (home + "/Default/Cache").constData()) != 0)
+                return 1;
+            // Moving its home away, or putting anything beside it: refused (root's parent).
+            if (::rename(home.constData(), (parent + "/moved").constData()) == 0 || errno != EACCES)
+                return 2;
+            if (::symlink(target.constData(), (parent + "/home2").constData()) == 0)
+                return 3;
+            if (::rmdir(home.constData()) == 0)
+                return 4;
+            return 0;
+        });
+        QCOMPARE(outcome, 0);
+        account.reset();
+        QVERIFY(!QFileInfo::exists(QFile::decodeName(parent)));
+        QVERIFY(QFile::exists(victim + QStringLiteral("/keep.txt")));
+        QVERIFY(QFile::exists(victim + QStringLiteral("/sub/keep.txt")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBrowserAccount)
+#include "tst_browseraccount.moc"
