@@ -57,10 +57,12 @@ inline constexpr char eventDropped[] = "dropped";
 inline constexpr char eventSettingChanged[] = "settingChanged";
 
 // Request methods.
-inline constexpr char methodSnapshot[] = "snapshot"; // {} → {sessions, calls, recentCalls, config, sandbox, counters}
+inline constexpr char methodSnapshot[] =
+        "snapshot"; // {} → {sessions, calls, recentCalls, config, sandbox, counters}
 inline constexpr char methodCancelCall[] = "cancelCall"; // {callId} → {}
 inline constexpr char methodCloseSession[] = "closeSession"; // {sessionId} → {}
-inline constexpr char methodSetSetting[] = "setSetting"; // {name, value} → {setting, appliedLive, restartRequired, note}
+inline constexpr char methodSetSetting[] =
+        "setSetting"; // {name, value} → {setting, appliedLive, restartRequired, note}
 inline constexpr char methodSubscribeLog[] = "subscribeLog"; // {level} → {level}; "off" stops
 
 // Error codes.
@@ -114,7 +116,7 @@ public:
         QByteArray bytes; // without the '\n'
         bool oversized = false;
     };
-    explicit LineSplitter(qsizetype maxBytes = maxLineBytes) : m_maxBytes(maxBytes) {}
+    explicit LineSplitter(qsizetype maxBytes = maxLineBytes) : m_maxBytes(maxBytes) { }
     QList<Line> feed(const QByteArray &data);
 
 private:
@@ -122,13 +124,6 @@ private:
     QByteArray m_partial;
     bool m_discarding = false;
 };
-
-// Arguments as observers may show them: the values of keys that name secrets (password,
-// token, secret, api key, authorization, credential, private key, cookie) become "********",
-// at any depth.
-QJsonObject redactSecrets(const QJsonObject &arguments);
-// The same for one value (objects and arrays are walked).
-QJsonValue redactSecrets(const QJsonValue &value);
 
 } // namespace cmcp::admin
 

@@ -1,6 +1,6 @@
 #include "CallDescription.h"
 
-#include "AdminProtocol.h"
+#include "SecretRedaction.h"
 #include "ToolResult.h"
 
 #include <QJsonArray>
