@@ -83,26 +83,27 @@ bool AdminSettings::isAppliedLive(const QString &name) const
     });
 }
 
-QJsonObject AdminSettings::describe(const SettingSpec &spec) const
+admin::SettingRecord AdminSettings::describe(const SettingSpec &spec) const
 {
     const QString name = QString::fromLatin1(spec.name);
     const QString value = m_settings.text(name);
-    return {{QLatin1String("name"), name},
-            {QLatin1String("group"), QString::fromUtf8(spec.group)},
-            {QLatin1String("type"), typeName(spec.type)},
-            {QLatin1String("value"),
-             spec.secret && !value.isEmpty() ? QString(QLatin1String(admin::MaskedValue)) : value},
-            {QLatin1String("origin"), originName(m_settings.origin(name))},
-            {QLatin1String("help"), QString::fromUtf8(spec.help)},
-            {QLatin1String("allowed"), allowedValuesText(spec)},
-            {QLatin1String("choices"), QJsonArray::fromStringList(spec.choices)},
-            {QLatin1String("live"), isAppliedLive(name)},
-            {QLatin1String("secret"), spec.secret}};
+    admin::SettingRecord setting;
+    setting.name = name;
+    setting.group = QString::fromUtf8(spec.group);
+    setting.type = typeName(spec.type);
+    setting.value = spec.secret && !value.isEmpty() ? QLatin1String(admin::MaskedValue) : value;
+    setting.origin = originName(m_settings.origin(name));
+    setting.help = QString::fromUtf8(spec.help);
+    setting.allowed = allowedValuesText(spec);
+    setting.choices = spec.choices;
+    setting.live = isAppliedLive(name);
+    setting.secret = spec.secret;
+    return setting;
 }
 
-QJsonArray AdminSettings::describe() const
+QList<admin::SettingRecord> AdminSettings::describe() const
 {
-    QJsonArray settings;
+    QList<admin::SettingRecord> settings;
     for (const SettingSpec &spec : settingSpecs())
         settings.append(describe(spec));
     return settings;

@@ -55,7 +55,8 @@ private Q_SLOTS:
         call.startedAt = QDateTime::currentDateTimeUtc();
 
         const QJsonObject audited = audit::callStartedFields(call).value("arguments").toObject();
-        const QJsonObject shown = describeCall(call, false, nullptr).value("arguments").toObject();
+        const QJsonObject shown =
+                describeCall(call, false, nullptr).toJson().value("arguments").toObject();
 
         QCOMPARE(comparable(shown), comparable(audited));
         for (const QJsonObject &arguments : {audited, shown}) {
