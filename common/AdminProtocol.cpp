@@ -1,15 +1,11 @@
 #include "AdminProtocol.h"
 
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
-#include <QRegularExpression>
 
 namespace cmcp::admin {
 
 namespace {
-
-const QString maskedSecret = QStringLiteral("********");
 
 QString typeName(MessageType type)
 {
@@ -48,15 +44,6 @@ std::optional<qint64> integerId(const QJsonValue &value)
     if (number != double(qint64(number)) || number < 0 || number > exactLimit)
         return std::nullopt;
     return qint64(number);
-}
-
-bool namesSecret(const QString &key)
-{
-    static const QRegularExpression secretKey(
-            QStringLiteral("pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|"
-                           "credential|private[_-]?key|cookie"),
-            QRegularExpression::CaseInsensitiveOption);
-    return secretKey.match(key).hasMatch();
 }
 
 } // namespace
@@ -262,31 +249,6 @@ QList<LineSplitter::Line> LineSplitter::feed(const QByteArray &data)
         start = newline + 1;
     }
     return lines;
-}
-
-QJsonValue redactSecrets(const QJsonValue &value)
-{
-    if (value.isObject())
-        return redactSecrets(value.toObject());
-    if (value.isArray()) {
-        QJsonArray items;
-        for (const QJsonValue &item : value.toArray())
-            items.append(redactSecrets(item));
-        return items;
-    }
-    return value;
-}
-
-QJsonObject redactSecrets(const QJsonObject &arguments)
-{
-    QJsonObject redacted;
-    for (auto it = arguments.begin(); it != arguments.end(); ++it) {
-        if (namesSecret(it.key()) && !it.value().isNull())
-            redacted.insert(it.key(), maskedSecret);
-        else
-            redacted.insert(it.key(), redactSecrets(it.value()));
-    }
-    return redacted;
 }
 
 } // namespace cmcp::admin

@@ -30,38 +30,33 @@ constexpr qsizetype maxLineBytes = 1024 * 1024;
 
 enum class MessageType { Hello, Event, Request, Reply, Error };
 
-// The objects events and replies carry:
-//   call     {callId, sessionId, transport, clientName, tool, arguments (secrets redacted,
-//             strings beyond 4,096 characters cut), startedAt (ISO 8601 UTC, ms), status
-//             ("running" or an outcome: succeeded, failed, invalid_arguments, unknown_tool,
-//             broke_output_schema, cancelled), durationMs, detail, outputHead, outputTail,
-//             accounting (the structured result, long strings cut)}
-//             While running, also elapsedMs and outputBytes (the last progress).
-//   progress {callId, elapsedMs, outputBytes}: a running call's time so far and the bytes of
-//             output its job has written (stdout and stderr); at most one per call every
-//             progressIntervalMs, and only while it produces output
-//   session  {sessionId, transport, clientName, openedAt, calls}
-//   setting  {name, group, type, value (secrets masked), origin, help, allowed, live, secret}
-//   counters {sessionsOpen, callsStarted, callsFinished, callsInFlight, callsFailed,
-//             eventsDropped}
+// What events, requests and replies carry is typed, each kind a record with toJson() and
+// fromJson() that both sides use, so that no side spells a field by hand:
+//   AdminCallRecords.h      call, progress; callStarted, callFinished, callProgress; cancelCall
+//   AdminSessionRecords.h   session; sessionOpened, sessionClosed; closeSession
+//   AdminSettingRecords.h   setting; settingChanged; setSetting
+//   AdminLogRecords.h       log; subscribeLog
+//   AdminSnapshotRecords.h  counters (also an event), sandbox report, snapshot; dropped
+// Arguments are redacted with SecretRedaction.h, as in the audit log.
 
 // Event names.
 inline constexpr char eventSessionOpened[] = "sessionOpened";
 inline constexpr char eventSessionClosed[] = "sessionClosed";
 inline constexpr char eventCallStarted[] = "callStarted";
 inline constexpr char eventCallFinished[] = "callFinished";
-inline constexpr char eventCallProgress[] = "callProgress"; // a progress object
+inline constexpr char eventCallProgress[] = "callProgress";
 inline constexpr char eventLog[] = "log";
 inline constexpr char eventCounters[] = "counters";
 inline constexpr char eventDropped[] = "dropped";
 inline constexpr char eventSettingChanged[] = "settingChanged";
 
-// Request methods.
-inline constexpr char methodSnapshot[] = "snapshot"; // {} → {sessions, calls, recentCalls, config, sandbox, counters}
-inline constexpr char methodCancelCall[] = "cancelCall"; // {callId} → {}
-inline constexpr char methodCloseSession[] = "closeSession"; // {sessionId} → {}
-inline constexpr char methodSetSetting[] = "setSetting"; // {name, value} → {setting, appliedLive, restartRequired, note}
-inline constexpr char methodSubscribeLog[] = "subscribeLog"; // {level} → {level}; "off" stops
+// Request methods: params → result.
+inline constexpr char methodSnapshot[] = "snapshot"; // {} → SnapshotRecord
+inline constexpr char methodCancelCall[] = "cancelCall"; // CancelCallParams → {}
+inline constexpr char methodCloseSession[] = "closeSession"; // CloseSessionParams → {}
+inline constexpr char methodSetSetting[] = "setSetting"; // SetSettingParams → SetSettingResult
+// SubscribeLogParams → SubscribeLogResult
+inline constexpr char methodSubscribeLog[] = "subscribeLog";
 
 // Error codes.
 inline constexpr char errorMalformed[] = "malformed"; // not a JSON object, or fields missing
@@ -114,7 +109,7 @@ public:
         QByteArray bytes; // without the '\n'
         bool oversized = false;
     };
-    explicit LineSplitter(qsizetype maxBytes = maxLineBytes) : m_maxBytes(maxBytes) {}
+    explicit LineSplitter(qsizetype maxBytes = maxLineBytes) : m_maxBytes(maxBytes) { }
     QList<Line> feed(const QByteArray &data);
 
 private:
@@ -122,13 +117,6 @@ private:
     QByteArray m_partial;
     bool m_discarding = false;
 };
-
-// Arguments as observers may show them: the values of keys that name secrets (password,
-// token, secret, api key, authorization, credential, private key, cookie) become "********",
-// at any depth.
-QJsonObject redactSecrets(const QJsonObject &arguments);
-// The same for one value (objects and arrays are walked).
-QJsonValue redactSecrets(const QJsonValue &value);
 
 } // namespace cmcp::admin
 

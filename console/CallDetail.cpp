@@ -21,33 +21,28 @@ QString indentedJson(const QJsonObject &object)
 
 } // namespace
 
-QString callDetailText(const QJsonObject &call)
+QString callDetailText(const admin::CallRecord &call)
 {
-    if (call.isEmpty())
-        return {};
-    const auto field = [&call](const char *key) { return call.value(QLatin1String(key)).toString(); };
     QString text;
-    text += tr("Call %1: %2 — %3\n")
-                    .arg(qint64(call.value(QLatin1String("callId")).toDouble()))
-                    .arg(field("tool"), statusLabel(field("status")));
-    text += tr("Session %1 (%2), client %3\n").arg(field("sessionId"), field("transport"), field("clientName"));
-    text += tr("Started %1").arg(field("startedAt"));
-    if (call.contains(QLatin1String("durationMs")))
-        text += tr(", took %1 ms").arg(qint64(call.value(QLatin1String("durationMs")).toDouble()));
-    else if (call.contains(QLatin1String("elapsedMs")))
+    text += tr("Call %1: %2 — %3\n").arg(call.callId).arg(call.tool, statusLabel(call.status));
+    text += tr("Session %1 (%2), client %3\n").arg(call.sessionId, call.transport, call.clientName);
+    text += tr("Started %1").arg(call.startedAt.toString(Qt::ISODateWithMs));
+    if (call.durationMs)
+        text += tr(", took %1 ms").arg(*call.durationMs);
+    else if (call.figures)
         text += tr(", running: %1 s so far, %2 bytes of output")
-                        .arg(call.value(QLatin1String("elapsedMs")).toDouble() / 1000.0, 0, 'f', 1)
-                        .arg(qint64(call.value(QLatin1String("outputBytes")).toDouble()));
+                        .arg(double(call.figures->elapsedMs) / 1000.0, 0, 'f', 1)
+                        .arg(call.figures->outputBytes);
     text += u'\n';
-    if (!field("detail").isEmpty())
-        text += tr("Detail: %1\n").arg(field("detail"));
-    text += tr("\nArguments:\n") + indentedJson(call.value(QLatin1String("arguments")).toObject()) + u'\n';
-    if (call.contains(QLatin1String("accounting")))
-        text += tr("\nResult:\n") + indentedJson(call.value(QLatin1String("accounting")).toObject()) + u'\n';
-    if (call.contains(QLatin1String("outputHead")))
-        text += tr("\nOutput (head):\n") + field("outputHead") + u'\n';
-    if (call.contains(QLatin1String("outputTail")))
-        text += tr("\nOutput (tail):\n") + field("outputTail") + u'\n';
+    if (!call.detail.isEmpty())
+        text += tr("Detail: %1\n").arg(call.detail);
+    text += tr("\nArguments:\n") + indentedJson(call.arguments) + u'\n';
+    if (call.accounting)
+        text += tr("\nResult:\n") + indentedJson(*call.accounting) + u'\n';
+    if (call.outputHead)
+        text += tr("\nOutput (head):\n") + *call.outputHead + u'\n';
+    if (call.outputTail)
+        text += tr("\nOutput (tail):\n") + *call.outputTail + u'\n';
     return text;
 }
 

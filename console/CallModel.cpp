@@ -14,11 +14,6 @@ namespace cmcp {
 
 namespace {
 
-qint64 callIdOf(const QJsonObject &call)
-{
-    return qint64(call.value(QLatin1String("callId")).toDouble());
-}
-
 QString compactValue(const QJsonValue &value)
 {
     if (value.isString())
@@ -32,13 +27,12 @@ QString compactValue(const QJsonValue &value)
 
 } // namespace
 
-QString CallModel::runningFigures(const QJsonObject &call)
+QString CallModel::runningFigures(const admin::CallFigures &figures)
 {
     return tr("%1 s · %2")
-            .arg(call.value(QLatin1String("elapsedMs")).toDouble() / 1000.0, 0, 'f', 1)
-            .arg(QLocale::c().formattedDataSize(
-                    qint64(call.value(QLatin1String("outputBytes")).toDouble()), 1,
-                    QLocale::DataSizeTraditionalFormat));
+            .arg(double(figures.elapsedMs) / 1000.0, 0, 'f', 1)
+            .arg(QLocale::c().formattedDataSize(figures.outputBytes, 1,
+                                                QLocale::DataSizeTraditionalFormat));
 }
 
 CallModel::CallModel(QObject *parent) : QAbstractTableModel(parent)
@@ -48,16 +42,16 @@ CallModel::CallModel(QObject *parent) : QAbstractTableModel(parent)
     connect(&m_batch, &QTimer::timeout, this, &CallModel::flush);
 }
 
-void CallModel::enqueue(const QJsonObject &call)
+void CallModel::enqueue(const admin::CallRecord &call)
 {
     m_queued.append(call);
     if (!m_batch.isActive())
         m_batch.start();
 }
 
-void CallModel::enqueueProgress(const QJsonObject &progress)
+void CallModel::enqueueProgress(const admin::ProgressRecord &progress)
 {
-    m_queuedProgress.insert(callIdOf(progress), progress);
+    m_queuedProgress.insert(progress.callId, progress.figures);
     if (!m_batch.isActive())
         m_batch.start();
 }
@@ -72,18 +66,17 @@ void CallModel::flush()
         applyProgress(std::exchange(m_queuedProgress, {}));
 }
 
-void CallModel::applyProgress(const QHash<qint64, QJsonObject> &progress)
+void CallModel::applyProgress(const QHash<qint64, admin::CallFigures> &progress)
 {
     int firstChanged = INT_MAX;
     int lastChanged = -1;
     for (auto it = progress.cbegin(); it != progress.cend(); ++it) {
         const int row = m_rowOf.value(it.key(), -1);
         // A finished call's own figures (durationMs) are final.
-        if (row < 0 || m_calls.at(row).status != QLatin1String("running"))
+        if (row < 0 || !m_calls.at(row).call.isRunning())
             continue;
-        QJsonObject call = m_calls.at(row).call;
-        for (const char *key : {"elapsedMs", "outputBytes"})
-            call.insert(QLatin1String(key), it->value(QLatin1String(key)));
+        admin::CallRecord call = m_calls.at(row).call;
+        call.figures = *it;
         m_calls[row] = makeRow(call);
         firstChanged = std::min(firstChanged, row);
         lastChanged = std::max(lastChanged, row);
@@ -92,14 +85,14 @@ void CallModel::applyProgress(const QHash<qint64, QJsonObject> &progress)
         Q_EMIT dataChanged(index(firstChanged, 0), index(lastChanged, ColumnCount - 1));
 }
 
-void CallModel::applyCalls(const QList<QJsonObject> &queued)
+void CallModel::applyCalls(const QList<admin::CallRecord> &queued)
 {
-    QList<QJsonObject> added;
+    QList<admin::CallRecord> added;
     QHash<qint64, int> addedIndex;
     int firstChanged = INT_MAX;
     int lastChanged = -1;
-    for (const QJsonObject &call : queued) {
-        const qint64 id = callIdOf(call);
+    for (const admin::CallRecord &call : queued) {
+        const qint64 id = call.callId;
         if (const auto row = m_rowOf.constFind(id); row != m_rowOf.cend()) {
             m_calls[*row] = makeRow(call);
             firstChanged = std::min(firstChanged, *row);
@@ -120,8 +113,8 @@ void CallModel::applyCalls(const QList<QJsonObject> &queued)
         const int first = int(m_calls.size());
         beginInsertRows({}, first, first + int(added.size()) - 1);
         m_calls.reserve(m_calls.size() + added.size());
-        for (const QJsonObject &call : std::as_const(added)) {
-            m_rowOf.insert(callIdOf(call), int(m_calls.size()));
+        for (const admin::CallRecord &call : std::as_const(added)) {
+            m_rowOf.insert(call.callId, int(m_calls.size()));
             m_calls.append(makeRow(call));
         }
         endInsertRows();
@@ -135,19 +128,20 @@ void CallModel::applyCalls(const QList<QJsonObject> &queued)
     }
 }
 
-void CallModel::reset(const QList<QJsonObject> &calls)
+void CallModel::reset(const QList<admin::CallRecord> &calls)
 {
     beginResetModel();
     m_queued.clear();
     m_queuedProgress.clear();
-    QList<QJsonObject> sorted = calls;
-    std::sort(sorted.begin(), sorted.end(), [](const QJsonObject &a, const QJsonObject &b) {
-        return callIdOf(a) < callIdOf(b);
-    });
+    QList<admin::CallRecord> sorted = calls;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const admin::CallRecord &a, const admin::CallRecord &b) {
+                  return a.callId < b.callId;
+              });
     if (sorted.size() > m_maxCalls)
         sorted = sorted.mid(sorted.size() - m_maxCalls);
     m_calls.clear();
-    for (const QJsonObject &call : std::as_const(sorted))
+    for (const admin::CallRecord &call : std::as_const(sorted))
         m_calls.append(makeRow(call));
     reindex();
     endResetModel();
@@ -158,7 +152,7 @@ void CallModel::reindex()
     m_rowOf.clear();
     m_rowOf.reserve(m_calls.size());
     for (int row = 0; row < m_calls.size(); ++row)
-        m_rowOf.insert(m_calls.at(row).callId, row);
+        m_rowOf.insert(m_calls.at(row).call.callId, row);
 }
 
 int CallModel::rowCount(const QModelIndex &parent) const
@@ -182,24 +176,20 @@ QString CallModel::shortArguments(const QJsonObject &arguments, int maxLength)
     return text;
 }
 
-CallModel::Row CallModel::makeRow(const QJsonObject &call)
+CallModel::Row CallModel::makeRow(const admin::CallRecord &call)
 {
     Row row;
     row.call = call;
-    row.callId = callIdOf(call);
-    row.status = call.value(QLatin1String("status")).toString();
-    row.cells[TimeColumn] = QDateTime::fromString(call.value(QLatin1String("startedAt")).toString(), Qt::ISODateWithMs)
-                                    .toLocalTime()
-                                    .toString(QStringLiteral("HH:mm:ss.zzz"));
-    row.cells[SessionColumn] = call.value(QLatin1String("sessionId")).toString().left(8);
-    row.cells[ClientColumn] = call.value(QLatin1String("clientName")).toString();
-    row.cells[ToolColumn] = call.value(QLatin1String("tool")).toString();
-    row.cells[ArgumentsColumn] = shortArguments(call.value(QLatin1String("arguments")).toObject());
-    if (call.contains(QLatin1String("durationMs")))
-        row.cells[DurationColumn] = tr("%1 ms").arg(qint64(call.value(QLatin1String("durationMs")).toDouble()));
-    else if (call.contains(QLatin1String("elapsedMs")))
-        row.cells[DurationColumn] = runningFigures(call);
-    row.cells[StatusColumn] = statusLabel(row.status);
+    row.cells[TimeColumn] = call.startedAt.toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz"));
+    row.cells[SessionColumn] = call.sessionId.left(8);
+    row.cells[ClientColumn] = call.clientName;
+    row.cells[ToolColumn] = call.tool;
+    row.cells[ArgumentsColumn] = shortArguments(call.arguments);
+    if (call.durationMs)
+        row.cells[DurationColumn] = tr("%1 ms").arg(*call.durationMs);
+    else if (call.figures)
+        row.cells[DurationColumn] = runningFigures(*call.figures);
+    row.cells[StatusColumn] = statusLabel(call.status);
     return row;
 }
 
@@ -212,19 +202,21 @@ QVariant CallModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
         return row.cells[index.column()];
     case CallRole:
-        return row.call;
+        return QVariant::fromValue(row.call);
     case CallIdRole:
-        return row.callId;
+        return row.call.callId;
     case StatusRole:
-        return row.status;
+        return row.call.status;
     case Qt::ForegroundRole:
-        return index.column() == StatusColumn ? QVariant(statusColour(row.status)) : QVariant();
+        return index.column() == StatusColumn ? QVariant(statusColour(row.call.status))
+                                              : QVariant();
     case Qt::ToolTipRole:
         if (index.column() == ArgumentsColumn)
-            return QString::fromUtf8(QJsonDocument(row.call.value(QLatin1String("arguments")).toObject()).toJson());
-        return row.call.value(QLatin1String("detail")).toString();
+            return QString::fromUtf8(QJsonDocument(row.call.arguments).toJson());
+        return row.call.detail;
     case Qt::TextAlignmentRole:
-        return index.column() == DurationColumn ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+        return index.column() == DurationColumn ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+                                                : QVariant();
     }
     return {};
 }
@@ -234,13 +226,20 @@ QVariant CallModel::headerData(int section, Qt::Orientation orientation, int rol
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case TimeColumn: return tr("Time");
-    case SessionColumn: return tr("Session");
-    case ClientColumn: return tr("Client");
-    case ToolColumn: return tr("Tool");
-    case ArgumentsColumn: return tr("Arguments");
-    case DurationColumn: return tr("Duration");
-    case StatusColumn: return tr("Status");
+    case TimeColumn:
+        return tr("Time");
+    case SessionColumn:
+        return tr("Session");
+    case ClientColumn:
+        return tr("Client");
+    case ToolColumn:
+        return tr("Tool");
+    case ArgumentsColumn:
+        return tr("Arguments");
+    case DurationColumn:
+        return tr("Duration");
+    case StatusColumn:
+        return tr("Status");
     }
     return {};
 }

@@ -1,10 +1,16 @@
 #pragma once
 
 #include "AdminClient.h"
+#include "AdminLogRecords.h"
+#include "AdminSettingRecords.h"
+#include "AdminSnapshotRecords.h"
 
-#include <QJsonArray>
+#include <QHash>
 #include <QJsonObject>
+#include <QList>
 #include <QObject>
+
+#include <functional>
 
 namespace cmcp {
 
@@ -25,9 +31,9 @@ public:
     AdminClient &client() { return m_client; }
     CallModel &calls() { return *m_calls; }
     SessionModel &sessions() { return *m_sessions; }
-    const QJsonArray &config() const { return m_config; }
-    const QJsonObject &sandbox() const { return m_sandbox; }
-    const QJsonObject &counters() const { return m_counters; }
+    const QList<admin::SettingRecord> &config() const { return m_config; }
+    const admin::SandboxReport &sandbox() const { return m_sandbox; }
+    const admin::CountersRecord &counters() const { return m_counters; }
     quint64 droppedEvents() const { return m_dropped; }
 
     void cancelCall(qint64 callId, Done done);
@@ -36,26 +42,37 @@ public:
     void setSetting(const QString &name, const QString &value,
                     std::function<void(const QString &error, const QString &note)> done);
     void refresh();
-    // Replaces what the models show with a snapshot reply.
+    // Replaces what the models show with a snapshot reply's result.
     void applySnapshot(const QJsonObject &snapshot);
 
 Q_SIGNALS:
     void configChanged();
     void sandboxChanged();
     void countersChanged();
-    void logLine(const QJsonObject &line);
+    void logLine(const cmcp::admin::LogLineEvent &line);
 
 private:
+    // Handles the events of one record type (one with a static `event` name).
+    template<typename Event>
+    void on(std::function<void(const Event &)> handler)
+    {
+        m_eventHandlers.insert(QLatin1String(Event::event),
+                               [handler = std::move(handler)](const QJsonObject &data) {
+                                   handler(Event::fromJson(data));
+                               });
+    }
     void onEvent(const QString &event, const QJsonObject &data);
-    void updateSetting(const QJsonObject &setting);
+    void updateSetting(const admin::SettingRecord &setting);
 
     AdminClient &m_client;
     CallModel *m_calls;
     SessionModel *m_sessions;
-    QJsonArray m_config;
-    QJsonObject m_sandbox;
-    QJsonObject m_counters;
+    QList<admin::SettingRecord> m_config;
+    admin::SandboxReport m_sandbox;
+    admin::CountersRecord m_counters;
     quint64 m_dropped = 0;
+    // Event names and their handlers; events of other names are ignored.
+    QHash<QString, std::function<void(const QJsonObject &data)>> m_eventHandlers;
 };
 
 } // namespace cmcp

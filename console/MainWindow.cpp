@@ -49,14 +49,17 @@ QTableView *makeTable(QWidget *parent)
 } // namespace
 
 MainWindow::MainWindow(ConsoleSession &session, QWidget *parent)
-    : QMainWindow(parent), m_session(session)
+    : QMainWindow(parent),
+      m_session(session)
 {
     setWindowTitle(tr("Container-MCP console"));
     setWindowIcon(QIcon::fromTheme(QStringLiteral("utilities-system-monitor")));
     m_tabs = new QTabWidget(this);
     m_tabs->addTab(makeCallsPage(), QIcon::fromTheme(QStringLiteral("system-run")), tr("&Calls"));
-    m_tabs->addTab(makeSessionsPage(), QIcon::fromTheme(QStringLiteral("network-workgroup")), tr("S&essions"));
-    m_tabs->addTab(new SettingsEditor(session, this), QIcon::fromTheme(QStringLiteral("preferences-system")), tr("Se&ttings"));
+    m_tabs->addTab(makeSessionsPage(), QIcon::fromTheme(QStringLiteral("network-workgroup")),
+                   tr("S&essions"));
+    m_tabs->addTab(new SettingsEditor(session, this),
+                   QIcon::fromTheme(QStringLiteral("preferences-system")), tr("Se&ttings"));
     m_sandbox = new SandboxView(this);
     m_tabs->addTab(m_sandbox, QIcon::fromTheme(QStringLiteral("security-high")), tr("Sand&box"));
     m_log = new QPlainTextEdit(this);
@@ -72,22 +75,24 @@ MainWindow::MainWindow(ConsoleSession &session, QWidget *parent)
     statusBar()->addPermanentWidget(m_counters);
     createActions();
 
-    connect(&session.client(), &AdminClient::stateChanged, this, &MainWindow::updateConnectionState);
-    connect(&session.client(), &AdminClient::errorReceived, this, [this](const QString &, const QString &message) {
-        statusBar()->showMessage(message, 10000);
-    });
+    connect(&session.client(), &AdminClient::stateChanged, this,
+            &MainWindow::updateConnectionState);
+    connect(&session.client(), &AdminClient::errorReceived, this,
+            [this](const QString &, const QString &message) {
+                statusBar()->showMessage(message, 10000);
+            });
     connect(&session, &ConsoleSession::countersChanged, this, &MainWindow::updateCounters);
-    connect(&session, &ConsoleSession::sandboxChanged, this, [this] { m_sandbox->setReport(m_session.sandbox()); });
-    connect(&session, &ConsoleSession::logLine, this, [this](const QJsonObject &line) {
+    connect(&session, &ConsoleSession::sandboxChanged, this,
+            [this] { m_sandbox->setReport(m_session.sandbox()); });
+    connect(&session, &ConsoleSession::logLine, this, [this](const admin::LogLineEvent &line) {
         m_log->appendPlainText(QStringLiteral("%1 %2 [%3] %4")
-                                       .arg(line.value(QLatin1String("time")).toString(),
-                                            line.value(QLatin1String("level")).toString().leftJustified(8),
-                                            line.value(QLatin1String("logger")).toString(),
-                                            line.value(QLatin1String("text")).toString()));
+                                       .arg(line.time.toString(Qt::ISODateWithMs),
+                                            line.level.leftJustified(8), line.logger, line.text));
     });
     // Session ages tick.
     auto *clock = new QTimer(this);
-    connect(clock, &QTimer::timeout, this, [this] { m_session.sessions().setNow(QDateTime::currentDateTimeUtc()); });
+    connect(clock, &QTimer::timeout, this,
+            [this] { m_session.sessions().setNow(QDateTime::currentDateTimeUtc()); });
     clock->start(5000);
     updateConnectionState();
     updateCounters();
@@ -98,7 +103,8 @@ QWidget *MainWindow::makeCallsPage()
 {
     auto *page = new QWidget(this);
     m_filter = new QLineEdit(page);
-    m_filter->setPlaceholderText(tr("Filter calls by tool, client, session, arguments or status (Ctrl+F)"));
+    m_filter->setPlaceholderText(
+            tr("Filter calls by tool, client, session, arguments or status (Ctrl+F)"));
     m_filter->setClearButtonEnabled(true);
     m_filter->addAction(QIcon::fromTheme(QStringLiteral("edit-find")), QLineEdit::LeadingPosition);
 
@@ -106,7 +112,8 @@ QWidget *MainWindow::makeCallsPage()
     m_callProxy->setSourceModel(&m_session.calls());
     m_callProxy->setFilterKeyColumn(-1);
     m_callProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    connect(m_filter, &QLineEdit::textChanged, m_callProxy, &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_filter, &QLineEdit::textChanged, m_callProxy,
+            &QSortFilterProxyModel::setFilterFixedString);
 
     m_callView = makeTable(page);
     m_callView->setModel(m_callProxy);
@@ -118,8 +125,10 @@ QWidget *MainWindow::makeCallsPage()
     header->resizeSection(CallModel::ArgumentsColumn, 330);
     // Wide enough for a running call's progress ("12.3 s · 45.6 kB").
     header->resizeSection(CallModel::DurationColumn, 130);
-    connect(m_callView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::showSelectedCall);
-    connect(&m_session.calls(), &QAbstractItemModel::dataChanged, this, &MainWindow::showSelectedCall);
+    connect(m_callView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &MainWindow::showSelectedCall);
+    connect(&m_session.calls(), &QAbstractItemModel::dataChanged, this,
+            &MainWindow::showSelectedCall);
     // Follow new calls while the view is scrolled to the bottom.
     connect(m_callProxy, &QAbstractItemModel::rowsAboutToBeInserted, this, [this] {
         QScrollBar *bar = m_callView->verticalScrollBar();
@@ -162,8 +171,8 @@ void MainWindow::createActions()
     toolbar->setObjectName(QStringLiteral("actions"));
     toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
 
-    m_cancelAction = toolbar->addAction(QIcon::fromTheme(QStringLiteral("process-stop")), tr("Cancel call"),
-                                        this, &MainWindow::cancelSelectedCall);
+    m_cancelAction = toolbar->addAction(QIcon::fromTheme(QStringLiteral("process-stop")),
+                                        tr("Cancel call"), this, &MainWindow::cancelSelectedCall);
     m_cancelAction->setShortcut(QKeySequence::Delete);
     m_cancelAction->setToolTip(tr("Cancel the selected running call (Del)"));
     m_copyAction = toolbar->addAction(QIcon::fromTheme(QStringLiteral("edit-copy")), tr("Copy"),
@@ -176,12 +185,13 @@ void MainWindow::createActions()
         action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
         m_callView->addAction(action);
     }
-    m_closeSessionAction = toolbar->addAction(QIcon::fromTheme(QStringLiteral("window-close")), tr("Close session"),
-                                              this, &MainWindow::closeSelectedSession);
+    m_closeSessionAction =
+            toolbar->addAction(QIcon::fromTheme(QStringLiteral("window-close")),
+                               tr("Close session"), this, &MainWindow::closeSelectedSession);
     m_closeSessionAction->setToolTip(tr("Close the selected MCP session"));
     toolbar->addSeparator();
-    QAction *refresh = toolbar->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")), tr("Refresh"),
-                                          &m_session, &ConsoleSession::refresh);
+    QAction *refresh = toolbar->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")),
+                                          tr("Refresh"), &m_session, &ConsoleSession::refresh);
     refresh->setShortcut(QKeySequence::Refresh);
     auto *find = new QAction(this);
     find->setShortcut(QKeySequence::Find);
@@ -198,13 +208,15 @@ void MainWindow::updateConnectionState()
     const AdminClient &client = m_session.client();
     switch (client.state()) {
     case AdminClient::State::Connected:
-        m_connection->setText(tr("Connected to cmcpd %1 at %2").arg(client.serverVersion(), client.socketPath()));
+        m_connection->setText(
+                tr("Connected to cmcpd %1 at %2").arg(client.serverVersion(), client.socketPath()));
         break;
     case AdminClient::State::Connecting:
         m_connection->setText(tr("Connecting to %1…").arg(client.socketPath()));
         break;
     case AdminClient::State::Disconnected:
-        m_connection->setText(tr("Disconnected from %1: %2 — retrying").arg(client.socketPath(), client.lastError()));
+        m_connection->setText(tr("Disconnected from %1: %2 — retrying")
+                                      .arg(client.socketPath(), client.lastError()));
         break;
     }
     const bool connected = client.state() == AdminClient::State::Connected;
@@ -214,13 +226,12 @@ void MainWindow::updateConnectionState()
 
 void MainWindow::updateCounters()
 {
-    const QJsonObject &counters = m_session.counters();
-    const auto number = [&counters](const char *key) { return qint64(counters.value(QLatin1String(key)).toDouble()); };
+    const admin::CountersRecord &counters = m_session.counters();
     m_counters->setText(tr("%1 sessions · %2 running · %3 calls · %4 failed · %5 events dropped")
-                                .arg(number("sessionsOpen"))
-                                .arg(number("callsInFlight"))
-                                .arg(number("callsFinished"))
-                                .arg(number("callsFailed"))
+                                .arg(counters.sessionsOpen)
+                                .arg(counters.callsInFlight)
+                                .arg(counters.callsFinished)
+                                .arg(counters.callsFailed)
                                 .arg(m_session.droppedEvents()));
 }
 
@@ -233,7 +244,9 @@ qint64 MainWindow::selectedCallId() const
 void MainWindow::showSelectedCall()
 {
     const QModelIndex current = m_callView->currentIndex();
-    m_detail->setPlainText(current.isValid() ? callDetailText(current.data(CallModel::CallRole).toJsonObject()) : QString());
+    m_detail->setPlainText(current.isValid() ? callDetailText(
+                                   current.data(CallModel::CallRole).value<admin::CallRecord>())
+                                             : QString());
 }
 
 void MainWindow::showLatestCall()
@@ -258,9 +271,10 @@ void MainWindow::cancelSelectedCall()
     const qint64 callId = selectedCallId();
     m_session.cancelCall(callId, [self = QPointer<MainWindow>(this), callId](const QString &error) {
         if (self)
-            self->statusBar()->showMessage(error.isEmpty() ? tr("Call %1 cancelled.").arg(callId)
-                                                           : tr("Cannot cancel call %1: %2").arg(callId).arg(error),
-                                           8000);
+            self->statusBar()->showMessage(
+                    error.isEmpty() ? tr("Call %1 cancelled.").arg(callId)
+                                    : tr("Cannot cancel call %1: %2").arg(callId).arg(error),
+                    8000);
     });
 }
 
@@ -268,8 +282,10 @@ void MainWindow::copySelectedCall()
 {
     if (m_tabs->currentIndex() != 0 || !m_callView->currentIndex().isValid())
         return;
-    const QJsonObject call = m_callView->currentIndex().data(CallModel::CallRole).toJsonObject();
-    QApplication::clipboard()->setText(QString::fromUtf8(QJsonDocument(call).toJson(QJsonDocument::Indented)));
+    const auto call =
+            m_callView->currentIndex().data(CallModel::CallRole).value<admin::CallRecord>();
+    QApplication::clipboard()->setText(
+            QString::fromUtf8(QJsonDocument(call.toJson()).toJson(QJsonDocument::Indented)));
     statusBar()->showMessage(tr("Call copied."), 3000);
 }
 
@@ -282,12 +298,15 @@ void MainWindow::closeSelectedSession()
         return;
     }
     const QString sessionId = current.data(SessionModel::SessionIdRole).toString();
-    m_session.closeSession(sessionId, [self = QPointer<MainWindow>(this), sessionId](const QString &error) {
-        if (self)
-            self->statusBar()->showMessage(error.isEmpty() ? tr("Session %1 closed.").arg(sessionId)
-                                                           : tr("Cannot close session %1: %2").arg(sessionId, error),
-                                           8000);
-    });
+    m_session.closeSession(
+            sessionId, [self = QPointer<MainWindow>(this), sessionId](const QString &error) {
+                if (self)
+                    self->statusBar()->showMessage(
+                            error.isEmpty()
+                                    ? tr("Session %1 closed.").arg(sessionId)
+                                    : tr("Cannot close session %1: %2").arg(sessionId, error),
+                            8000);
+            });
 }
 
 } // namespace cmcp

@@ -3,7 +3,6 @@
 #include "CallStatus.h"
 
 #include <QHeaderView>
-#include <QJsonArray>
 #include <QJsonDocument>
 
 namespace cmcp {
@@ -18,28 +17,23 @@ SandboxView::SandboxView(QWidget *parent) : QTableWidget(parent)
     setSelectionBehavior(SelectRows);
 }
 
-void SandboxView::setReport(const QJsonObject &report)
+void SandboxView::setReport(const admin::SandboxReport &report)
 {
-    // The probe's JSON keys layers by name; "order" (when present) gives the jail's order.
-    const QJsonObject layers = report.value(QLatin1String("layers")).toObject();
-    QStringList names;
-    for (const QJsonValue &name : report.value(QLatin1String("order")).toArray())
-        names.append(name.toString());
-    if (names.isEmpty())
-        names = layers.keys();
-    setRowCount(int(names.size()));
-    for (int row = 0; row < names.size(); ++row) {
-        const QJsonObject layer = layers.value(names.at(row)).toObject();
-        const QString state = layer.value(QLatin1String("state")).toString();
+    const QList<admin::SandboxLayerRecord> layers = report.layers();
+    setRowCount(int(layers.size()));
+    for (int row = 0; row < layers.size(); ++row) {
+        const admin::SandboxLayerRecord &layer = layers.at(row);
+        const QString &state = layer.state;
         auto *stateItem = new QTableWidgetItem(state);
         stateItem->setForeground(statusColour(state == u"available" ? QStringLiteral("succeeded")
-                                              : state == u"disabled" ? QStringLiteral("cancelled")
-                                                                     : QStringLiteral("failed")));
-        setItem(row, 0, new QTableWidgetItem(names.at(row)));
+                                                      : state == u"disabled"
+                                                      ? QStringLiteral("cancelled")
+                                                      : QStringLiteral("failed")));
+        setItem(row, 0, new QTableWidgetItem(layer.name));
         setItem(row, 1, stateItem);
-        setItem(row, 2, new QTableWidgetItem(layer.value(QLatin1String("detail")).toString()));
-        setItem(row, 3, new QTableWidgetItem(layer.value(QLatin1String("reason")).toString()));
-        item(row, 0)->setToolTip(QString::fromUtf8(QJsonDocument(layer).toJson()));
+        setItem(row, 2, new QTableWidgetItem(layer.detail));
+        setItem(row, 3, new QTableWidgetItem(layer.reason));
+        item(row, 0)->setToolTip(QString::fromUtf8(QJsonDocument(layer.reported).toJson()));
     }
     resizeColumnsToContents();
 }

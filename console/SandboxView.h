@@ -1,6 +1,7 @@
 #pragma once
 
-#include <QJsonObject>
+#include "AdminSnapshotRecords.h"
+
 #include <QTableWidget>
 
 namespace cmcp {
@@ -12,7 +13,7 @@ class SandboxView : public QTableWidget
     Q_OBJECT
 public:
     explicit SandboxView(QWidget *parent = nullptr);
-    void setReport(const QJsonObject &report);
+    void setReport(const admin::SandboxReport &report);
 };
 
 } // namespace cmcp

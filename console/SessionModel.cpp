@@ -4,20 +4,12 @@
 
 namespace cmcp {
 
-SessionModel::SessionModel(QObject *parent) : QAbstractTableModel(parent) {}
+SessionModel::SessionModel(QObject *parent) : QAbstractTableModel(parent) { }
 
-void SessionModel::reset(const QJsonArray &sessions)
+void SessionModel::reset(const QList<admin::SessionRecord> &sessions)
 {
     beginResetModel();
-    m_rows.clear();
-    for (const QJsonValue &value : sessions) {
-        const QJsonObject session = value.toObject();
-        m_rows.append({session.value(QLatin1String("sessionId")).toString(),
-                       session.value(QLatin1String("transport")).toString(),
-                       session.value(QLatin1String("clientName")).toString(),
-                       session.value(QLatin1String("calls")).toInt(),
-                       QDateTime::fromString(session.value(QLatin1String("openedAt")).toString(), Qt::ISODateWithMs)});
-    }
+    m_rows = sessions;
     endResetModel();
 }
 
@@ -30,15 +22,14 @@ int SessionModel::rowOf(const QString &sessionId) const
     return -1;
 }
 
-void SessionModel::opened(const QJsonObject &session)
+void SessionModel::opened(const admin::SessionOpenedEvent &session)
 {
-    const QString id = session.value(QLatin1String("sessionId")).toString();
-    if (rowOf(id) >= 0)
+    if (rowOf(session.sessionId) >= 0)
         return;
     const int row = int(m_rows.size());
     beginInsertRows({}, row, row);
-    m_rows.append({id, session.value(QLatin1String("transport")).toString(), {}, 0,
-                   QDateTime::fromString(session.value(QLatin1String("openedAt")).toString(), Qt::ISODateWithMs)});
+    m_rows.append(
+            admin::SessionRecord{session.sessionId, session.transport, {}, session.openedAt, 0});
     endInsertRows();
 }
 
@@ -93,7 +84,7 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
 {
     if (!index.isValid() || index.row() >= m_rows.size())
         return {};
-    const Row &row = m_rows.at(index.row());
+    const admin::SessionRecord &row = m_rows.at(index.row());
     if (role == SessionIdRole)
         return row.sessionId;
     if (role == Qt::ToolTipRole && index.column() == SessionColumn)
@@ -101,13 +92,18 @@ QVariant SessionModel::data(const QModelIndex &index, int role) const
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
-    case SessionColumn: return row.sessionId.left(8);
-    case TransportColumn: return row.transport;
-    case ClientColumn: return row.clientName;
-    case CallsColumn: return row.calls;
+    case SessionColumn:
+        return row.sessionId.left(8);
+    case TransportColumn:
+        return row.transport;
+    case ClientColumn:
+        return row.clientName;
+    case CallsColumn:
+        return row.calls;
     case AgeColumn: {
         const QDateTime now = m_now.isValid() ? m_now : QDateTime::currentDateTimeUtc();
-        return row.openedAt.isValid() ? ageText(std::max<qint64>(0, row.openedAt.secsTo(now))) : QString();
+        return row.openedAt.isValid() ? ageText(std::max<qint64>(0, row.openedAt.secsTo(now)))
+                                      : QString();
     }
     }
     return {};
@@ -118,11 +114,16 @@ QVariant SessionModel::headerData(int section, Qt::Orientation orientation, int 
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case SessionColumn: return tr("Session");
-    case TransportColumn: return tr("Transport");
-    case ClientColumn: return tr("Client");
-    case CallsColumn: return tr("Calls");
-    case AgeColumn: return tr("Age");
+    case SessionColumn:
+        return tr("Session");
+    case TransportColumn:
+        return tr("Transport");
+    case ClientColumn:
+        return tr("Client");
+    case CallsColumn:
+        return tr("Calls");
+    case AgeColumn:
+        return tr("Age");
     }
     return {};
 }

@@ -1,25 +1,32 @@
 #pragma once
 
+#include "AdminSessionRecords.h"
+
 #include <QAbstractTableModel>
 #include <QDateTime>
-#include <QJsonArray>
-#include <QJsonObject>
 #include <QList>
 
 namespace cmcp {
 
-// The MCP sessions open on the daemon ("session" objects of AdminProtocol.h).
+// The MCP sessions open on the daemon (session records, AdminSessionRecords.h).
 class SessionModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { SessionColumn, TransportColumn, ClientColumn, CallsColumn, AgeColumn, ColumnCount };
+    enum Column {
+        SessionColumn,
+        TransportColumn,
+        ClientColumn,
+        CallsColumn,
+        AgeColumn,
+        ColumnCount
+    };
     enum Role { SessionIdRole = Qt::UserRole + 1 };
 
     explicit SessionModel(QObject *parent = nullptr);
 
-    void reset(const QJsonArray &sessions);
-    void opened(const QJsonObject &session);
+    void reset(const QList<admin::SessionRecord> &sessions);
+    void opened(const admin::SessionOpenedEvent &session);
     void closed(const QString &sessionId);
     // A call started in the session: count it and learn the client's name.
     void callStarted(const QString &sessionId, const QString &clientName);
@@ -29,22 +36,15 @@ public:
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
     static QString ageText(qint64 seconds);
 
 private:
-    struct Row
-    {
-        QString sessionId;
-        QString transport;
-        QString clientName;
-        int calls = 0;
-        QDateTime openedAt;
-    };
     int rowOf(const QString &sessionId) const;
 
-    QList<Row> m_rows;
+    QList<admin::SessionRecord> m_rows;
     QDateTime m_now;
 };
 

@@ -21,7 +21,8 @@
 namespace cmcp {
 
 SettingsEditor::SettingsEditor(ConsoleSession &session, QWidget *parent)
-    : QWidget(parent), m_session(session)
+    : QWidget(parent),
+      m_session(session)
 {
     auto *scroll = new QScrollArea(this);
     scroll->setWidgetResizable(true);
@@ -35,10 +36,10 @@ SettingsEditor::SettingsEditor(ConsoleSession &session, QWidget *parent)
     connect(&session, &ConsoleSession::configChanged, this, &SettingsEditor::update);
 }
 
-QWidget *SettingsEditor::makeEditor(const QJsonObject &setting)
+QWidget *SettingsEditor::makeEditor(const admin::SettingRecord &setting)
 {
-    const QString type = setting.value(QLatin1String("type")).toString();
-    const QString name = setting.value(QLatin1String("name")).toString();
+    const QString &type = setting.type;
+    const QString name = setting.name;
     if (type == u"boolean") {
         auto *box = new QCheckBox(this);
         connect(box, &QCheckBox::toggled, this, [this, name] { showMessage(name, {}, false); });
@@ -46,8 +47,7 @@ QWidget *SettingsEditor::makeEditor(const QJsonObject &setting)
     }
     if (type == u"choice") {
         auto *combo = new QComboBox(this);
-        for (const QJsonValue &choice : setting.value(QLatin1String("choices")).toArray())
-            combo->addItem(choice.toString());
+        combo->addItems(setting.choices);
         return combo;
     }
     auto *line = new QLineEdit(this);
@@ -93,7 +93,8 @@ void SettingsEditor::showMessage(const QString &name, const QString &text, bool 
     if (!label)
         return;
     label->setText(text);
-    label->setStyleSheet(isError ? QStringLiteral("color: #c62828") : QStringLiteral("color: #2e8b3a"));
+    label->setStyleSheet(isError ? QStringLiteral("color: #c62828")
+                                 : QStringLiteral("color: #2e8b3a"));
     label->setVisible(!text.isEmpty());
 }
 
@@ -107,10 +108,9 @@ void SettingsEditor::rebuild()
     }
     QString currentGroup;
     QFormLayout *form = nullptr;
-    for (const QJsonValue &value : m_session.config()) {
-        const QJsonObject setting = value.toObject();
-        const QString name = setting.value(QLatin1String("name")).toString();
-        const QString group = setting.value(QLatin1String("group")).toString();
+    for (const admin::SettingRecord &setting : m_session.config()) {
+        const QString &name = setting.name;
+        const QString &group = setting.group;
         if (!form || group != currentGroup) {
             currentGroup = group;
             auto *box = new QGroupBox(group, this);
@@ -139,9 +139,8 @@ void SettingsEditor::rebuild()
         rowLayout->addWidget(field.editor, 1);
         rowLayout->addWidget(field.origin);
         rowLayout->addWidget(applyButton);
-        auto *help = new QLabel(setting.value(QLatin1String("help")).toString() + u' '
-                                        + tr("Allowed: %1.").arg(setting.value(QLatin1String("allowed")).toString()),
-                                this);
+        auto *help =
+                new QLabel(setting.help + u' ' + tr("Allowed: %1.").arg(setting.allowed), this);
         help->setWordWrap(true);
         help->setEnabled(false);
         auto *cell = new QWidget(this);
@@ -151,7 +150,7 @@ void SettingsEditor::rebuild()
         cellLayout->addWidget(field.message);
         cellLayout->addWidget(help);
         auto *label = new QLabel(name, this);
-        label->setToolTip(setting.value(QLatin1String("help")).toString());
+        label->setToolTip(setting.help);
         label->setBuddy(field.editor);
         form->addRow(label, cell);
         m_fields.insert(name, field);
@@ -161,21 +160,19 @@ void SettingsEditor::rebuild()
 void SettingsEditor::update()
 {
     bool sameNames = m_fields.size() == m_session.config().size();
-    for (const QJsonValue &value : m_session.config())
-        sameNames = sameNames && m_fields.contains(value.toObject().value(QLatin1String("name")).toString());
+    for (const admin::SettingRecord &setting : m_session.config())
+        sameNames = sameNames && m_fields.contains(setting.name);
     if (!sameNames)
         rebuild();
-    for (const QJsonValue &value : m_session.config()) {
-        const QJsonObject setting = value.toObject();
-        const QString name = setting.value(QLatin1String("name")).toString();
+    for (const admin::SettingRecord &setting : m_session.config()) {
+        const QString &name = setting.name;
         Field &field = m_fields[name];
-        const QString shown = setting.value(QLatin1String("value")).toString();
+        const QString &shown = setting.value;
         // A value being edited is left alone unless the daemon's value changed underneath.
         if (field.shownValue != shown || !field.editor->hasFocus())
             setEditorValue(name, shown);
         field.shownValue = shown;
-        field.origin->setText(setting.value(QLatin1String("origin")).toString()
-                              + (setting.value(QLatin1String("live")).toBool() ? tr(" · live") : tr(" · restart")));
+        field.origin->setText(setting.origin + (setting.live ? tr(" · live") : tr(" · restart")));
     }
 }
 
@@ -188,10 +185,13 @@ void SettingsEditor::apply(const QString &name)
             return;
         }
     }
-    m_session.setSetting(name, value, [self = QPointer<SettingsEditor>(this), name](const QString &error, const QString &note) {
-        if (self)
-            self->showMessage(name, error.isEmpty() ? note : error, !error.isEmpty());
-    });
+    m_session.setSetting(name, value,
+                         [self = QPointer<SettingsEditor>(this), name](const QString &error,
+                                                                       const QString &note) {
+                             if (self)
+                                 self->showMessage(name, error.isEmpty() ? note : error,
+                                                   !error.isEmpty());
+                         });
 }
 
 } // namespace cmcp

@@ -1,7 +1,8 @@
 #pragma once
 
+#include "AdminSettingRecords.h"
+
 #include <QHash>
-#include <QJsonArray>
 #include <QWidget>
 
 class QLabel;
@@ -31,7 +32,7 @@ private:
     };
     void rebuild();
     void update();
-    QWidget *makeEditor(const QJsonObject &setting);
+    QWidget *makeEditor(const admin::SettingRecord &setting);
     QString editorValue(const QString &name) const;
     void setEditorValue(const QString &name, const QString &value);
     void showMessage(const QString &name, const QString &text, bool isError);

@@ -5,8 +5,6 @@
 #include "Logging.h"
 #include "SandboxProbe.h"
 
-#include <QJsonArray>
-
 #include <spdlog/spdlog.h>
 
 namespace cmcp {
@@ -28,12 +26,10 @@ std::unique_ptr<AdminServer> openAdminChannel(McpServer &mcp, AdminSettings &set
             return nullptr;
         }
     }
-    // The report keys layers by name; "order" keeps the order the jail applies them in.
-    QJsonObject report = sandbox.toJson();
-    QJsonArray order;
+    // The report keys layers by name; the order is the one the jail applies them in.
+    admin::SandboxReport report{sandbox.toJson(), {}};
     for (const SandboxLayer &layer : sandbox.layers)
-        order.append(layer.name);
-    report.insert(QStringLiteral("order"), order);
+        report.order.append(layer.name);
     auto server = std::make_unique<AdminServer>(mcp, settings, report);
     if (!server->listen(path, group, &error)) {
         spdlog::warn("admin channel off: {}", error.toStdString());

@@ -1,5 +1,7 @@
 #include "AdminPeer.h"
 
+#include "AdminSnapshotRecords.h"
+
 #include <QLocalSocket>
 
 #include <spdlog/spdlog.h>
@@ -10,7 +12,9 @@ using admin::Message;
 using admin::MessageType;
 
 AdminPeer::AdminPeer(QLocalSocket *socket, const QString &description, QObject *parent)
-    : QObject(parent), m_socket(socket), m_description(description)
+    : QObject(parent),
+      m_socket(socket),
+      m_description(description)
 {
     socket->setParent(this);
     connect(socket, &QLocalSocket::readyRead, this, &AdminPeer::readLines);
@@ -59,9 +63,9 @@ void AdminPeer::reportDropped()
         return;
     const quint64 count = m_droppedPending;
     m_droppedPending = 0;
-    write(admin::encode(Message::event(QLatin1String(admin::eventDropped),
-                                       {{QLatin1String("count"), double(count)},
-                                        {QLatin1String("total"), double(m_droppedTotal)}})));
+    const admin::DroppedEvent dropped{qint64(count), qint64(m_droppedTotal)};
+    write(admin::encode(
+            Message::event(QLatin1String(admin::DroppedEvent::event), dropped.toJson())));
 }
 
 void AdminPeer::disconnectWithError(const QString &code, const QString &message)
@@ -86,8 +90,9 @@ void AdminPeer::readLines()
 void AdminPeer::handleLine(const admin::LineSplitter::Line &line)
 {
     if (line.oversized) {
-        send(Message::error(std::nullopt, QLatin1String(admin::errorOversized),
-                            QStringLiteral("line longer than %1 bytes skipped").arg(admin::maxLineBytes)));
+        send(Message::error(
+                std::nullopt, QLatin1String(admin::errorOversized),
+                QStringLiteral("line longer than %1 bytes skipped").arg(admin::maxLineBytes)));
         return;
     }
     QString problem;

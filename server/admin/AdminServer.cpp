@@ -1,7 +1,10 @@
 #include "AdminServer.h"
 
+#include "AdminLogRecords.h"
 #include "AdminLogSink.h"
 #include "AdminPeer.h"
+#include "AdminSessionRecords.h"
+#include "AdminSettingRecords.h"
 #include "AdminSettings.h"
 #include "CallDescription.h"
 #include "CallProgress.h"
@@ -12,7 +15,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
 #include <QLocalServer>
 #include <QLocalSocket>
 
@@ -38,7 +40,7 @@ QString systemError()
 std::optional<int> logLevelNumber(const QString &name)
 {
     static const QStringList names{QStringLiteral("trace"), QStringLiteral("debug"),
-                                   QStringLiteral("info"), QStringLiteral("warning"),
+                                   QStringLiteral("info"),  QStringLiteral("warning"),
                                    QStringLiteral("error"), QStringLiteral("critical"),
                                    QStringLiteral("off")};
     const QString lower = name.trimmed().toLower();
@@ -51,7 +53,9 @@ std::optional<int> logLevelNumber(const QString &name)
 // A stale socket file (its daemon is gone) may be replaced; a live one or any other file not.
 bool clearSocketPath(const QString &path, QString *error)
 {
-    struct stat status{};
+    struct stat status
+    {
+    };
     if (::lstat(QFile::encodeName(path).constData(), &status) != 0)
         return true;
     if (!S_ISSOCK(status.st_mode)) {
@@ -73,41 +77,41 @@ bool clearSocketPath(const QString &path, QString *error)
 
 } // namespace
 
-AdminServer::AdminServer(McpServer &mcp, AdminSettings &settings, QJsonObject sandboxReport,
-                         QObject *parent)
+AdminServer::AdminServer(McpServer &mcp, AdminSettings &settings,
+                         admin::SandboxReport sandboxReport, QObject *parent)
     : QObject(parent),
       m_mcp(mcp),
       m_settings(settings),
       m_sandboxReport(std::move(sandboxReport)),
       m_progress(new CallProgress(admin::progressIntervalMs, this))
 {
-    connect(&mcp, &McpServer::sessionOpened, this, [this](const QString &id, const QString &transport) {
-        m_sessions.insert(id, {transport, QDateTime::currentDateTimeUtc(), {}, 0});
-        broadcast(QLatin1String(admin::eventSessionOpened),
-                  {{QLatin1String("sessionId"), id}, {QLatin1String("transport"), transport},
-                   {QLatin1String("openedAt"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)}});
-    });
-    connect(&mcp, &McpServer::sessionClosed, this, [this](const QString &id, const QString &reason) {
-        m_sessions.remove(id);
-        broadcast(QLatin1String(admin::eventSessionClosed),
-                  {{QLatin1String("sessionId"), id}, {QLatin1String("reason"), reason}});
-    });
+    connect(&mcp, &McpServer::sessionOpened, this,
+            [this](const QString &id, const QString &transport) {
+                const QDateTime openedAt = QDateTime::currentDateTimeUtc();
+                m_sessions.insert(id, {transport, openedAt, {}, 0});
+                broadcast(admin::SessionOpenedEvent{id, transport, openedAt});
+            });
+    connect(&mcp, &McpServer::sessionClosed, this,
+            [this](const QString &id, const QString &reason) {
+                m_sessions.remove(id);
+                broadcast(admin::SessionClosedEvent{id, reason});
+            });
     connect(&mcp, &McpServer::toolCallStarted, this, &AdminServer::onCallStarted);
     connect(&mcp, &McpServer::toolCallFinished, this, &AdminServer::onCallFinished);
     connect(&mcp, &McpServer::toolCallOutput, m_progress, &CallProgress::output);
-    connect(m_progress, &CallProgress::progress, this, [this](const QJsonObject &progress) {
-        broadcast(QLatin1String(admin::eventCallProgress), progress);
-    });
-    connect(&settings, &AdminSettings::settingChanged, this, [this](const QJsonObject &setting) {
-        broadcast(QLatin1String(admin::eventSettingChanged), {{QLatin1String("setting"), setting}});
-    });
+    connect(m_progress, &CallProgress::progress, this,
+            [this](const admin::ProgressRecord &progress) { broadcast(progress); });
+    connect(&settings, &AdminSettings::settingChanged, this,
+            [this](const admin::SettingRecord &setting) {
+                broadcast(admin::SettingChangedEvent{setting});
+            });
     // Counters go out once a second, and only when they changed.
     m_countersTimer.setInterval(1000);
     connect(&m_countersTimer, &QTimer::timeout, this, [this] {
-        const QJsonObject now = counters();
+        const admin::CountersRecord now = counters();
         if (now != m_lastCounters && !m_peers.isEmpty()) {
             m_lastCounters = now;
-            broadcast(QLatin1String(admin::eventCounters), now);
+            broadcast(now);
         }
     });
     m_countersTimer.start();
@@ -165,7 +169,10 @@ bool AdminServer::listen(const QString &givenPath, std::optional<gid_t> adminGro
     if (adminGroup) {
         if (::chown(socketFile.constData(), uid_t(-1), *adminGroup) != 0
             || ::chmod(socketFile.constData(), 0660) != 0) {
-            *error = QStringLiteral("cannot give %1 to group %2: %3").arg(path).arg(*adminGroup).arg(systemError());
+            *error = QStringLiteral("cannot give %1 to group %2: %3")
+                             .arg(path)
+                             .arg(*adminGroup)
+                             .arg(systemError());
             return false;
         }
     }
@@ -182,28 +189,32 @@ QString AdminServer::socketPath() const
 
 void AdminServer::forwardLogs()
 {
-    m_logSink = AdminLogSink::install(this, [this](int level, const QString &logger, const QString &text) {
-        onLogLine(level, logger, text);
-    });
+    m_logSink = AdminLogSink::install(
+            this, [this](int level, const QString &logger, const QString &text) {
+                onLogLine(level, logger, text);
+            });
 }
 
 void AdminServer::acceptPeers()
 {
     while (QLocalSocket *socket = m_server->nextPendingConnection()) {
         QString problem;
-        const std::optional<PeerCredentials> peer = PeerCredentials::ofSocket(int(socket->socketDescriptor()), &problem);
+        const std::optional<PeerCredentials> peer =
+                PeerCredentials::ofSocket(int(socket->socketDescriptor()), &problem);
         if (peer)
             problem = refusalOf(*peer, ::geteuid(), m_adminGroup);
         if (!problem.isEmpty()) {
             ++m_refusedPeers;
             spdlog::warn("admin: connection refused: {}", problem.toStdString());
-            socket->write(admin::encode(Message::error(std::nullopt, QLatin1String(admin::errorRefused),
-                                                       QStringLiteral("not authorized to use the admin channel"))));
+            socket->write(admin::encode(
+                    Message::error(std::nullopt, QLatin1String(admin::errorRefused),
+                                   QStringLiteral("not authorized to use the admin channel"))));
             socket->disconnectFromServer();
             connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
             continue;
         }
-        const QString description = QStringLiteral("console uid %1 pid %2").arg(peer->uid).arg(peer->pid);
+        const QString description =
+                QStringLiteral("console uid %1 pid %2").arg(peer->uid).arg(peer->pid);
         spdlog::info("admin: {} connected", description.toStdString());
         auto *adminPeer = new AdminPeer(socket, description, this);
         m_peers.append(adminPeer);
@@ -234,7 +245,7 @@ void AdminServer::onCallStarted(const ToolCallRecord &call)
         session->clientName = call.clientName;
     }
     m_progress->started(call.callId, call.startedAt);
-    broadcast(QLatin1String(admin::eventCallStarted), {{QLatin1String("call"), describeCall(call, false, nullptr)}});
+    broadcast(admin::CallStartedEvent{describeCall(call, false, nullptr)});
 }
 
 void AdminServer::onCallFinished(const ToolCallRecord &call, const ToolResult *result)
@@ -243,11 +254,11 @@ void AdminServer::onCallFinished(const ToolCallRecord &call, const ToolResult *r
     m_progress->finished(call.callId);
     if (call.outcome != ToolCallOutcome::Succeeded)
         ++m_callsFailed;
-    const QJsonObject description = describeCall(call, true, result);
+    const admin::CallRecord description = describeCall(call, true, result);
     m_recentCalls.push_back(description);
     if (m_recentCalls.size() > recentCallsKept)
         m_recentCalls.pop_front();
-    broadcast(QLatin1String(admin::eventCallFinished), {{QLatin1String("call"), description}});
+    broadcast(admin::CallFinishedEvent{description});
 }
 
 void AdminServer::onLogLine(int level, const QString &logger, const QString &text)
@@ -257,11 +268,11 @@ void AdminServer::onLogLine(int level, const QString &logger, const QString &tex
         return;
     m_forwardingLog = true;
     const auto levelName = spdlog::level::to_string_view(spdlog::level::level_enum(level));
-    const Message message = Message::event(QLatin1String(admin::eventLog),
-                                           {{QLatin1String("level"), QString::fromLatin1(levelName.data(), qsizetype(levelName.size()))},
-                                            {QLatin1String("logger"), logger},
-                                            {QLatin1String("text"), text},
-                                            {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)}});
+    const admin::LogLineEvent line{
+            QString::fromLatin1(levelName.data(), qsizetype(levelName.size())), logger, text,
+            QDateTime::currentDateTimeUtc()};
+    const Message message =
+            Message::event(QLatin1String(admin::LogLineEvent::event), line.toJson());
     for (AdminPeer *peer : std::as_const(m_peers)) {
         if (peer->logLevel() >= 0 && level >= peer->logLevel() && level < int(spdlog::level::off))
             peer->sendEvent(message);
@@ -269,107 +280,134 @@ void AdminServer::onLogLine(int level, const QString &logger, const QString &tex
     m_forwardingLog = false;
 }
 
-QJsonObject AdminServer::counters() const
+admin::CountersRecord AdminServer::counters() const
 {
     quint64 dropped = 0;
     for (const AdminPeer *peer : m_peers)
         dropped += peer->droppedTotal();
-    return {{QLatin1String("sessionsOpen"), m_mcp.sessionCount()},
-            {QLatin1String("callsStarted"), double(m_callsStarted)},
-            {QLatin1String("callsFinished"), double(m_callsFinished)},
-            {QLatin1String("callsInFlight"), double(m_callsStarted - m_callsFinished)},
-            {QLatin1String("callsFailed"), double(m_callsFailed)},
-            {QLatin1String("eventsDropped"), double(dropped)},
-            {QLatin1String("peersRefused"), double(m_refusedPeers)}};
+    admin::CountersRecord counters;
+    counters.sessionsOpen = m_mcp.sessionCount();
+    counters.callsStarted = qint64(m_callsStarted);
+    counters.callsFinished = qint64(m_callsFinished);
+    counters.callsInFlight = qint64(m_callsStarted - m_callsFinished);
+    counters.callsFailed = qint64(m_callsFailed);
+    counters.eventsDropped = qint64(dropped);
+    counters.peersRefused = qint64(m_refusedPeers);
+    return counters;
 }
 
-QJsonArray AdminServer::sessions() const
+QList<admin::SessionRecord> AdminServer::sessions() const
 {
-    QJsonArray list;
+    QList<admin::SessionRecord> list;
     for (auto it = m_sessions.cbegin(); it != m_sessions.cend(); ++it) {
         QString clientName = it->clientName;
         if (const auto session = m_mcp.findSession(it.key()))
             clientName = session->clientInfo().value(QLatin1String("name")).toString();
-        list.append(QJsonObject{{QLatin1String("sessionId"), it.key()},
-                                {QLatin1String("transport"), it->transport},
-                                {QLatin1String("clientName"), clientName},
-                                {QLatin1String("openedAt"), it->openedAt.toString(Qt::ISODateWithMs)},
-                                {QLatin1String("calls"), it->calls}});
+        list.append(
+                admin::SessionRecord{it.key(), it->transport, clientName, it->openedAt, it->calls});
     }
     return list;
 }
 
-QJsonObject AdminServer::snapshot() const
+const QHash<QString, AdminServer::RequestHandler> &AdminServer::requestHandlers()
 {
-    QJsonArray inFlight;
-    for (const ToolCallRecord &call : m_mcp.callsInFlight()) {
-        QJsonObject description = describeCall(call, false, nullptr);
-        const QJsonObject figures = m_progress->figures(call.callId);
-        for (auto it = figures.begin(); it != figures.end(); ++it)
-            description.insert(it.key(), it.value());
-        inFlight.append(description);
-    }
-    QJsonArray recent;
-    for (const QJsonObject &call : m_recentCalls)
-        recent.append(call);
-    return {{QLatin1String("sessions"), sessions()},
-            {QLatin1String("calls"), inFlight},
-            {QLatin1String("recentCalls"), recent},
-            {QLatin1String("config"), m_settings.describe()},
-            {QLatin1String("customEnvFile"), m_settings.customEnvFile()},
-            {QLatin1String("sandbox"), m_sandboxReport},
-            {QLatin1String("counters"), counters()}};
+    static const QHash<QString, RequestHandler> handlers{
+            {QLatin1String(admin::methodSnapshot), &AdminServer::snapshot},
+            {QLatin1String(admin::CancelCallParams::method), &AdminServer::cancelCall},
+            {QLatin1String(admin::CloseSessionParams::method), &AdminServer::closeSession},
+            {QLatin1String(admin::SetSettingParams::method), &AdminServer::setSetting},
+            {QLatin1String(admin::SubscribeLogParams::method), &AdminServer::subscribeLog},
+    };
+    return handlers;
 }
 
 void AdminServer::handleRequest(AdminPeer *peer, const Message &request)
 {
     const qint64 id = request.id.value_or(0);
-    const auto fail = [peer, id](const char *code, const QString &message) {
-        peer->send(Message::error(id, QLatin1String(code), message));
-    };
-    const QJsonObject &params = request.body;
-    if (request.name == QLatin1String(admin::methodSnapshot)) {
-        peer->send(Message::reply(id, snapshot()));
-    } else if (request.name == QLatin1String(admin::methodCancelCall)) {
-        const QJsonValue callId = params.value(QLatin1String("callId"));
-        if (!callId.isDouble() || callId.toDouble() < 1)
-            return fail(admin::errorBadParams, QStringLiteral("cancelCall needs a positive integer \"callId\""));
-        const QString reason = QStringLiteral("cancelled by an administrator (%1)").arg(peer->description());
-        if (!m_mcp.cancelCall(quint64(callId.toDouble()), reason))
-            return fail(admin::errorNotFound, QStringLiteral("no call %1 is running").arg(qint64(callId.toDouble())));
-        spdlog::info("admin: call {} {}", qint64(callId.toDouble()), reason.toStdString());
-        peer->send(Message::reply(id, {}));
-    } else if (request.name == QLatin1String(admin::methodCloseSession)) {
-        const QString sessionId = params.value(QLatin1String("sessionId")).toString();
-        if (sessionId.isEmpty())
-            return fail(admin::errorBadParams, QStringLiteral("closeSession needs a string \"sessionId\""));
-        if (!m_mcp.findSession(sessionId))
-            return fail(admin::errorNotFound, QStringLiteral("no session %1 is open").arg(sessionId));
-        spdlog::info("admin: session {} closed by {}", sessionId.toStdString(), peer->description().toStdString());
-        m_mcp.closeSession(sessionId, QStringLiteral("closed by an administrator"));
-        peer->send(Message::reply(id, {}));
-    } else if (request.name == QLatin1String(admin::methodSetSetting)) {
-        const QString name = params.value(QLatin1String("name")).toString();
-        const QJsonValue value = params.value(QLatin1String("value"));
-        if (name.isEmpty() || !value.isString())
-            return fail(admin::errorBadParams, QStringLiteral("setSetting needs strings \"name\" and \"value\""));
-        const AdminSettings::Outcome outcome = m_settings.change(name, value.toString());
-        if (!outcome.error.isEmpty())
-            return fail(admin::errorInvalidValue, outcome.error);
-        peer->send(Message::reply(id, {{QLatin1String("setting"), m_settings.describe(*findSettingSpec(name))},
-                                       {QLatin1String("appliedLive"), outcome.appliedLive},
-                                       {QLatin1String("restartRequired"), !outcome.appliedLive},
-                                       {QLatin1String("note"), outcome.note}}));
-    } else if (request.name == QLatin1String(admin::methodSubscribeLog)) {
-        const QString level = params.value(QLatin1String("level")).toString();
-        const std::optional<int> number = logLevelNumber(level);
-        if (!number)
-            return fail(admin::errorBadParams, QStringLiteral("subscribeLog needs \"level\": one of trace, debug, info, warning, error, critical, off"));
-        peer->setLogLevel(*number);
-        peer->send(Message::reply(id, {{QLatin1String("level"), level.toLower()}}));
-    } else {
-        fail(admin::errorUnknownMethod, QStringLiteral("unknown method \"%1\"").arg(request.name));
+    const RequestHandler handler = requestHandlers().value(request.name);
+    if (!handler) {
+        peer->send(Message::error(id, QLatin1String(admin::errorUnknownMethod),
+                                  QStringLiteral("unknown method \"%1\"").arg(request.name)));
+        return;
     }
+    const Answer answer = (this->*handler)(*peer, request.body);
+    if (answer.errorCode)
+        peer->send(Message::error(id, QLatin1String(answer.errorCode), answer.errorMessage));
+    else
+        peer->send(Message::reply(id, answer.result));
+}
+
+AdminServer::Answer AdminServer::snapshot(AdminPeer &, const QJsonObject &)
+{
+    admin::SnapshotRecord snapshot;
+    for (const ToolCallRecord &call : m_mcp.callsInFlight()) {
+        admin::CallRecord description = describeCall(call, false, nullptr);
+        description.figures = m_progress->figures(call.callId);
+        snapshot.calls.append(description);
+    }
+    snapshot.recentCalls = QList<admin::CallRecord>(m_recentCalls.cbegin(), m_recentCalls.cend());
+    snapshot.sessions = sessions();
+    snapshot.config = m_settings.describe();
+    snapshot.customEnvFile = m_settings.customEnvFile();
+    snapshot.sandbox = m_sandboxReport;
+    snapshot.counters = counters();
+    return Answer::reply(snapshot.toJson());
+}
+
+AdminServer::Answer AdminServer::cancelCall(AdminPeer &peer, const QJsonObject &params)
+{
+    const auto cancel = admin::CancelCallParams::fromJson(params);
+    if (!cancel)
+        return Answer::error(admin::errorBadParams,
+                             QStringLiteral("cancelCall needs a positive integer \"callId\""));
+    const QString reason =
+            QStringLiteral("cancelled by an administrator (%1)").arg(peer.description());
+    if (!m_mcp.cancelCall(quint64(cancel->callId), reason))
+        return Answer::error(admin::errorNotFound,
+                             QStringLiteral("no call %1 is running").arg(cancel->callId));
+    spdlog::info("admin: call {} {}", cancel->callId, reason.toStdString());
+    return Answer::reply({});
+}
+
+AdminServer::Answer AdminServer::closeSession(AdminPeer &peer, const QJsonObject &params)
+{
+    const auto close = admin::CloseSessionParams::fromJson(params);
+    if (!close)
+        return Answer::error(admin::errorBadParams,
+                             QStringLiteral("closeSession needs a string \"sessionId\""));
+    if (!m_mcp.findSession(close->sessionId))
+        return Answer::error(admin::errorNotFound,
+                             QStringLiteral("no session %1 is open").arg(close->sessionId));
+    spdlog::info("admin: session {} closed by {}", close->sessionId.toStdString(),
+                 peer.description().toStdString());
+    m_mcp.closeSession(close->sessionId, QStringLiteral("closed by an administrator"));
+    return Answer::reply({});
+}
+
+AdminServer::Answer AdminServer::setSetting(AdminPeer &, const QJsonObject &params)
+{
+    const auto change = admin::SetSettingParams::fromJson(params);
+    if (!change)
+        return Answer::error(admin::errorBadParams,
+                             QStringLiteral("setSetting needs strings \"name\" and \"value\""));
+    const AdminSettings::Outcome outcome = m_settings.change(change->name, change->value);
+    if (!outcome.error.isEmpty())
+        return Answer::error(admin::errorInvalidValue, outcome.error);
+    const admin::SetSettingResult result{m_settings.describe(*findSettingSpec(change->name)),
+                                         outcome.appliedLive, !outcome.appliedLive, outcome.note};
+    return Answer::reply(result.toJson());
+}
+
+AdminServer::Answer AdminServer::subscribeLog(AdminPeer &peer, const QJsonObject &params)
+{
+    const admin::SubscribeLogParams subscription = admin::SubscribeLogParams::fromJson(params);
+    const std::optional<int> number = logLevelNumber(subscription.level);
+    if (!number)
+        return Answer::error(admin::errorBadParams,
+                             QStringLiteral("subscribeLog needs \"level\": one of trace, debug, "
+                                            "info, warning, error, critical, off"));
+    peer.setLogLevel(*number);
+    return Answer::reply(admin::SubscribeLogResult{subscription.level.toLower()}.toJson());
 }
 
 } // namespace cmcp

@@ -1,6 +1,8 @@
 #pragma once
 
+#include "AdminCallRecords.h"
 #include "AdminProtocol.h"
+#include "AdminSnapshotRecords.h"
 #include "ToolCallRecord.h"
 
 #include <QElapsedTimer>
@@ -36,7 +38,7 @@ class AdminServer : public QObject
 public:
     static constexpr int recentCallsKept = 200;
 
-    AdminServer(McpServer &mcp, AdminSettings &settings, QJsonObject sandboxReport,
+    AdminServer(McpServer &mcp, AdminSettings &settings, admin::SandboxReport sandboxReport,
                 QObject *parent = nullptr);
     ~AdminServer() override;
 
@@ -51,12 +53,40 @@ public:
     static std::optional<gid_t> groupId(const QString &name, QString *error);
 
 private:
+    // What a request handler answers: a reply's result, or an error (code set).
+    struct Answer
+    {
+        QJsonObject result;
+        const char *errorCode = nullptr;
+        QString errorMessage;
+
+        static Answer reply(QJsonObject result) { return {std::move(result), nullptr, {}}; }
+        static Answer error(const char *code, const QString &message)
+        {
+            return {{}, code, message};
+        }
+    };
+    using RequestHandler = Answer (AdminServer::*)(AdminPeer &peer, const QJsonObject &params);
+    // Request methods and their handlers.
+    static const QHash<QString, RequestHandler> &requestHandlers();
+
     void acceptPeers();
     void broadcast(const QString &event, const QJsonObject &data);
+    // An event record (one with a static `event` name) to every console.
+    template<typename Event>
+    void broadcast(const Event &event)
+    {
+        if (!m_peers.isEmpty())
+            broadcast(QLatin1String(Event::event), event.toJson());
+    }
     void handleRequest(AdminPeer *peer, const admin::Message &request);
-    QJsonObject snapshot() const;
-    QJsonObject counters() const;
-    QJsonArray sessions() const;
+    Answer snapshot(AdminPeer &peer, const QJsonObject &params);
+    Answer cancelCall(AdminPeer &peer, const QJsonObject &params);
+    Answer closeSession(AdminPeer &peer, const QJsonObject &params);
+    Answer setSetting(AdminPeer &peer, const QJsonObject &params);
+    Answer subscribeLog(AdminPeer &peer, const QJsonObject &params);
+    admin::CountersRecord counters() const;
+    QList<admin::SessionRecord> sessions() const;
     void onCallStarted(const ToolCallRecord &call);
     void onCallFinished(const ToolCallRecord &call, const ToolResult *result);
     void onLogLine(int level, const QString &logger, const QString &text);
@@ -71,18 +101,18 @@ private:
 
     McpServer &m_mcp;
     AdminSettings &m_settings;
-    QJsonObject m_sandboxReport;
+    admin::SandboxReport m_sandboxReport;
     QLocalServer *m_server = nullptr;
     std::optional<gid_t> m_adminGroup;
     QList<AdminPeer *> m_peers;
     QHash<QString, SessionInfo> m_sessions;
-    std::deque<QJsonObject> m_recentCalls;
+    std::deque<admin::CallRecord> m_recentCalls;
     quint64 m_callsStarted = 0;
     quint64 m_callsFinished = 0;
     quint64 m_callsFailed = 0;
     quint64 m_refusedPeers = 0;
     QTimer m_countersTimer;
-    QJsonObject m_lastCounters;
+    std::optional<admin::CountersRecord> m_lastCounters; // the last sent
     CallProgress *m_progress;
     std::shared_ptr<AdminLogSink> m_logSink;
     bool m_forwardingLog = false;

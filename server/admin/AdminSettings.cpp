@@ -1,5 +1,7 @@
 #include "AdminSettings.h"
 
+#include "SecretRedaction.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -41,24 +43,26 @@ std::optional<QString> envFileValue(const QString &value, QString *problem)
         *problem = QStringLiteral("a value cannot span lines");
         return std::nullopt;
     }
-    const bool plain = !value.isEmpty()
-            && std::none_of(value.cbegin(), value.cend(), [](QChar c) {
-                   return c.isSpace() || c == u'#' || c == u'"' || c == u'\'';
-               });
+    const bool plain = !value.isEmpty() && std::none_of(value.cbegin(), value.cend(), [](QChar c) {
+        return c.isSpace() || c == u'#' || c == u'"' || c == u'\'';
+    });
     if (plain)
         return value;
     if (!value.contains(u'"'))
         return u'"' + value + u'"';
     if (!value.contains(u'\''))
         return u'\'' + value + u'\'';
-    *problem = QStringLiteral("a value holding both kinds of quote cannot be stored in an env file");
+    *problem =
+            QStringLiteral("a value holding both kinds of quote cannot be stored in an env file");
     return std::nullopt;
 }
 
 } // namespace
 
 AdminSettings::AdminSettings(Settings settings, QString customEnvFile, QObject *parent)
-    : QObject(parent), m_settings(std::move(settings)), m_customEnvFile(std::move(customEnvFile))
+    : QObject(parent),
+      m_settings(std::move(settings)),
+      m_customEnvFile(std::move(customEnvFile))
 {
 }
 
@@ -79,25 +83,27 @@ bool AdminSettings::isAppliedLive(const QString &name) const
     });
 }
 
-QJsonObject AdminSettings::describe(const SettingSpec &spec) const
+admin::SettingRecord AdminSettings::describe(const SettingSpec &spec) const
 {
     const QString name = QString::fromLatin1(spec.name);
     const QString value = m_settings.text(name);
-    return {{QLatin1String("name"), name},
-            {QLatin1String("group"), QString::fromUtf8(spec.group)},
-            {QLatin1String("type"), typeName(spec.type)},
-            {QLatin1String("value"), spec.secret && !value.isEmpty() ? QStringLiteral("********") : value},
-            {QLatin1String("origin"), originName(m_settings.origin(name))},
-            {QLatin1String("help"), QString::fromUtf8(spec.help)},
-            {QLatin1String("allowed"), allowedValuesText(spec)},
-            {QLatin1String("choices"), QJsonArray::fromStringList(spec.choices)},
-            {QLatin1String("live"), isAppliedLive(name)},
-            {QLatin1String("secret"), spec.secret}};
+    admin::SettingRecord setting;
+    setting.name = name;
+    setting.group = QString::fromUtf8(spec.group);
+    setting.type = typeName(spec.type);
+    setting.value = spec.secret && !value.isEmpty() ? QLatin1String(admin::MaskedValue) : value;
+    setting.origin = originName(m_settings.origin(name));
+    setting.help = QString::fromUtf8(spec.help);
+    setting.allowed = allowedValuesText(spec);
+    setting.choices = spec.choices;
+    setting.live = isAppliedLive(name);
+    setting.secret = spec.secret;
+    return setting;
 }
 
-QJsonArray AdminSettings::describe() const
+QList<admin::SettingRecord> AdminSettings::describe() const
 {
-    QJsonArray settings;
+    QList<admin::SettingRecord> settings;
     for (const SettingSpec &spec : settingSpecs())
         settings.append(describe(spec));
     return settings;
@@ -137,12 +143,14 @@ AdminSettings::Outcome AdminSettings::change(const QString &name, const QString 
     QFile existing(m_customEnvFile);
     if (existing.exists()) {
         if (!existing.open(QIODevice::ReadOnly)) {
-            outcome.error = QStringLiteral("cannot read %1: %2").arg(m_customEnvFile, existing.errorString());
+            outcome.error = QStringLiteral("cannot read %1: %2")
+                                    .arg(m_customEnvFile, existing.errorString());
             return outcome;
         }
         fileText = QString::fromUtf8(existing.readAll());
     }
-    if (const QString problem = writeAtomically(m_customEnvFile, withAssignment(fileText, name, *stored).toUtf8());
+    if (const QString problem =
+                writeAtomically(m_customEnvFile, withAssignment(fileText, name, *stored).toUtf8());
         !problem.isEmpty()) {
         outcome.error = problem;
         return outcome;
@@ -151,9 +159,12 @@ AdminSettings::Outcome AdminSettings::change(const QString &name, const QString 
     for (const LiveSettings::Install &install : std::as_const(installs))
         install();
     outcome.appliedLive = !installs.isEmpty();
-    if (previousOrigin == SettingOrigin::Environment || previousOrigin == SettingOrigin::CommandLine)
-        outcome.note = QStringLiteral("the %1 sets %2 too, and wins over the custom file at the next start")
-                               .arg(originName(previousOrigin), name);
+    if (previousOrigin == SettingOrigin::Environment
+        || previousOrigin == SettingOrigin::CommandLine)
+        outcome.note =
+                QStringLiteral(
+                        "the %1 sets %2 too, and wins over the custom file at the next start")
+                        .arg(originName(previousOrigin), name);
     spdlog::info("admin: {} changed from the console ({}), saved in {}", spec->name,
                  outcome.appliedLive ? "applied now" : "applies after a restart",
                  m_customEnvFile.toStdString());
@@ -161,7 +172,8 @@ AdminSettings::Outcome AdminSettings::change(const QString &name, const QString 
     return outcome;
 }
 
-QString AdminSettings::withAssignment(const QString &fileText, const QString &name, const QString &value)
+QString AdminSettings::withAssignment(const QString &fileText, const QString &name,
+                                      const QString &value)
 {
     const QRegularExpression assignsName(
             QStringLiteral("^\\s*(export\\s+)?%1\\s*=").arg(QRegularExpression::escape(name)));
@@ -203,7 +215,8 @@ QString AdminSettings::writeAtomically(const QString &path, const QByteArray &co
     if (!file.commit())
         return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
     // The rename itself is durable only once the directory is synced.
-    const int directory = ::open(QFile::encodeName(info.absolutePath()).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int directory = ::open(QFile::encodeName(info.absolutePath()).constData(),
+                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (directory >= 0) {
         ::fsync(directory);
         ::close(directory);

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "AdminSettingRecords.h"
 #include "LiveSettings.h"
 #include "Settings.h"
 
-#include <QJsonArray>
-#include <QJsonObject>
+#include <QList>
 #include <QObject>
 
 namespace cmcp {
@@ -27,9 +27,9 @@ public:
     void addLive(const QStringList &names, LiveSettings::Prepare prepare);
     bool isAppliedLive(const QString &name) const;
 
-    // Every setting as a setting object (see AdminProtocol.h), in table order.
-    QJsonArray describe() const;
-    QJsonObject describe(const SettingSpec &spec) const;
+    // Every setting as the admin channel shows it, in table order.
+    QList<admin::SettingRecord> describe() const;
+    admin::SettingRecord describe(const SettingSpec &spec) const;
 
     struct Outcome
     {
@@ -40,12 +40,13 @@ public:
     Outcome change(const QString &name, const QString &value);
 
     // Replaces (or appends) NAME=value in the env file text, keeping every other line.
-    static QString withAssignment(const QString &fileText, const QString &name, const QString &value);
+    static QString withAssignment(const QString &fileText, const QString &name,
+                                  const QString &value);
     // Temporary file, fsync, rename, then fsync of the directory. "" or the error.
     static QString writeAtomically(const QString &path, const QByteArray &content);
 
 Q_SIGNALS:
-    void settingChanged(const QJsonObject &setting);
+    void settingChanged(const cmcp::admin::SettingRecord &setting);
 
 private:
     Settings m_settings;

@@ -1,6 +1,6 @@
 #include "CallDescription.h"
 
-#include "AdminProtocol.h"
+#include "SecretRedaction.h"
 #include "ToolResult.h"
 
 #include <QJsonArray>
@@ -56,40 +56,37 @@ QString resultText(const ToolResult &result)
 
 } // namespace
 
-QJsonObject describeCall(const ToolCallRecord &call, bool finished, const ToolResult *result)
+admin::CallRecord describeCall(const ToolCallRecord &call, bool finished, const ToolResult *result)
 {
-    QJsonObject object{
-            {QLatin1String("callId"), double(call.callId)},
-            {QLatin1String("sessionId"), call.sessionId},
-            {QLatin1String("transport"), call.transport},
-            {QLatin1String("clientName"), call.clientName},
-            {QLatin1String("tool"), call.tool},
-            // Redacted before the cut, so that a cut never hides a secret's name.
-            {QLatin1String("arguments"),
-             cutLongStrings(admin::redactSecrets(call.arguments), longArgument)},
-            {QLatin1String("startedAt"), call.startedAt.toString(Qt::ISODateWithMs)},
-            {QLatin1String("status"),
-             finished ? toolCallOutcomeName(call.outcome) : QStringLiteral("running")},
-    };
+    admin::CallRecord described;
+    described.callId = qint64(call.callId);
+    described.sessionId = call.sessionId;
+    described.transport = call.transport;
+    described.clientName = call.clientName;
+    described.tool = call.tool;
+    // Redacted before the cut, so that a cut never hides a secret's name.
+    described.arguments =
+            cutLongStrings(admin::redactSecrets(call.arguments), longArgument).toObject();
+    described.startedAt = call.startedAt;
+    described.status = finished ? toolCallOutcomeName(call.outcome)
+                                : QLatin1String(admin::CallRecord::running);
     if (!finished)
-        return object;
-    object.insert(QLatin1String("durationMs"), double(call.durationMs));
-    if (!call.detail.isEmpty())
-        object.insert(QLatin1String("detail"), call.detail);
+        return described;
+    described.durationMs = call.durationMs;
+    described.detail = call.detail;
     if (result) {
         // A structured result's text block is its JSON: the accounting shows it, cut.
         if (result->structuredContent) {
-            object.insert(QLatin1String("accounting"),
-                          cutLongStrings(*result->structuredContent, longString));
+            described.accounting =
+                    cutLongStrings(*result->structuredContent, longString).toObject();
         } else {
             const QString text = resultText(*result);
-            object.insert(QLatin1String("outputHead"), text.left(outputEdge));
+            described.outputHead = text.left(outputEdge);
             if (text.size() > outputEdge)
-                object.insert(QLatin1String("outputTail"),
-                              text.right(std::min(outputEdge, text.size() - outputEdge)));
+                described.outputTail = text.right(std::min(outputEdge, text.size() - outputEdge));
         }
     }
-    return object;
+    return described;
 }
 
 } // namespace cmcp

@@ -31,14 +31,13 @@ void CallProgress::finished(quint64 callId)
     m_running.remove(callId);
 }
 
-QJsonObject CallProgress::figures(quint64 callId) const
+std::optional<admin::CallFigures> CallProgress::figures(quint64 callId) const
 {
     const auto found = m_running.constFind(callId);
     if (found == m_running.cend() || found->outputBytes < 0)
-        return {};
-    return {{QLatin1String("elapsedMs"),
-             double(found->startedAt.msecsTo(QDateTime::currentDateTimeUtc()))},
-            {QLatin1String("outputBytes"), double(found->outputBytes)}};
+        return std::nullopt;
+    return admin::CallFigures{found->startedAt.msecsTo(QDateTime::currentDateTimeUtc()),
+                              found->outputBytes};
 }
 
 void CallProgress::flush()
@@ -47,9 +46,8 @@ void CallProgress::flush()
         if (!it->pending)
             continue;
         it->pending = false;
-        QJsonObject latest = figures(it.key());
-        latest.insert(QLatin1String("callId"), double(it.key()));
-        Q_EMIT progress(latest);
+        if (const std::optional<admin::CallFigures> latest = figures(it.key()))
+            Q_EMIT progress({qint64(it.key()), *latest});
     }
 }
 

@@ -1,15 +1,16 @@
 #pragma once
 
+#include "AdminCallRecords.h"
+
 #include <QDateTime>
 #include <QHash>
-#include <QJsonObject>
 #include <QObject>
 #include <QTimer>
 
 namespace cmcp {
 
 // The progress of running calls as the admin channel shows it. Jobs report their output as
-// often as it arrives; this gathers it and gives it out as progress objects (AdminProtocol.h)
+// often as it arrives; this gathers it and gives it out as progress records
 // at most once every `intervalMs`, each call's latest figures only, so that a call printing a
 // megabyte a second costs the consoles four small events a second.
 class CallProgress : public QObject
@@ -22,12 +23,12 @@ public:
     void output(quint64 callId, qint64 outputBytes);
     void finished(quint64 callId);
 
-    // {elapsedMs, outputBytes} of a running call that has reported output, else {}: for
-    // snapshots, so that a console reloading one keeps the figures.
-    QJsonObject figures(quint64 callId) const;
+    // The figures of a running call that has reported output, else nullopt: for snapshots, so
+    // that a console reloading one keeps them.
+    std::optional<admin::CallFigures> figures(quint64 callId) const;
 
 Q_SIGNALS:
-    void progress(const QJsonObject &progress);
+    void progress(const cmcp::admin::ProgressRecord &progress);
 
 private:
     struct Running

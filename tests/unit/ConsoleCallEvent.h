@@ -1,6 +1,8 @@
 // A tool call as the admin channel describes it to the console, for the console's tests.
 #pragma once
 
+#include "AdminCallRecords.h"
+
 #include <QJsonObject>
 #include <QString>
 
@@ -13,4 +15,11 @@ inline QJsonObject consoleCallEvent(qint64 id, const QString &status,
     if (status != u"running")
         object.insert("durationMs", 12);
     return object;
+}
+
+// The same call as the console's models take it, read from the event.
+inline cmcp::admin::CallRecord consoleCall(qint64 id, const QString &status,
+                                           const QString &tool = QStringLiteral("file_read"))
+{
+    return cmcp::admin::CallRecord::fromJson(consoleCallEvent(id, status, tool));
 }

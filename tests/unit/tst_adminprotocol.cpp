@@ -2,6 +2,7 @@
 // read and write.
 
 #include "AdminProtocol.h"
+#include "SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

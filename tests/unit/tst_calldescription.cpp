@@ -23,7 +23,7 @@ private Q_SLOTS:
                           {"content", content},
                           {"nested", QJsonArray{QJsonObject{{"text", content}}}}};
         const QJsonObject arguments =
-                describeCall(call, false, nullptr).value("arguments").toObject();
+                describeCall(call, false, nullptr).toJson().value("arguments").toObject();
         QCOMPARE(arguments.value("path").toString(), QStringLiteral("big.txt"));
         const QString cut = arguments.value("content").toString();
         QCOMPARE(cut, QString(4096, u'x') + QStringLiteral("… (1048576 characters)"));
@@ -37,6 +37,7 @@ private Q_SLOTS:
         const QString edge(4096, u'y');
         call.arguments = {{"content", edge}};
         QCOMPARE(describeCall(call, false, nullptr)
+                         .toJson()
                          .value("arguments")
                          .toObject()
                          .value("content")
@@ -50,7 +51,7 @@ private Q_SLOTS:
         ToolCallRecord call;
         call.arguments = {{"api_key", QString(10000, u's')}, {"user", "ann"}};
         const QJsonObject arguments =
-                describeCall(call, true, nullptr).value("arguments").toObject();
+                describeCall(call, true, nullptr).toJson().value("arguments").toObject();
         QCOMPARE(arguments.value("api_key").toString(), QStringLiteral("********"));
         QCOMPARE(arguments.value("user").toString(), QStringLiteral("ann"));
     }

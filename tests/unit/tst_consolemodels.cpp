@@ -20,7 +20,7 @@ private Q_SLOTS:
         CallModel model;
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         for (int i = 1; i <= 3000; ++i)
-            model.enqueue(consoleCallEvent(i, "running"));
+            model.enqueue(consoleCall(i, "running"));
         QCOMPARE(model.rowCount(), 0); // nothing until the batch is applied
         model.flush();
         QCOMPARE(model.rowCount(), 3000);
@@ -32,19 +32,19 @@ private Q_SLOTS:
     {
         CallModel model;
         model.setBatchInterval(10);
-        model.enqueue(consoleCallEvent(1, "running"));
+        model.enqueue(consoleCall(1, "running"));
         QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 1, 5000);
     }
 
     void finishUpdatesTheRowOfItsCall()
     {
         CallModel model;
-        model.enqueue(consoleCallEvent(1, "running"));
-        model.enqueue(consoleCallEvent(2, "running"));
+        model.enqueue(consoleCall(1, "running"));
+        model.enqueue(consoleCall(2, "running"));
         model.flush();
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
-        model.enqueue(consoleCallEvent(1, "failed"));
+        model.enqueue(consoleCall(1, "failed"));
         model.flush();
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(inserted.count(), 0);
@@ -62,12 +62,14 @@ private Q_SLOTS:
     void progressUpdatesTheRowOfARunningCall()
     {
         CallModel model;
-        model.enqueue(consoleCallEvent(1, "running", "system_run_command"));
-        model.enqueue(consoleCallEvent(2, "running"));
+        model.enqueue(consoleCall(1, "running", "system_run_command"));
+        model.enqueue(consoleCall(2, "running"));
         model.flush();
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
-        model.enqueueProgress({{"callId", 1}, {"elapsedMs", 2500}, {"outputBytes", 2048}});
-        model.enqueueProgress({{"callId", 1}, {"elapsedMs", 2750}, {"outputBytes", 4096}});
+        model.enqueueProgress(admin::ProgressRecord::fromJson(
+                {{"callId", 1}, {"elapsedMs", 2500}, {"outputBytes", 2048}}));
+        model.enqueueProgress(admin::ProgressRecord::fromJson(
+                {{"callId", 1}, {"elapsedMs", 2750}, {"outputBytes", 4096}}));
         QCOMPARE(changed.count(), 0); // batched
         model.flush();
         QCOMPARE(changed.count(), 1);
@@ -76,10 +78,12 @@ private Q_SLOTS:
         const QString detail = callDetailText(model.call(0));
         QVERIFY2(detail.contains("2.8 s so far, 4096 bytes of output"), qPrintable(detail));
 
-        model.enqueue(consoleCallEvent(1, "succeeded", "system_run_command"));
+        model.enqueue(consoleCall(1, "succeeded", "system_run_command"));
         model.flush();
-        model.enqueueProgress({{"callId", 1}, {"elapsedMs", 3000}, {"outputBytes", 8192}});
-        model.enqueueProgress({{"callId", 99}, {"elapsedMs", 3000}, {"outputBytes", 1}});
+        model.enqueueProgress(admin::ProgressRecord::fromJson(
+                {{"callId", 1}, {"elapsedMs", 3000}, {"outputBytes", 8192}}));
+        model.enqueueProgress(admin::ProgressRecord::fromJson(
+                {{"callId", 99}, {"elapsedMs", 3000}, {"outputBytes", 1}}));
         model.flush();
         QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("12 ms"));
         QCOMPARE(model.rowCount(), 2);
@@ -88,8 +92,9 @@ private Q_SLOTS:
     void progressInTheBatchOfItsStartApplies()
     {
         CallModel model;
-        model.enqueue(consoleCallEvent(3, "running"));
-        model.enqueueProgress({{"callId", 3}, {"elapsedMs", 300}, {"outputBytes", 10}});
+        model.enqueue(consoleCall(3, "running"));
+        model.enqueueProgress(admin::ProgressRecord::fromJson(
+                {{"callId", 3}, {"elapsedMs", 300}, {"outputBytes", 10}}));
         model.flush();
         QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("0.3 s · 10 bytes"));
     }
@@ -97,8 +102,8 @@ private Q_SLOTS:
     void startAndFinishInOneBatchMakeOneRow()
     {
         CallModel model;
-        model.enqueue(consoleCallEvent(5, "running"));
-        model.enqueue(consoleCallEvent(5, "succeeded"));
+        model.enqueue(consoleCall(5, "running"));
+        model.enqueue(consoleCall(5, "succeeded"));
         model.flush();
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.index(0, 0).data(CallModel::StatusRole).toString(), QStringLiteral("succeeded"));
@@ -109,7 +114,7 @@ private Q_SLOTS:
         CallModel model;
         model.setMaxCalls(100);
         for (int i = 1; i <= 250; ++i) {
-            model.enqueue(consoleCallEvent(i, "succeeded"));
+            model.enqueue(consoleCall(i, "succeeded"));
             if (i % 40 == 0)
                 model.flush();
         }
@@ -119,7 +124,7 @@ private Q_SLOTS:
         QCOMPARE(model.rowOfCall(150), -1);
         QCOMPARE(model.rowOfCall(250), 99);
         // A late update of a forgotten call comes back as a new row, still within the bound.
-        model.enqueue(consoleCallEvent(3, "cancelled"));
+        model.enqueue(consoleCall(3, "cancelled"));
         model.flush();
         QCOMPARE(model.rowCount(), 100);
         QCOMPARE(model.rowOfCall(3), 99);
@@ -129,7 +134,8 @@ private Q_SLOTS:
     {
         CallModel model;
         model.setMaxCalls(2);
-        model.reset({consoleCallEvent(9, "running"), consoleCallEvent(3, "succeeded"), consoleCallEvent(7, "failed")});
+        model.reset(
+                {consoleCall(9, "running"), consoleCall(3, "succeeded"), consoleCall(7, "failed")});
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.rowOfCall(3), -1); // the newest two, in call order
         QCOMPARE(model.rowOfCall(7), 0);
@@ -139,7 +145,7 @@ private Q_SLOTS:
     void columns()
     {
         CallModel model;
-        model.enqueue(consoleCallEvent(1, "succeeded", "system_run_command"));
+        model.enqueue(consoleCall(1, "succeeded", "system_run_command"));
         model.flush();
         QCOMPARE(model.index(0, CallModel::SessionColumn).data().toString(), QStringLiteral("abcdef01"));
         QCOMPARE(model.index(0, CallModel::ToolColumn).data().toString(), QStringLiteral("system_run_command"));
@@ -163,7 +169,7 @@ private Q_SLOTS:
         finished.insert("accounting", QJsonObject{{"exit_code", 2}});
         finished.insert("outputHead", "first part");
         finished.insert("outputTail", "last part");
-        const QString text = callDetailText(finished);
+        const QString text = callDetailText(admin::CallRecord::fromJson(finished));
         for (const char *expected : {"Call 4", "system_run_command", "abcdef0123456789", "client", "12 ms",
                                      "exit status 2", "notes.txt", "exit_code", "first part", "last part"})
             QVERIFY2(text.contains(QLatin1String(expected)), expected);
@@ -172,11 +178,18 @@ private Q_SLOTS:
     void sessions()
     {
         SessionModel model;
-        model.reset(QJsonArray{QJsonObject{{"sessionId", "s1"}, {"transport", "streamable-http"}, {"clientName", "a"},
-                                           {"calls", 3}, {"openedAt", "2026-01-01T10:00:00.000Z"}}});
+        model.reset({admin::SessionRecord::fromJson({{"sessionId", "s1"},
+                                                     {"transport", "streamable-http"},
+                                                     {"clientName", "a"},
+                                                     {"calls", 3},
+                                                     {"openedAt", "2026-01-01T10:00:00.000Z"}})});
         QCOMPARE(model.rowCount(), 1);
-        model.opened({{"sessionId", "s2"}, {"transport", "sse"}, {"openedAt", "2026-01-01T10:00:00.000Z"}});
-        model.opened({{"sessionId", "s2"}, {"transport", "sse"}}); // duplicates are ignored
+        model.opened(
+                admin::SessionOpenedEvent::fromJson({{"sessionId", "s2"},
+                                                     {"transport", "sse"},
+                                                     {"openedAt", "2026-01-01T10:00:00.000Z"}}));
+        model.opened(admin::SessionOpenedEvent::fromJson(
+                {{"sessionId", "s2"}, {"transport", "sse"}})); // duplicates are ignored
         QCOMPARE(model.rowCount(), 2);
         model.callStarted("s2", "inspector");
         model.callStarted("s2", "inspector");

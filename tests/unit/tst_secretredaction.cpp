@@ -1,0 +1,76 @@
+// One redactor for every observer of a call: the audit log and the admin channel must lose the
+// same secrets from the same arguments. They differ only in the placeholder each writes
+// ("[redacted]" in the log, "********" on the console), so the two are compared with both
+// placeholders read as one.
+
+#include "AuditRecord.h"
+#include "CallDescription.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+using namespace cmcp;
+
+namespace {
+
+// Secrets a client may pass: as keys that name them, and written inline in free text.
+QJsonObject argumentsWithSecrets()
+{
+    return {
+            {"command", "curl -sS -H \"Authorization: Bearer abc123\" https://example.com/api"},
+            {"script", "export GITHUB_TOKEN=ghp_inline; deploy --api-key 'k 1' --password=pw0"},
+            {"password", "hunter2"},
+            {"passphrase", "open sesame"},
+            {"sessionKey", "sk-1"},
+            {"signature", "sig-1"},
+            {"headers", QJsonObject{{"Authorization", "Basic dXNlcjpwYXNz"}, {"Accept", "*/*"}}},
+            {"env", QJsonArray{QJsonObject{{"github_token", "ghp_x"}, {"name", "n"}}}},
+            {"cookie", QJsonValue::Null},
+            {"path", "notes.txt"},
+    };
+}
+
+// The arguments as text, with either placeholder spelled the same.
+QString comparable(const QJsonObject &arguments)
+{
+    return QString::fromUtf8(QJsonDocument(arguments).toJson(QJsonDocument::Compact))
+            .replace(QStringLiteral("[redacted]"), QStringLiteral("<secret>"))
+            .replace(QStringLiteral("********"), QStringLiteral("<secret>"));
+}
+
+} // namespace
+
+class TestSecretRedaction : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void auditRecordAndCallEventRedactAlike()
+    {
+        ToolCallRecord call;
+        call.callId = 3;
+        call.tool = QStringLiteral("system_run_command");
+        call.arguments = argumentsWithSecrets();
+        call.startedAt = QDateTime::currentDateTimeUtc();
+
+        const QJsonObject audited = audit::callStartedFields(call).value("arguments").toObject();
+        const QJsonObject shown =
+                describeCall(call, false, nullptr).toJson().value("arguments").toObject();
+
+        QCOMPARE(comparable(shown), comparable(audited));
+        for (const QJsonObject &arguments : {audited, shown}) {
+            const QByteArray text = QJsonDocument(arguments).toJson(QJsonDocument::Compact);
+            for (const char *secret : {"abc123", "ghp_inline", "k 1", "pw0", "hunter2", "sesame",
+                                       "sk-1", "sig-1", "dXNlcjpwYXNz", "ghp_x"})
+                QVERIFY2(!text.contains(secret), text.constData());
+            // What is not secret stays readable.
+            QVERIFY2(text.contains("Authorization: Bearer "), text.constData());
+            QVERIFY2(text.contains("https://example.com/api"), text.constData());
+            QCOMPARE(arguments.value("path").toString(), QStringLiteral("notes.txt"));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSecretRedaction)
+#include "tst_secretredaction.moc"
