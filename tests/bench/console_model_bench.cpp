@@ -4,6 +4,7 @@
 // (median and worst) and how far the history grew, for a given event rate.
 //   cmcp-console-bench [--calls N] [--rate CALLS_PER_SECOND] [--max-calls M]
 
+#include "AdminCallRecords.h"
 #include "CallModel.h"
 
 #include <QApplication>
@@ -20,7 +21,7 @@ using namespace cmcp;
 
 namespace {
 
-QJsonObject call(qint64 id, bool finished)
+admin::CallRecord call(qint64 id, bool finished)
 {
     QJsonObject object{{"callId", double(id)}, {"sessionId", "0123456789abcdef"}, {"clientName", "bench"},
                        {"tool", id % 3 ? "file_read" : "system_run_command"},
@@ -28,7 +29,7 @@ QJsonObject call(qint64 id, bool finished)
                        {"startedAt", "2026-01-01T10:00:00.000Z"}, {"status", finished ? "succeeded" : "running"}};
     if (finished)
         object.insert("durationMs", 3);
-    return object;
+    return admin::CallRecord::fromJson(object);
 }
 
 } // namespace
