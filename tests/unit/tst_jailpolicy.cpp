@@ -296,6 +296,20 @@ private Q_SLOTS:
         QVERIFY(error.find('\n') == std::string::npos);
     }
 
+    // Valid JSON, but a number that no C++ type holds: a refusal with nlohmann's message, not an
+    // exception out of the jail.
+    void numbersBeyondDoubleAreRefused()
+    {
+        Policy policy;
+        std::string error;
+        QVERIFY(!parse(
+                R"({"uid":1e400,"gid":1000,"workspace":"/w","env":{},"layers":["identity"]})",
+                policy, error));
+        QCOMPARE(error,
+                 std::string("not valid JSON: [json.exception.out_of_range.406] number overflow "
+                             "parsing '1e400'"));
+    }
+
     void refusals_data()
     {
         QTest::addColumn<QByteArray>("text");
