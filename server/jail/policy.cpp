@@ -431,7 +431,9 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
     json doc;
     try {
         doc = json::parse(text, cb, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {
+        // parse_error, and out_of_range for a number no C++ type holds ("1e400"): a refusal,
+        // never an exception out of the jail (which would end it in std::terminate).
         error = std::string("not valid JSON: ") + e.what();
         return false;
     }

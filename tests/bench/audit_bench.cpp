@@ -1,4 +1,4 @@
-// cmcp-audit-bench: what the audit log costs a tool call (issue 9). Appends the two records of
+// cmcp-audit-bench: what the audit log costs a tool call. Appends the two records of
 // a typical call (call_started with its arguments, call_finished with a result summary) through
 // AuditLog, N times, in three modes, and prints the median, p90 and p99 per call:
 //   durable   as the daemon does: write(2) both, fdatasync(2) after call_finished

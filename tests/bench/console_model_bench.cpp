@@ -1,4 +1,4 @@
-// How much of the console's event loop a stream of tool calls takes (issue 7): calls arrive as
+// How much of the console's event loop a stream of tool calls takes: calls arrive as
 // started + finished events, are applied in batches every 100 ms by CallModel, through the
 // filter proxy, into a table view on the offscreen platform. Reports the time each batch took
 // (median and worst) and how far the history grew, for a given event rate.

@@ -1,4 +1,4 @@
-// Load (issue 9): many concurrent MCP sessions doing real tool calls against one cmcpd, through
+// Load: many concurrent MCP sessions doing real tool calls against one cmcpd, through
 // the official TypeScript SDK client (with --transport stdio, one cmcpd --stdio per session, as
 // stdio clients run it; the daemons share the workspace, each has its own audit log). Each session writes, reads and lists files in the shared
 // workspace (file_write, file_read, file_list; optionally system_run_command). Every call must

@@ -1,5 +1,5 @@
 // web_browse and web_scrape of one local page (the fixture's article.html, about 20 KB), through
-// the official MCP TypeScript SDK client over stdio, against a cmcpd this script spawns (issue 6).
+// the official MCP TypeScript SDK client over stdio, against a cmcpd this script spawns.
 //
 //   cold browse   a fresh daemon per sample: the first web_browse starts cmcp-browser (QtWebEngine)
 //   warm browse   later calls on one daemon: the worker is running

@@ -52,7 +52,7 @@ timeout 3000 podman build --format docker "${runtime[@]}" --build-arg "BASE=$BAS
     || { tail -40 build.log; fail "podman build failed (build.log)"; }
 phase "image build"
 
-# The image as the issue describes it.
+# What the image promises: it runs as cmcp, exposes 8000, checks /health and declares its volumes.
 [ "$(podman image inspect --format '{{.Config.User}}' "$IMAGE")" = cmcp ] || fail "the image does not run as cmcp"
 podman image inspect --format '{{json .Config.ExposedPorts}}' "$IMAGE" | grep -q '"8000/tcp"' || fail "port 8000 is not exposed"
 podman image inspect --format '{{json .Config.Healthcheck}}' "$IMAGE" | grep -q '/health' || fail "no HEALTHCHECK on /health"

@@ -19,8 +19,8 @@ const UID_BASE = 120000;
 const UID_COUNT = 64;
 const root = process.getuid() === 0;
 const needsRoot = root ? {} : { skip: 'needs root: jobs switch to host uids of the pool (CI runs as root)' };
-// The bound for a cancelled or abandoned job; a sanitizer build of the daemon answers
-// several times slower, so its pass gets more room.
+// How soon a cancelled or abandoned job must be gone (100 ms); a sanitizer build of the daemon
+// answers several times slower, so its pass gets more room.
 const killBoundMs = /asan/.test(process.env.CMCPD ?? '') ? 300 : 100;
 
 // Python code that prints the host uid its job runs as (the second field of its uid map; inside,

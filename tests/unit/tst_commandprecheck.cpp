@@ -46,7 +46,8 @@ void TestCommandPrecheck::refusesBypasses_data()
     const QString id = u"\"id\" is not an allowed program"_s;
     const QString commandSubstitution = u"command substitution $(...) at position"_s;
 
-    // The list of issue 4.
+    // The usual ways around an allow list: chaining, substitution, newlines, find -exec, paths,
+    // programs that run others, quoting tricks, globs, eval and exec, scripts.
     QTest::newRow("semicolon") << u"ls; id"_s << id;
     QTest::newRow("and") << u"ls && id"_s << id;
     QTest::newRow("dollar substitution") << u"echo $(id)"_s << commandSubstitution;

@@ -18,7 +18,7 @@
 
 using namespace cmcp;
 
-class TestFileSearch : public QObject
+class TestFileSearcher : public QObject
 {
     Q_OBJECT
 
@@ -245,5 +245,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TestFileSearch)
-#include "tst_filesearch.moc"
+QTEST_GUILESS_MAIN(TestFileSearcher)
+#include "tst_filesearcher.moc"

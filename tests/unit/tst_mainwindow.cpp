@@ -20,7 +20,7 @@
 
 using namespace cmcp;
 
-class TestConsoleWindow : public QObject
+class TestMainWindow : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
@@ -109,5 +109,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_MAIN(TestConsoleWindow)
-#include "tst_consolewindow.moc"
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

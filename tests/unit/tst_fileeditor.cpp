@@ -18,7 +18,7 @@
 
 using namespace cmcp;
 
-class TestFileEdit : public QObject
+class TestFileEditor : public QObject
 {
     Q_OBJECT
 
@@ -308,5 +308,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TestFileEdit)
-#include "tst_fileedit.moc"
+QTEST_GUILESS_MAIN(TestFileEditor)
+#include "tst_fileeditor.moc"

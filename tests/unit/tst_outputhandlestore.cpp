@@ -9,7 +9,7 @@
 
 using namespace cmcp;
 
-class TestOutputHandles : public QObject
+class TestOutputHandleStore : public QObject
 {
     Q_OBJECT
 
@@ -97,5 +97,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TestOutputHandles)
-#include "tst_outputhandles.moc"
+QTEST_GUILESS_MAIN(TestOutputHandleStore)
+#include "tst_outputhandlestore.moc"
