@@ -4,10 +4,10 @@
 #include "RunningCall.h"
 #include "SchemaValidator.h"
 #include "ToolCall.h"
+#include "UnguessableId.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QRandomGenerator>
 #include <QScopeGuard>
 
 #include <spdlog/spdlog.h>
@@ -19,14 +19,6 @@ namespace {
 QJsonObject schema(const char *json)
 {
     return QJsonDocument::fromJson(QByteArray(json)).object();
-}
-
-QString newSessionId()
-{
-    // 128 bits from the system's CSPRNG: session ids are bearer secrets on the HTTP transports.
-    quint32 words[4];
-    QRandomGenerator::system()->fillRange(words);
-    return QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex());
 }
 
 QString encodeCursor(qsizetype offset)
@@ -151,7 +143,8 @@ std::shared_ptr<Session> McpServer::openSession(const QString &transportName, Se
                      transportName.toStdString(), m_maxSessions);
         return nullptr;
     }
-    auto session = std::make_shared<Session>(newSessionId(), transportName, channel);
+    // The id is a bearer secret on the HTTP transports: whoever knows it speaks for the session.
+    auto session = std::make_shared<Session>(unguessableId(""), transportName, channel);
     m_sessions.insert(session->id(), session);
     spdlog::debug("session {} opened on {}", session->id().toStdString(), transportName.toStdString());
     Q_EMIT sessionOpened(session->id(), transportName);
