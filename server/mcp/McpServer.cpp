@@ -278,7 +278,7 @@ void McpServer::initialize(const Request &request)
     const QString requested = request.params.value(QLatin1String("protocolVersion")).toString();
     const QString version = protocol::isSupported(requested) ? requested : protocol::supportedVersions().first();
     const QJsonObject clientInfo = request.params.value(QLatin1String("clientInfo")).toObject();
-    request.session->setNegotiated(version, clientInfo, request.params.value(QLatin1String("capabilities")).toObject());
+    request.session->setNegotiated(version, clientInfo);
     spdlog::info("session {} ({}): client {} {} speaks {}", request.session->id().toStdString(),
                  request.session->transportName().toStdString(),
                  clientInfo.value(QLatin1String("name")).toString().toStdString(),
