@@ -53,8 +53,8 @@ bool parseFd(const char *s, int &out)
     return true;
 }
 
-// The job process, after the monitor placed it (namespaces' id maps, cgroup). Layers in the
-// order of issue 3: identity, resources, namespaces and filesystem, AppArmor (must precede
+// The job process, after the monitor placed it (namespaces' id maps, cgroup). Layers in this
+// order: identity, resources, namespaces and filesystem, AppArmor (must precede
 // no_new_privs), Landlock, then the identity sealed and seccomp last, so the filter only has to
 // allow execve itself.
 void runJob(const JobProcess &job)

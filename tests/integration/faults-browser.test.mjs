@@ -1,4 +1,4 @@
-// Faults (issue 9): the browser worker (cmcp-browser) is SIGKILLed while several web_browse calls
+// Faults: the browser worker (cmcp-browser) is SIGKILLed while several web_browse calls
 // load pages from a loopback fixture (lib/webfixture.mjs). The calls it had must fail with a
 // clear error, the next calls must succeed on a new worker, and no Chromium process of the dead
 // worker may be left (they are not the daemon's descendants once orphaned, so they are looked up

@@ -1,4 +1,4 @@
-// Faults (issue 9): the workspace's disk fills. A 2 MiB tmpfs is mounted as SANDBOX_ROOT, so the
+// Faults: the workspace's disk fills. A 2 MiB tmpfs is mounted as SANDBOX_ROOT, so the
 // workspace and the jobs' output files (spill) share it (mounting needs root; CI runs as root,
 // elsewhere the suite skips, saying so). Every write that does not fit must fail with an error
 // naming the cause, leave no partial or temporary file, keep the earlier files whole, and the

@@ -1,4 +1,4 @@
-// Faults around running jobs (issue 9): the client goes away mid-call (Streamable HTTP: the POST
+// Faults around running jobs: the client goes away mid-call (Streamable HTTP: the POST
 // aborted, then the session deleted or simply abandoned; legacy SSE: the stream closed), and a
 // job's process is SIGKILLed from outside (the program it ran, its shell, its cmcp-jail); the
 // job is found by a marker in its command line. Each ends with the leak check of

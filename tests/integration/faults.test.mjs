@@ -1,4 +1,4 @@
-// Faults (issue 9): SIGTERM while many file_write calls and their audit records are in flight.
+// Faults: SIGTERM while many file_write calls and their audit records are in flight.
 // The daemon must exit on its own within the grace period, leave every file either absent or
 // whole (no half-written file, no temporary file), and leave an audit log that verifies, with a
 // record of every call whose result a client received. Then restarts: stopped with sessions

@@ -1,4 +1,4 @@
-// 1,000 idle SSE streams (issue 9): legacy `GET /sse` streams and Streamable HTTP `GET /mcp`
+// 1,000 idle SSE streams: legacy `GET /sse` streams and Streamable HTTP `GET /mcp`
 // streams, opened on raw sockets and held while keep-alive comments arrive, with an SDK client
 // calling at normal latency meanwhile; once they close, the daemon's descriptors come back to
 // the baseline and its memory near it.

@@ -1,4 +1,4 @@
-// Slow-loris clients (issue 9): sockets that trickle their headers or their body are answered
+// Slow-loris clients: sockets that trickle their headers or their body are answered
 // 408 and closed at the deadline, an idle keep-alive connection is closed, and an SSE stream
 // and a call longer than every deadline are left alone, while an SDK client keeps its normal
 // latency.

@@ -46,7 +46,8 @@ void TestCommandPrecheck::refusesBypasses_data()
     const QString id = u"\"id\" is not an allowed program"_s;
     const QString commandSubstitution = u"command substitution $(...) at position"_s;
 
-    // The list of issue 4.
+    // The bypasses the pre-check was specified against: each tries to run a program the list
+    // does not name (mostly `id`).
     QTest::newRow("semicolon") << u"ls; id"_s << id;
     QTest::newRow("and") << u"ls && id"_s << id;
     QTest::newRow("dollar substitution") << u"echo $(id)"_s << commandSubstitution;
