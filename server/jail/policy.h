@@ -11,8 +11,9 @@
 
 namespace cmcp::jail {
 
-// Every layer the jail knows. The parser refuses any other name; main.cpp refuses (fails
-// closed) a known layer that this build cannot apply yet.
+// Every layer the jail knows. The parser refuses any other name. main.cpp applies each layer
+// the policy lists (the monitor places the job in its cgroup), and one this machine cannot
+// apply ends the job, failing closed, before any of its code runs.
 enum class Layer { Identity, Rlimits, Cgroup, Namespaces, Landlock, Seccomp, Apparmor };
 
 const char *layerName(Layer layer);

@@ -15,7 +15,6 @@ public:
     // nullopt, with the reason, for an encoding nobody knows.
     static std::optional<TextCodec> forName(const QString &name, QString *error);
 
-    bool isBase64() const { return m_base64; }
     // Lines can be cut at '\n' bytes only where every character below 0x80 is one byte.
     bool isAsciiCompatible() const;
 

@@ -1,14 +1,13 @@
 #include "McpServer.h"
 
-#include "JsonWriter.h"
 #include "ProtocolVersion.h"
+#include "RunningCall.h"
 #include "SchemaValidator.h"
 #include "ToolCall.h"
+#include "UnguessableId.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QPointer>
-#include <QRandomGenerator>
 #include <QScopeGuard>
 
 #include <spdlog/spdlog.h>
@@ -20,14 +19,6 @@ namespace {
 QJsonObject schema(const char *json)
 {
     return QJsonDocument::fromJson(QByteArray(json)).object();
-}
-
-QString newSessionId()
-{
-    // 128 bits from the system's CSPRNG: session ids are bearer secrets on the HTTP transports.
-    quint32 words[4];
-    QRandomGenerator::system()->fillRange(words);
-    return QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof words).toHex());
 }
 
 QString encodeCursor(qsizetype offset)
@@ -46,49 +37,6 @@ std::optional<qsizetype> decodeCursor(const QString &cursor)
     if (!ok || offset < 0)
         return std::nullopt;
     return offset;
-}
-
-// Content types a protocol revision knows; newer kinds are left out for older clients.
-bool contentAllowed(const QJsonObject &block, const QString &version)
-{
-    const QString type = block.value(QLatin1String("type")).toString();
-    if (type == QLatin1String("audio"))
-        return protocol::atLeast(version, protocol::V2025_03_26);
-    if (type == QLatin1String("resource_link"))
-        return protocol::atLeast(version, protocol::V2025_06_18);
-    return true;
-}
-
-// The response to a tools/call whose result carries its structured value serialized: written
-// as bytes, so that the value is serialized once and its text is never parsed back or converted
-// to UTF-16. The same keys in the same order as jsonrpc::makeResult would give.
-QByteArray serializedResult(const QJsonValue &id, const ToolResult &toolResult,
-                            const QString &version)
-{
-    const QByteArray &structured = toolResult.structuredJson;
-    const bool withStructured = protocol::hasStructuredOutput(version);
-    QByteArray out;
-    out.reserve(structured.size() * (withStructured ? 2 : 1) + structured.size() / 8 + 256);
-    out += "{\"id\":";
-    json::appendValue(out, id);
-    out += ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
-    json::appendString(out, structured);
-    out += ",\"type\":\"text\"}";
-    for (const QJsonValue &block : toolResult.content) {
-        if (contentAllowed(block.toObject(), version)) {
-            out += ',';
-            json::appendValue(out, block);
-        }
-    }
-    out += ']';
-    if (toolResult.isError)
-        out += ",\"isError\":true";
-    if (withStructured) {
-        out += ",\"structuredContent\":";
-        out += structured;
-    }
-    out += "}}";
-    return out;
 }
 
 QJsonObject describeTool(const ToolDefinition &tool, const QString &version)
@@ -195,7 +143,8 @@ std::shared_ptr<Session> McpServer::openSession(const QString &transportName, Se
                      transportName.toStdString(), m_maxSessions);
         return nullptr;
     }
-    auto session = std::make_shared<Session>(newSessionId(), transportName, channel);
+    // The id is a bearer secret on the HTTP transports: whoever knows it speaks for the session.
+    auto session = std::make_shared<Session>(unguessableId(""), transportName, channel);
     m_sessions.insert(session->id(), session);
     spdlog::debug("session {} opened on {}", session->id().toStdString(), transportName.toStdString());
     Q_EMIT sessionOpened(session->id(), transportName);
@@ -329,7 +278,7 @@ void McpServer::initialize(const Request &request)
     const QString requested = request.params.value(QLatin1String("protocolVersion")).toString();
     const QString version = protocol::isSupported(requested) ? requested : protocol::supportedVersions().first();
     const QJsonObject clientInfo = request.params.value(QLatin1String("clientInfo")).toObject();
-    request.session->setNegotiated(version, clientInfo, request.params.value(QLatin1String("capabilities")).toObject());
+    request.session->setNegotiated(version, clientInfo);
     spdlog::info("session {} ({}): client {} {} speaks {}", request.session->id().toStdString(),
                  request.session->transportName().toStdString(),
                  clientInfo.value(QLatin1String("name")).toString().toStdString(),
@@ -434,73 +383,25 @@ void McpServer::callTool(const Request &request)
         return;
     }
 
-    const std::optional<QJsonObject> outputSchema = tool->outputSchema;
-    std::weak_ptr<Session> weakSession = request.session;
-    const QString key = request.key;
-    const quint64 serial = request.serial;
-    const QJsonValue id = request.id;
-    // Shared by the finisher and the cancel handler: whichever comes first ends the record.
-    auto shared = std::make_shared<ToolCallRecord>(std::move(record));
-    QPointer<McpServer> server(this);
-    auto finisher = [weakSession, key, serial, id, name, version, outputSchema, shared, server](const ToolResult &toolResult) {
-        auto session = weakSession.lock();
-        if (!session)
-            return;
-        if (outputSchema && !toolResult.isError) {
-            const QString problem = toolResult.structuredContent
-                    ? SchemaValidator::validate(*outputSchema, *toolResult.structuredContent,
-                                                QStringLiteral("structuredContent"))
-                    : QStringLiteral("structuredContent is missing");
-            if (!problem.isEmpty()) {
-                spdlog::error("tool {} broke its outputSchema: {}", name.toStdString(), problem.toStdString());
-                if (server)
-                    server->endCallRecord(*shared, ToolCallOutcome::BrokeOutputSchema, &toolResult, problem);
-                session->settleRequest(key, serial, jsonrpc::makeError(id, jsonrpc::InternalError,
-                                                               QStringLiteral("tool %1 produced output that does not match its outputSchema: %2")
-                                                                       .arg(name, problem)));
-                return;
-            }
-        }
-        if (server) {
-            server->endCallRecord(*shared, toolResult.isError ? ToolCallOutcome::Failed : ToolCallOutcome::Succeeded,
-                                  &toolResult);
-            if (const QString refusal = server->failClosedReason(); !refusal.isEmpty()) {
-                const QJsonObject refused{{QLatin1String("content"), ToolResult::error(refusal).content},
-                                          {QLatin1String("isError"), true}};
-                session->settleRequest(key, serial, jsonrpc::makeResult(id, refused));
-                return;
-            }
-        }
-        if (!toolResult.structuredJson.isEmpty()) {
-            session->settleRequest(key, serial, serializedResult(id, toolResult, version));
-            return;
-        }
-        QJsonArray content;
-        for (const QJsonValue &block : toolResult.content) {
-            if (contentAllowed(block.toObject(), version))
-                content.append(block);
-        }
-        QJsonObject result{{QLatin1String("content"), content}};
-        if (toolResult.structuredContent && protocol::hasStructuredOutput(version))
-            result.insert(QLatin1String("structuredContent"), *toolResult.structuredContent);
-        if (toolResult.isError)
-            result.insert(QLatin1String("isError"), true);
-        session->settleRequest(key, serial, jsonrpc::makeResult(id, result));
-    };
-
-    const QJsonValue progressToken =
-            request.params.value(QLatin1String("_meta")).toObject().value(QLatin1String("progressToken"));
-    auto call = std::make_shared<ToolCall>(request.session, key, name, arguments, progressToken, std::move(finisher));
-    request.session->setCancelHandler(key, [call, shared, server](const QString &reason) {
-        if (server && !call->isFinished() && !call->isCancelled())
-            server->endCallRecord(*shared, ToolCallOutcome::Cancelled, nullptr, reason);
+    auto running = std::make_shared<RunningCall>(*this, request.session, request.key,
+                                                 request.serial, request.id, version,
+                                                 tool->outputSchema, std::move(record));
+    const QJsonValue progressToken = request.params.value(QLatin1String("_meta"))
+                                             .toObject()
+                                             .value(QLatin1String("progressToken"));
+    auto call = std::make_shared<ToolCall>(
+            request.session, request.key, name, arguments, progressToken,
+            [running](const ToolResult &result) { running->finish(result); });
+    // Whichever comes first, the tool's result or the cancellation, ends the record.
+    request.session->setCancelHandler(request.key, [call, running](const QString &reason) {
+        if (!call->isFinished() && !call->isCancelled())
+            running->endCancelled(reason);
         call->cancel(reason);
     });
-    m_running.emplace(shared->callId, RunningCall{request.session, key, id, shared});
+    const quint64 callId = running->record().callId;
+    m_running.emplace(callId, std::move(running));
     connect(call.get(), &ToolCall::outputReported, this,
-            [this, callId = shared->callId](qint64 outputBytes) {
-                Q_EMIT toolCallOutput(callId, outputBytes);
-            });
+            [this, callId](qint64 outputBytes) { Q_EMIT toolCallOutput(callId, outputBytes); });
     tool->handler(call);
 }
 
@@ -532,7 +433,7 @@ QList<ToolCallRecord> McpServer::callsInFlight() const
 {
     QList<ToolCallRecord> calls;
     for (const auto &[callId, running] : m_running)
-        calls.append(*running.record);
+        calls.append(running->record());
     return calls;
 }
 
@@ -541,15 +442,12 @@ bool McpServer::cancelCall(quint64 callId, const QString &reason)
     const auto it = m_running.find(callId);
     if (it == m_running.end())
         return false;
-    const RunningCall running = it->second;
-    const std::shared_ptr<Session> session = running.session.lock();
-    if (!session || !session->isRequestInFlight(running.key)) {
+    // Held here: cancelling ends the record, which takes the call out of m_running.
+    const std::shared_ptr<RunningCall> running = it->second;
+    if (!running->cancel(reason)) {
         m_running.erase(it);
         return false;
     }
-    session->cancelRequest(running.key, reason,
-                           jsonrpc::makeError(running.id, jsonrpc::RequestFailed,
-                                              QStringLiteral("the call was cancelled: %1").arg(reason)));
     return true;
 }
 

@@ -17,6 +17,8 @@
 
 namespace cmcp {
 
+class RunningCall;
+
 struct ServerIdentity
 {
     QString name = QStringLiteral("container-mcp");
@@ -81,6 +83,9 @@ Q_SIGNALS:
     void toolCallOutput(quint64 callId, qint64 outputBytes);
 
 private:
+    // A running call ends its record and asks the fail-closed check through the server.
+    friend class RunningCall;
+
     struct Request
     {
         std::shared_ptr<Session> session;
@@ -134,14 +139,8 @@ private:
     int m_pageSize = 100;
     int m_maxSessions = 10000;
     quint64 m_lastCallId = 0;
-    struct RunningCall
-    {
-        std::weak_ptr<Session> session;
-        QString key;
-        QJsonValue id;
-        std::shared_ptr<ToolCallRecord> record;
-    };
-    std::map<quint64, RunningCall> m_running;
+    // Tool calls whose tool has not answered yet, by call id.
+    std::map<quint64, std::shared_ptr<RunningCall>> m_running;
 
     std::function<QString()> m_failClosedCheck;
     QString failClosedReason() const { return m_failClosedCheck ? m_failClosedCheck() : QString(); }

@@ -16,17 +16,10 @@ Session::Session(const QString &id, const QString &transportName, SessionChannel
 
 Session::~Session() = default;
 
-void Session::setNegotiated(const QString &version, const QJsonObject &clientInfo,
-                            const QJsonObject &clientCapabilities)
+void Session::setNegotiated(const QString &version, const QJsonObject &clientInfo)
 {
     m_protocolVersion = version;
     m_clientInfo = clientInfo;
-    m_clientCapabilities = clientCapabilities;
-}
-
-bool Session::clientHasCapability(const QString &name) const
-{
-    return m_clientCapabilities.value(name).isObject();
 }
 
 quint64 Session::beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker)

@@ -24,7 +24,7 @@ class PayloadTracker;
 // error, did not answer in time, or the session ended.
 using ClientReply = std::function<void(const QJsonObject &result, const QString &error)>;
 
-// The state of one MCP session: negotiated version, client capabilities, requests in flight
+// The state of one MCP session: negotiated version, client information, requests in flight
 // in both directions. It knows its transport only through Exchange and SessionChannel.
 class Session : public QObject
 {
@@ -39,10 +39,8 @@ public:
     // Empty until initialize has been answered.
     const QString &protocolVersion() const { return m_protocolVersion; }
     bool isInitialized() const { return !m_protocolVersion.isEmpty(); }
-    void setNegotiated(const QString &version, const QJsonObject &clientInfo,
-                       const QJsonObject &clientCapabilities);
+    void setNegotiated(const QString &version, const QJsonObject &clientInfo);
     const QJsonObject &clientInfo() const { return m_clientInfo; }
-    bool clientHasCapability(const QString &name) const;
 
     // The least severe level the client wants; unset means every message is sent.
     std::optional<LogLevel> logLevel() const { return m_logLevel; }
@@ -104,7 +102,6 @@ private:
     SessionChannel *m_channel;
     QString m_protocolVersion;
     QJsonObject m_clientInfo;
-    QJsonObject m_clientCapabilities;
     std::optional<LogLevel> m_logLevel;
     QSet<QString> m_subscriptions;
     QElapsedTimer m_idle;

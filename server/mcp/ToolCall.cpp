@@ -57,12 +57,6 @@ void ToolCall::log(LogLevel level, const QJsonValue &data, const QString &logger
     session->sendRelated(m_requestKey, jsonrpc::makeNotification(QStringLiteral("notifications/message"), params));
 }
 
-bool ToolCall::clientHasCapability(const QString &name) const
-{
-    auto session = m_session.lock();
-    return session && session->clientHasCapability(name);
-}
-
 void ToolCall::requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
                                  int timeoutMs)
 {

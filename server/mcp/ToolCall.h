@@ -40,7 +40,6 @@ public:
     void reportOutput(qint64 bytes);
     qint64 outputBytes() const { return m_outputBytes; }
     void log(LogLevel level, const QJsonValue &data, const QString &logger = {});
-    bool clientHasCapability(const QString &name) const;
     void requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
                            int timeoutMs = 60000);
 

@@ -14,6 +14,8 @@ namespace cmcp {
 class ToolCall;
 
 // Hints for clients; set them truthfully, clients use them to decide what needs confirmation.
+// Write all four by name, `{.readOnly = true, .destructive = false, …}`: the defaults are the
+// specification's (a destructive tool of the open world), which few tools here are.
 struct ToolAnnotations
 {
     bool readOnly = false;

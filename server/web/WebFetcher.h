@@ -63,7 +63,6 @@ public:
     ~WebFetcher() override;
 
     const EgressGate &gate() const { return *m_gate; }
-    const std::shared_ptr<const EgressGate> &sharedGate() const { return m_gate; }
 
     // Calls back exactly once, later, unless aborted first. Returns an id for abort().
     quint64 fetch(const FetchRequest &request, Callback callback);

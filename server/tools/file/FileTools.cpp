@@ -308,59 +308,73 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
     // one session of another's files, so there are none then.
     ResourceRegistry *resources = managers->perSession() ? nullptr : &server.resources();
     ToolRegistry &tools = server.tools();
-    // Annotations: {readOnly, destructive, idempotent, openWorld}.
-    tools.add(fileTool(runner, managers, "file_read", "Read a file",
-                       "Reads a file of the workspace. Returns content, size, modified and sha256 "
-                       "(pass it as if_match to file_write). offset/limit read a window of lines; "
-                       "encoding base64 reads binary files.",
-                       fileschemas::readInput(), fileschemas::readOutput(),
-                       {true, false, true, false},
-                       [](FileManager &f, const QJsonObject &a) { return *readFile(f, a, std::nullopt); },
-                       [](FileManager &f, const QJsonObject &a) { return readFile(f, a, kCheapReadBytes); }));
+    tools.add(fileTool(
+            runner, managers, "file_read", "Read a file",
+            "Reads a file of the workspace. Returns content, size, modified and sha256 "
+            "(pass it as if_match to file_write). offset/limit read a window of lines; "
+            "encoding base64 reads binary files.",
+            fileschemas::readInput(), fileschemas::readOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            [](FileManager &f, const QJsonObject &a) { return *readFile(f, a, std::nullopt); },
+            [](FileManager &f, const QJsonObject &a) { return readFile(f, a, kCheapReadBytes); }));
     tools.add(fileTool(
             runner, managers, "file_write", "Write a file",
             "Writes a whole file of the workspace atomically, creating missing parent "
             "directories. With if_match the write happens only if the file still has "
             "that sha256, so concurrent writers cannot overwrite each other unknowingly.",
-            fileschemas::writeInput(), fileschemas::writeOutput(), {false, true, true, false},
-            [resources](FileManager &f, const QJsonObject &a) { return writeFile(f, resources, a); }));
-    tools.add(fileTool(runner, managers, "file_list", "List a directory",
-                       "Lists a directory of the workspace: name, path, is_directory, size and "
-                       "modified of each entry; pattern filters names by glob; recursive descends "
-                       "into subdirectories. Symbolic links are listed, not followed.",
-                       fileschemas::listInput(), fileschemas::listOutput(),
-                       {true, false, true, false},
-                       [](FileManager &f, const QJsonObject &a) { return listFiles(f, a); }));
+            fileschemas::writeInput(), fileschemas::writeOutput(),
+            {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
+            [resources](FileManager &f, const QJsonObject &a) {
+                return writeFile(f, resources, a);
+            }));
+    tools.add(fileTool(
+            runner, managers, "file_list", "List a directory",
+            "Lists a directory of the workspace: name, path, is_directory, size and "
+            "modified of each entry; pattern filters names by glob; recursive descends "
+            "into subdirectories. Symbolic links are listed, not followed.",
+            fileschemas::listInput(), fileschemas::listOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            [](FileManager &f, const QJsonObject &a) { return listFiles(f, a); }));
     tools.add(fileTool(
             runner, managers, "file_delete", "Delete a file",
             "Deletes a file, symbolic link (not its target) or empty directory of the "
             "workspace.",
-            fileschemas::deleteInput(), fileschemas::deleteOutput(), {false, true, false, false},
-            [resources](FileManager &f, const QJsonObject &a) { return deleteFile(f, resources, a); }));
+            fileschemas::deleteInput(), fileschemas::deleteOutput(),
+            {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
+            [resources](FileManager &f, const QJsonObject &a) {
+                return deleteFile(f, resources, a);
+            }));
     tools.add(fileTool(
             runner, managers, "file_move", "Move or rename a file",
             "Moves or renames a file or directory within the workspace, creating missing "
             "parent directories. An existing destination is replaced only with "
             "overwrite: true.",
-            fileschemas::moveInput(), fileschemas::moveOutput(), {false, true, false, false},
-            [resources](FileManager &f, const QJsonObject &a) { return moveFile(f, resources, a); }));
+            fileschemas::moveInput(), fileschemas::moveOutput(),
+            {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
+            [resources](FileManager &f, const QJsonObject &a) {
+                return moveFile(f, resources, a);
+            }));
     tools.add(fileTool(
             runner, managers, "file_edit", "Edit a file",
             "Replaces text in a UTF-8 file of the workspace and returns a unified diff. Each "
             "edit's old_text must occur exactly once; it is matched exactly, or else line by line "
             "ignoring line endings and trailing whitespace. The file keeps its line endings. "
             "dry_run shows the diff without writing; if_match guards against concurrent changes.",
-            fileschemas::editInput(), fileschemas::editOutput(), {false, true, false, false},
-            [resources](FileManager &f, const QJsonObject &a) { return editFile(f, resources, a); }));
-    tools.add(fileTool(runner, managers, "file_search", "Search file contents",
-                       "Finds the lines of the workspace's text files that contain pattern: "
-                       "literal text by default, a regular expression with regex: true. Returns "
-                       "path, line, column and the line's text for each match, up to max_results; "
-                       "glob filters file names. Binary files, files over FILE_MAX_SIZE_MB and "
-                       "symbolic links are skipped; truncated says when a limit stopped it early.",
-                       fileschemas::searchInput(), fileschemas::searchOutput(),
-                       {true, false, true, false},
-                       [](FileManager &f, const QJsonObject &a) { return searchFiles(f, a); }));
+            fileschemas::editInput(), fileschemas::editOutput(),
+            {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
+            [resources](FileManager &f, const QJsonObject &a) {
+                return editFile(f, resources, a);
+            }));
+    tools.add(fileTool(
+            runner, managers, "file_search", "Search file contents",
+            "Finds the lines of the workspace's text files that contain pattern: "
+            "literal text by default, a regular expression with regex: true. Returns "
+            "path, line, column and the line's text for each match, up to max_results; "
+            "glob filters file names. Binary files, files over FILE_MAX_SIZE_MB and "
+            "symbolic links are skipped; truncated says when a limit stopped it early.",
+            fileschemas::searchInput(), fileschemas::searchOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            [](FileManager &f, const QJsonObject &a) { return searchFiles(f, a); }));
     workspaceresources::registerOn(server.resources(), managers);
     return true;
 }

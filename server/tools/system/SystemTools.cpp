@@ -529,14 +529,13 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     if (live)
         registerLiveSystemSettings(*live, tools);
     ToolRegistry &registry = server.tools();
-    // Annotations: {readOnly, destructive, idempotent, openWorld}.
     registry.add(tools::makeTool(
             "system_run_command", "Run a shell command",
             "Runs a bash command in a sandbox, in the workspace shared with the file tools. "
             "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off. "
             "Returns stdout, stderr, exit_code and success, with the job's accounting.",
             systemschemas::commandInput(), systemschemas::commandOutput(),
-            {false, true, false, false},
+            {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { runCommand(*tools, call); }));
     registry.add(tools::makeTool(
             "system_run_python", "Run Python code",
@@ -545,13 +544,14 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             "the variable _ to return a value as result. Returns output, error, result and "
             "success, with the job's accounting.",
             systemschemas::pythonInput(), systemschemas::pythonOutput(),
-            {false, true, false, false},
+            {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { runPython(*tools, call); }));
     registry.add(tools::makeTool(
             "system_env_var", "Sandbox environment variables",
             "Returns the environment variables sandboxed commands and code see, and the value "
             "of var_name as requested_var (null when it is not set there).",
-            systemschemas::envInput(), systemschemas::envOutput(), {true, false, true, false},
+            systemschemas::envInput(), systemschemas::envOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { envVar(*tools, call); }));
     return true;
 }

@@ -237,12 +237,12 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
         registerLiveWebSettings(*live, policy, resolver, browsers, searcher);
 
     ToolRegistry &registry = server.tools();
-    // Annotations: {readOnly, destructive, idempotent, openWorld}.
     registry.add(tools::makeTool(
             "web_search", "Search the web",
             "Searches the web (a SearXNG instance or the Brave Search API, as configured) and "
             "returns results with title, url and snippet.",
-            webschemas::searchInput(), webschemas::searchOutput(), {true, false, false, true},
+            webschemas::searchInput(), webschemas::searchOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = false, .openWorld = true},
             [searcher](const std::shared_ptr<ToolCall> &call) { search(searcher, call); }));
     registry.add(tools::makeTool(
             "web_scrape", "Scrape a web page",
@@ -251,7 +251,8 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
             "URL. Every request, redirects included, passes the egress gate: WEB_ALLOWED_DOMAINS, "
             "no private or loopback addresses unless WEB_ALLOW_PRIVATE, WEB_MAX_BYTES, "
             "WEB_TIMEOUT_DEFAULT.",
-            webschemas::scrapeInput(), webschemas::scrapeOutput(), {true, false, true, true},
+            webschemas::scrapeInput(), webschemas::scrapeOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = true},
             [scraper](const std::shared_ptr<ToolCall> &call) { scrape(scraper, call); }));
     registry.add(tools::makeTool(
             "web_browse", "Browse a web page",
@@ -259,7 +260,8 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
             "the rendered HTML (or its visible text with text: true), title and final URL; "
             "wait_for waits for a CSS selector or a quiet DOM; screenshot: true adds a PNG. Every "
             "request of the page passes the egress gate; refused ones are listed in blocked.",
-            webschemas::browseInput(), webschemas::browseOutput(), {true, false, false, true},
+            webschemas::browseInput(), webschemas::browseOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = false, .openWorld = true},
             [browsers](const std::shared_ptr<ToolCall> &call) { browse(browsers, call); }));
     return true;
 }

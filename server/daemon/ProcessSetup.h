@@ -1,0 +1,25 @@
+#pragma once
+
+class QCoreApplication;
+
+namespace cmcp {
+
+class McpServer;
+
+// What the daemon changes about its POSIX process: how glibc's heap is kept, how termination
+// signals arrive and how many descriptors it may hold.
+
+// Before anything allocates: large buffers stay on the heap for the next call.
+void keepLargeBuffersOnHeap();
+
+// SIGINT and SIGTERM quit `app`'s event loop. Before any thread starts, so that every thread
+// inherits the blocked signals.
+void quitOnTerminationSignals(QCoreApplication &app);
+
+// Raises the soft limit on open descriptors to the hard limit.
+void raiseDescriptorLimit();
+
+// Gives the heap of closed sessions back to the kernel a little after a burst of closes.
+void trimHeapAfterSessionsClose(McpServer &mcp);
+
+} // namespace cmcp

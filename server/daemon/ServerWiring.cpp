@@ -1,0 +1,175 @@
+#include "ServerWiring.h"
+
+#include "AdminChannel.h"
+#include "AdminServer.h"
+#include "AdminSettings.h"
+#include "AuditLog.h"
+#include "CommandLine.h"
+#include "ConformanceFixtures.h"
+#include "FileTools.h"
+#include "HttpOptions.h"
+#include "HttpServer.h"
+#include "LiveSettings.h"
+#include "McpServer.h"
+#include "ProcessSetup.h"
+#include "SandboxRequirements.h"
+#include "SandboxSupervisor.h"
+#include "Settings.h"
+#include "StartupFailure.h"
+#include "StdioTransport.h"
+#include "SystemTools.h"
+#include "ToolResult.h"
+#include "WebTools.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QPointer>
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <variant>
+
+#include <unistd.h>
+
+namespace cmcp {
+
+namespace {
+
+// AUDIT_LOG is empty: tool calls are not audited, and the daemon serves.
+struct AuditingOff
+{
+};
+// AUDIT_REQUIRED and the log cannot be opened: start-up stops, for `reason`.
+struct AuditLogRefused
+{
+    QString reason;
+};
+// The log records every call while it lives; it may not be open when AUDIT_REQUIRED is off.
+using AuditLogStart = std::variant<AuditingOff, std::unique_ptr<AuditLog>, AuditLogRefused>;
+
+// The audit log records every tool call before its result goes out (McpServer emits the signals
+// synchronously); with AUDIT_REQUIRED a call whose record cannot be written fails closed.
+AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
+{
+    const AuditOptions options = AuditOptions::fromSettings(settings);
+    if (options.path.isEmpty()) {
+        spdlog::warn("audit: AUDIT_LOG is empty: tool calls are not audited");
+        return AuditingOff{};
+    }
+    auto log = std::make_unique<AuditLog>(options);
+    if (QString error; !log->open(&error)) {
+        if (options.required)
+            return AuditLogRefused{error};
+        spdlog::error("audit: {}; AUDIT_REQUIRED is off: serving without an audit log",
+                      error.toStdString());
+    }
+    QObject::connect(&mcp, &McpServer::toolCallStarted, log.get(), &AuditLog::recordCallStarted,
+                     Qt::DirectConnection);
+    QObject::connect(&mcp, &McpServer::toolCallFinished, log.get(), &AuditLog::recordCallFinished,
+                     Qt::DirectConnection);
+    if (options.required)
+        mcp.setFailClosedCheck([audit = QPointer<AuditLog>(log.get())] {
+            return audit ? audit->failClosedReason() : QString();
+        });
+    return log;
+}
+
+// Every tool family the daemon serves; each adds to `live` what the admin channel may change
+// while it runs. False with `error` when a family's settings cannot be used.
+bool registerToolFamilies(McpServer &mcp, const Settings &settings,
+                          const SandboxCapabilities &sandbox, LiveSettings &live, QString *error)
+{
+    return registerFileTools(mcp, settings, error, &live)
+            && registerSystemTools(mcp, settings, sandbox, error, &live)
+            && registerWebTools(mcp, settings, error, &live);
+}
+
+QString httpBase(const QString &host, quint16 port)
+{
+    const QString bracketed =
+            host.contains(QLatin1Char(':')) ? QLatin1Char('[') + host + QLatin1Char(']') : host;
+    return QStringLiteral("http://%1:%2").arg(bracketed).arg(port);
+}
+
+} // namespace
+
+SandboxCapabilities probeSandbox()
+{
+    const SandboxCapabilities sandbox = SandboxProbe::run();
+    for (const QString &line : sandbox.table().split(QLatin1Char('\n')))
+        spdlog::info("sandbox: {}", line.toStdString());
+    return sandbox;
+}
+
+int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings &settings)
+{
+    const QStringList required = settings.list(u"SANDBOX_REQUIRE");
+    if (const QString unknown = SandboxRequirements::unknownLayers(sandbox, required);
+        !unknown.isEmpty())
+        return startupFailure(2, unknown);
+    const SandboxOptions options = SandboxOptions::fromSettings(settings);
+    const QStringList missing = SandboxRequirements::missingLayers(sandbox, required);
+    if (!missing.isEmpty() && !options.insecure)
+        return startupFailure(1, SandboxRequirements::refusal(missing));
+    if (!missing.isEmpty())
+        spdlog::warn("sandbox: SANDBOX_INSECURE=1: running without required layers: {}; every "
+                     "job result is marked insecure",
+                     missing.join(QStringLiteral("; ")).toStdString());
+    else if (options.insecure)
+        spdlog::warn("sandbox: SANDBOX_INSECURE=1: every job result is marked insecure");
+    // Not root (a container): jobs keep the daemon's uid, in user namespaces of their own.
+    const std::string jobIds = sandbox.root
+            ? fmt::format("uids {}..{}, gid {}", options.uidBase,
+                          options.uidBase + options.uidCount - 1, options.gid)
+            : fmt::format("this daemon's uid {} (not root)", geteuid());
+    spdlog::info("sandbox: jobs run as {}; required layers: {}", jobIds,
+                 required.isEmpty() ? std::string("none")
+                                    : required.join(QLatin1Char(',')).toStdString());
+    if (!QFileInfo(options.jailProgram).isExecutable())
+        spdlog::warn("sandbox: no cmcp-jail at {}: every job will fail to start",
+                     options.jailProgram.toStdString());
+    return 0;
+}
+
+int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
+              const SandboxCapabilities &sandbox)
+{
+    McpServer mcp(ServerIdentity{});
+    trimHeapAfterSessionsClose(mcp);
+    mcp.setMaxSessions(int(settings.integer(u"MCP_MAX_SESSIONS")));
+    LiveSettings live;
+    if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, &error))
+        return startupFailure(1, error);
+    const AuditLogStart audit = startAuditLog(mcp, settings);
+    if (const auto *refused = std::get_if<AuditLogRefused>(&audit))
+        return startupFailure(1, refused->reason + QStringLiteral(" (AUDIT_REQUIRED=true)"));
+    if (commandLine.conformanceFixtures) {
+        spdlog::warn("conformance fixtures registered: test tools are exposed (never use this in "
+                     "production)");
+        registerConformanceFixtures(mcp);
+    }
+
+    AdminSettings adminSettings(settings, commandLine.sources.customEnvFile);
+    registerLiveSettings(adminSettings, live);
+    const std::unique_ptr<AdminServer> admin = openAdminChannel(mcp, adminSettings, sandbox);
+
+    if (commandLine.stdio) {
+        StdioTransport stdio(mcp);
+        QObject::connect(&stdio, &StdioTransport::finished, &app, &QCoreApplication::quit,
+                         Qt::QueuedConnection);
+        stdio.start();
+        return app.exec();
+    }
+
+    HttpServer http(mcp, HttpOptions::fromSettings(settings));
+    QString error;
+    const quint16 port = http.start(&error);
+    if (port == 0)
+        return startupFailure(1, error);
+    spdlog::info("listening on {0}/mcp (Streamable HTTP) and {0}/sse (legacy SSE)",
+                 httpBase(settings.text(u"MCP_HOST"), port).toStdString());
+    return app.exec();
+}
+
+} // namespace cmcp

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "SandboxProbe.h"
+
+class QCoreApplication;
+
+namespace cmcp {
+
+class Settings;
+struct CommandLine;
+
+// Once at start-up: what this machine offers every jail, logged one line per layer.
+SandboxCapabilities probeSandbox();
+
+// SANDBOX_REQUIRE against the probe: a misspelt layer (2, a bad setting) or a required layer
+// the machine lacks (1) stops start-up with one line, unless SANDBOX_INSECURE accepts the
+// weaker isolation, which is then said loudly here and in every job result. 0: carry on.
+int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings &settings);
+
+// Builds the server the settings describe (the tool families, the audit log, the admin channel,
+// the transport) and runs it until a termination signal or, on stdio, the end of input.
+// Returns the exit status.
+int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
+              const SandboxCapabilities &sandbox);
+
+} // namespace cmcp

@@ -1,0 +1,55 @@
+#pragma once
+
+#include "ToolCallRecord.h"
+
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QPointer>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace cmcp {
+
+class McpServer;
+class Session;
+struct ToolResult;
+
+// One tools/call from the moment its tool starts until the client has the answer: what that
+// answer needs (the session, the request, the protocol version, the tool's output schema) and
+// the call's record, which the first of the tool's result and a cancellation ends. Shared by
+// the call's finisher, the session's cancel handler and the server's calls in flight, so it is
+// safe to use after the session or the server has gone.
+class RunningCall
+{
+public:
+    RunningCall(McpServer &server, const std::shared_ptr<Session> &session, QString requestKey,
+                quint64 serial, QJsonValue requestId, QString protocolVersion,
+                std::optional<QJsonObject> outputSchema, ToolCallRecord record);
+
+    const ToolCallRecord &record() const { return m_record; }
+
+    // The tool's result: checked against the output schema, recorded, then sent in the shape
+    // the session's protocol version knows. Nothing happens when the session has gone.
+    void finish(const ToolResult &result);
+
+    // The client cancelled, or its session ended, before the result: the record ends so.
+    void endCancelled(const QString &reason);
+
+    // Cancels the call as its client could, but answers the client with an error naming
+    // `reason`. False, and nothing done, when the session has gone or was already answered.
+    bool cancel(const QString &reason);
+
+private:
+    QPointer<McpServer> m_server;
+    std::weak_ptr<Session> m_session;
+    const QString m_requestKey;
+    const quint64 m_serial;
+    const QJsonValue m_requestId;
+    const QString m_protocolVersion;
+    const std::optional<QJsonObject> m_outputSchema;
+    ToolCallRecord m_record;
+};
+
+} // namespace cmcp
