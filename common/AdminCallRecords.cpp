@@ -1,6 +1,6 @@
-#include "AdminCallRecords.h"
+#include "common/AdminCallRecords.h"
 
-#include "AdminRecordJson.h"
+#include "common/AdminRecordJson.h"
 
 namespace cmcp::admin {
 

@@ -1,6 +1,6 @@
-#include "AdminLogRecords.h"
+#include "common/AdminLogRecords.h"
 
-#include "AdminRecordJson.h"
+#include "common/AdminRecordJson.h"
 
 namespace cmcp::admin {
 

@@ -1,4 +1,4 @@
-#include "AdminProtocol.h"
+#include "common/AdminProtocol.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>

@@ -1,6 +1,6 @@
-#include "AdminSessionRecords.h"
+#include "common/AdminSessionRecords.h"
 
-#include "AdminRecordJson.h"
+#include "common/AdminRecordJson.h"
 
 namespace cmcp::admin {
 

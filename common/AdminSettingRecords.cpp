@@ -1,6 +1,6 @@
-#include "AdminSettingRecords.h"
+#include "common/AdminSettingRecords.h"
 
-#include "AdminRecordJson.h"
+#include "common/AdminRecordJson.h"
 
 namespace cmcp::admin {
 

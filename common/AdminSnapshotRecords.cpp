@@ -1,6 +1,6 @@
-#include "AdminSnapshotRecords.h"
+#include "common/AdminSnapshotRecords.h"
 
-#include "AdminRecordJson.h"
+#include "common/AdminRecordJson.h"
 
 namespace cmcp::admin {
 

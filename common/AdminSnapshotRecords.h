@@ -1,9 +1,9 @@
 #pragma once
 
-#include "AdminCallRecords.h"
-#include "AdminProtocol.h"
-#include "AdminSessionRecords.h"
-#include "AdminSettingRecords.h"
+#include "common/AdminCallRecords.h"
+#include "common/AdminProtocol.h"
+#include "common/AdminSessionRecords.h"
+#include "common/AdminSettingRecords.h"
 
 #include <QJsonObject>
 #include <QList>

@@ -1,4 +1,4 @@
-#include "EnvFile.h"
+#include "common/EnvFile.h"
 
 #include <QFile>
 #include <QStringList>

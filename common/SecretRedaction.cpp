@@ -1,4 +1,4 @@
-#include "SecretRedaction.h"
+#include "common/SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>

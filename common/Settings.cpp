@@ -1,6 +1,6 @@
-#include "Settings.h"
+#include "common/Settings.h"
 
-#include "EnvFile.h"
+#include "common/EnvFile.h"
 
 #include <QFileInfo>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "SettingsTable.h"
+#include "common/SettingsTable.h"
 
 #include <QList>
 #include <QPair>

@@ -1,4 +1,4 @@
-#include "SettingsTable.h"
+#include "common/SettingsTable.h"
 
 namespace cmcp {
 

@@ -1,4 +1,4 @@
-#include "UnguessableId.h"
+#include "common/UnguessableId.h"
 
 #include <QByteArray>
 #include <QRandomGenerator>

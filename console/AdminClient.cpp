@@ -1,4 +1,4 @@
-#include "AdminClient.h"
+#include "console/AdminClient.h"
 
 #include <QFileInfo>
 #include <QLocalSocket>

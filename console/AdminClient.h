@@ -1,6 +1,6 @@
 #pragma once
 
-#include "AdminProtocol.h"
+#include "common/AdminProtocol.h"
 
 #include <QHash>
 #include <QJsonObject>

@@ -1,6 +1,6 @@
-#include "CallDetail.h"
+#include "console/CallDetail.h"
 
-#include "CallStatus.h"
+#include "console/CallStatus.h"
 
 #include <QCoreApplication>
 #include <QJsonDocument>

@@ -1,6 +1,6 @@
-#include "CallModel.h"
+#include "console/CallModel.h"
 
-#include "CallStatus.h"
+#include "console/CallStatus.h"
 
 #include <QDateTime>
 #include <QJsonArray>

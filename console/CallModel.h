@@ -1,6 +1,6 @@
 #pragma once
 
-#include "AdminCallRecords.h"
+#include "common/AdminCallRecords.h"
 
 #include <QAbstractTableModel>
 #include <QHash>

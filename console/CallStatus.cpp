@@ -1,4 +1,4 @@
-#include "CallStatus.h"
+#include "console/CallStatus.h"
 
 #include <QCoreApplication>
 

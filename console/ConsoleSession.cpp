@@ -1,7 +1,7 @@
-#include "ConsoleSession.h"
+#include "console/ConsoleSession.h"
 
-#include "CallModel.h"
-#include "SessionModel.h"
+#include "console/CallModel.h"
+#include "console/SessionModel.h"
 
 namespace cmcp {
 

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "AdminClient.h"
-#include "AdminLogRecords.h"
-#include "AdminSettingRecords.h"
-#include "AdminSnapshotRecords.h"
+#include "console/AdminClient.h"
+#include "common/AdminLogRecords.h"
+#include "common/AdminSettingRecords.h"
+#include "common/AdminSnapshotRecords.h"
 
 #include <QHash>
 #include <QJsonObject>

@@ -1,12 +1,12 @@
-#include "MainWindow.h"
+#include "console/MainWindow.h"
 
-#include "AdminClient.h"
-#include "CallDetail.h"
-#include "CallModel.h"
-#include "ConsoleSession.h"
-#include "SandboxView.h"
-#include "SessionModel.h"
-#include "SettingsEditor.h"
+#include "console/AdminClient.h"
+#include "console/CallDetail.h"
+#include "console/CallModel.h"
+#include "console/ConsoleSession.h"
+#include "console/SandboxView.h"
+#include "console/SessionModel.h"
+#include "console/SettingsEditor.h"
 
 #include <QAction>
 #include <QApplication>

@@ -1,6 +1,6 @@
-#include "SandboxView.h"
+#include "console/SandboxView.h"
 
-#include "CallStatus.h"
+#include "console/CallStatus.h"
 
 #include <QHeaderView>
 #include <QJsonDocument>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "AdminSnapshotRecords.h"
+#include "common/AdminSnapshotRecords.h"
 
 #include <QTableWidget>
 

@@ -1,4 +1,4 @@
-#include "SessionModel.h"
+#include "console/SessionModel.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "AdminSessionRecords.h"
+#include "common/AdminSessionRecords.h"
 
 #include <QAbstractTableModel>
 #include <QDateTime>

@@ -1,8 +1,8 @@
-#include "SettingsEditor.h"
+#include "console/SettingsEditor.h"
 
-#include "ConsoleSession.h"
-#include "Settings.h"
-#include "SettingsTable.h"
+#include "console/ConsoleSession.h"
+#include "common/Settings.h"
+#include "common/SettingsTable.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "AdminSettingRecords.h"
+#include "common/AdminSettingRecords.h"
 
 #include <QHash>
 #include <QWidget>

@@ -1,8 +1,8 @@
 // cmcp-console: watches and steers a running cmcpd through its admin channel.
 
-#include "AdminClient.h"
-#include "ConsoleSession.h"
-#include "MainWindow.h"
+#include "console/AdminClient.h"
+#include "console/ConsoleSession.h"
+#include "console/MainWindow.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

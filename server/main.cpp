@@ -5,12 +5,12 @@
 // ProcessSetup (what the daemon changes about its POSIX process) and ServerWiring (the tool
 // families, the audit log, the admin channel and the transports).
 
-#include "CommandLine.h"
-#include "Logging.h"
-#include "ProcessSetup.h"
-#include "ServerWiring.h"
-#include "Settings.h"
-#include "StartupFailure.h"
+#include "daemon/CommandLine.h"
+#include "common/Logging.h"
+#include "daemon/ProcessSetup.h"
+#include "daemon/ServerWiring.h"
+#include "common/Settings.h"
+#include "daemon/StartupFailure.h"
 
 #include <QCoreApplication>
 

@@ -1,9 +1,9 @@
-#include "AdminChannel.h"
+#include "admin/AdminChannel.h"
 
-#include "AdminServer.h"
-#include "AdminSettings.h"
-#include "Logging.h"
-#include "SandboxProbe.h"
+#include "admin/AdminServer.h"
+#include "admin/AdminSettings.h"
+#include "common/Logging.h"
+#include "sandbox/SandboxProbe.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include "AdminLogSink.h"
+#include "admin/AdminLogSink.h"
 
 #include <QMetaObject>
 #include <QString>

@@ -1,6 +1,6 @@
-#include "AdminPeer.h"
+#include "admin/AdminPeer.h"
 
-#include "AdminSnapshotRecords.h"
+#include "common/AdminSnapshotRecords.h"
 
 #include <QLocalSocket>
 

@@ -1,16 +1,16 @@
-#include "AdminServer.h"
+#include "admin/AdminServer.h"
 
-#include "AdminLogRecords.h"
-#include "AdminLogSink.h"
-#include "AdminPeer.h"
-#include "AdminSessionRecords.h"
-#include "AdminSettingRecords.h"
-#include "AdminSettings.h"
-#include "CallDescription.h"
-#include "CallProgress.h"
-#include "McpServer.h"
-#include "PeerCredentials.h"
-#include "ToolResult.h"
+#include "common/AdminLogRecords.h"
+#include "admin/AdminLogSink.h"
+#include "admin/AdminPeer.h"
+#include "common/AdminSessionRecords.h"
+#include "common/AdminSettingRecords.h"
+#include "admin/AdminSettings.h"
+#include "admin/CallDescription.h"
+#include "admin/CallProgress.h"
+#include "mcp/McpServer.h"
+#include "admin/PeerCredentials.h"
+#include "mcp/ToolResult.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "AdminCallRecords.h"
-#include "AdminProtocol.h"
-#include "AdminSnapshotRecords.h"
-#include "ToolCallRecord.h"
+#include "common/AdminCallRecords.h"
+#include "common/AdminProtocol.h"
+#include "common/AdminSnapshotRecords.h"
+#include "mcp/ToolCallRecord.h"
 
 #include <QElapsedTimer>
 #include <QHash>

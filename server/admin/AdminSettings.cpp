@@ -1,6 +1,6 @@
-#include "AdminSettings.h"
+#include "admin/AdminSettings.h"
 
-#include "SecretRedaction.h"
+#include "common/SecretRedaction.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "AdminSettingRecords.h"
-#include "LiveSettings.h"
-#include "Settings.h"
+#include "common/AdminSettingRecords.h"
+#include "common/LiveSettings.h"
+#include "common/Settings.h"
 
 #include <QList>
 #include <QObject>

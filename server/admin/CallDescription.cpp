@@ -1,7 +1,7 @@
-#include "CallDescription.h"
+#include "admin/CallDescription.h"
 
-#include "SecretRedaction.h"
-#include "ToolResult.h"
+#include "common/SecretRedaction.h"
+#include "mcp/ToolResult.h"
 
 #include <QJsonArray>
 

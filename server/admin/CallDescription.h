@@ -1,7 +1,7 @@
 #pragma once
 
-#include "AdminCallRecords.h"
-#include "ToolCallRecord.h"
+#include "common/AdminCallRecords.h"
+#include "mcp/ToolCallRecord.h"
 
 namespace cmcp {
 

@@ -1,4 +1,4 @@
-#include "CallProgress.h"
+#include "admin/CallProgress.h"
 
 namespace cmcp {
 

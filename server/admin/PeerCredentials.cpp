@@ -1,4 +1,4 @@
-#include "PeerCredentials.h"
+#include "admin/PeerCredentials.h"
 
 #include <cerrno>
 #include <cstring>

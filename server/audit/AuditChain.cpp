@@ -1,4 +1,4 @@
-#include "AuditChain.h"
+#include "audit/AuditChain.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>

@@ -1,8 +1,8 @@
-#include "AuditLog.h"
+#include "audit/AuditLog.h"
 
-#include "AuditChain.h"
-#include "AuditRecord.h"
-#include "Settings.h"
+#include "audit/AuditChain.h"
+#include "audit/AuditRecord.h"
+#include "common/Settings.h"
 
 #include <QCoreApplication>
 #include <QDir>

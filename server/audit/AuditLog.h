@@ -1,7 +1,7 @@
 #pragma once
 
-#include "ToolCallRecord.h"
-#include "UniqueFd.h"
+#include "mcp/ToolCallRecord.h"
+#include "posix/UniqueFd.h"
 
 #include <QByteArray>
 #include <QJsonObject>

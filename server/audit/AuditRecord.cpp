@@ -1,8 +1,8 @@
-#include "AuditRecord.h"
+#include "audit/AuditRecord.h"
 
-#include "AuditChain.h"
-#include "SecretRedaction.h"
-#include "ToolResult.h"
+#include "audit/AuditChain.h"
+#include "common/SecretRedaction.h"
+#include "mcp/ToolResult.h"
 
 #include <QJsonArray>
 

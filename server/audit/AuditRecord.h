@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ToolCallRecord.h"
+#include "mcp/ToolCallRecord.h"
 
 #include <QJsonObject>
 

@@ -1,6 +1,6 @@
-#include "AuditVerifier.h"
+#include "audit/AuditVerifier.h"
 
-#include "AuditChain.h"
+#include "audit/AuditChain.h"
 
 #include <QFile>
 #include <QJsonDocument>

@@ -1,8 +1,8 @@
-#include "BrowsePage.h"
+#include "browser/BrowsePage.h"
 
-#include "EgressPolicy.h"
-#include "EgressProxy.h"
-#include "GateInterceptor.h"
+#include "web/EgressPolicy.h"
+#include "web/EgressProxy.h"
+#include "browser/GateInterceptor.h"
 
 #include <QBuffer>
 #include <QJsonDocument>

@@ -1,6 +1,6 @@
-#include "BrowserWorker.h"
+#include "browser/BrowserWorker.h"
 
-#include "BrowsePage.h"
+#include "browser/BrowsePage.h"
 
 #include <QCoreApplication>
 #include <QJsonDocument>

@@ -1,4 +1,4 @@
-#include "GateInterceptor.h"
+#include "browser/GateInterceptor.h"
 
 namespace cmcp {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "EgressPolicy.h"
+#include "web/EgressPolicy.h"
 
 #include <QWebEngineUrlRequestInterceptor>
 

@@ -1,4 +1,4 @@
-#include "SandboxProbe.h"
+#include "browser/SandboxProbe.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "WorkerUser.h"
+#include "browser/WorkerUser.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -10,11 +10,11 @@
 // Usage: cmcp-browser [--allowed-domains LIST] [--allow-private] [--trusted-origin URL]...
 //                     [--max-bytes N] [--timeout-ms N] [--uid UID --gid GID]
 
-#include "BrowserWorker.h"
-#include "EgressGate.h"
-#include "EgressProxy.h"
-#include "SandboxProbe.h"
-#include "WorkerUser.h"
+#include "browser/BrowserWorker.h"
+#include "web/EgressGate.h"
+#include "web/EgressProxy.h"
+#include "browser/SandboxProbe.h"
+#include "browser/WorkerUser.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

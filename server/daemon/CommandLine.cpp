@@ -1,9 +1,9 @@
-#include "CommandLine.h"
+#include "daemon/CommandLine.h"
 
-#include "AuditVerifier.h"
-#include "SettingsTable.h"
-#include "StartupFailure.h"
-#include "SystemTools.h"
+#include "audit/AuditVerifier.h"
+#include "common/SettingsTable.h"
+#include "daemon/StartupFailure.h"
+#include "tools/system/SystemTools.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -1,6 +1,6 @@
-#include "ProcessSetup.h"
+#include "daemon/ProcessSetup.h"
 
-#include "McpServer.h"
+#include "mcp/McpServer.h"
 
 #include <QCoreApplication>
 #include <QSocketNotifier>

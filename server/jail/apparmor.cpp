@@ -2,7 +2,7 @@
 // through libapparmor), so the profile confines the job's program from its first instruction
 // and never the jail. The kernel checks that the profile is loaded when it is requested; a
 // kernel without AppArmor, or AppArmor disabled, fails the layer (fail closed).
-#include "layers.h"
+#include "jail/layers.h"
 
 #include <sys/apparmor.h>
 

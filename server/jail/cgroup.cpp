@@ -15,7 +15,7 @@
 // Fails closed: a limit the policy asks for without a writable controller for it ends the job
 // before it runs. Without limits the cgroup still serves accounting and killing, and only a
 // host where nothing at all could be created fails.
-#include "layers.h"
+#include "jail/layers.h"
 
 #include <fcntl.h>
 #include <signal.h>

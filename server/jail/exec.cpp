@@ -1,7 +1,7 @@
 // Final step: working directory, program lookup, execve with exactly the policy environment.
 // Runs after identity, so every check here (search permission on the workspace, execute
 // permission on the program) is made with the job's own uid.
-#include "layers.h"
+#include "jail/layers.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

@@ -6,7 +6,7 @@
 //   mount work that needs the user namespace's capabilities is done (sealIdentity): every
 //   capability set zeroed, no_new_privs, the result verified from /proc/self/status and by
 //   setuid(0) failing, a new session, and every descriptor above 2 closed on exec.
-#include "layers.h"
+#include "jail/layers.h"
 
 #include <linux/capability.h>
 #include <linux/close_range.h>

@@ -8,7 +8,7 @@
 // Runs while still root (before identity): no_new_privs is set here anyway, so
 // landlock_restrict_self never depends on CAP_SYS_ADMIN. The domain is inherited across
 // fork and execve and cannot be lifted.
-#include "layers.h"
+#include "jail/layers.h"
 
 #include <linux/landlock.h>
 

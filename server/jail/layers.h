@@ -4,7 +4,7 @@
 // on stderr and the layer's exit status (exit_codes.h), before the job's code ever runs.
 #pragma once
 
-#include "policy.h"
+#include "jail/policy.h"
 
 #include <linux/filter.h>
 

@@ -8,11 +8,11 @@
 //   cmcp-jail: <layer>: <what failed>: <reason>
 // (and a "refused" record on --report-fd, see report.h), before any code of the job runs. A
 // layer the policy asks for and this machine cannot apply fails closed the same way.
-#include "exit_codes.h"
-#include "layers.h"
-#include "monitor.h"
-#include "policy.h"
-#include "report.h"
+#include "jail/exit_codes.h"
+#include "jail/layers.h"
+#include "jail/monitor.h"
+#include "jail/policy.h"
+#include "jail/report.h"
 
 #include <fcntl.h>
 #include <unistd.h>

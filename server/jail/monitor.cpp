@@ -1,10 +1,10 @@
 // The monitor (see monitor.h). Single-threaded; every signal it cares about is blocked and
 // taken synchronously with sigwaitinfo, so there is no handler and no race between "the job
 // exited" and "the supervisor asked to kill it".
-#include "monitor.h"
+#include "jail/monitor.h"
 
-#include "exit_codes.h"
-#include "report.h"
+#include "jail/exit_codes.h"
+#include "jail/report.h"
 
 #include <sched.h>
 #include <signal.h>

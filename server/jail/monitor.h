@@ -5,7 +5,7 @@
 // execs; the monitor never runs code of the job.
 #pragma once
 
-#include "layers.h"
+#include "jail/layers.h"
 
 namespace cmcp::jail {
 

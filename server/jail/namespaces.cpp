@@ -11,7 +11,7 @@
 //   <workspace_at>       the workspace, the only writable bind, noexec
 //   /cmcp/bin            links to the policy's "bin" programs (a PATH of exactly those)
 // Everything but /tmp, /dev/shm and the workspace is read-only afterwards, the root included.
-#include "layers.h"
+#include "jail/layers.h"
 
 #include <fcntl.h>
 #include <linux/sched.h>

@@ -1,6 +1,6 @@
 // Policy parsing: strict JSON, every key known, every type checked. Nothing here touches
 // process state; main.cpp decides what to do with a refused policy.
-#include "policy.h"
+#include "jail/policy.h"
 
 #include <nlohmann/json.hpp>
 

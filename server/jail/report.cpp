@@ -1,7 +1,7 @@
 // The report descriptor's JSON lines (see report.h). Writes are whole lines with one write(2)
 // each, so a supervisor reading the pipe never sees half a record; a supervisor that went away
 // (EPIPE, SIGPIPE is ignored by the monitor) costs nothing.
-#include "report.h"
+#include "jail/report.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // process: RLIMIT_NPROC is checked per real uid at fork time and at the setuid, and hard limits
 // can only be lowered (root here lacks CAP_SYS_RESOURCE: nothing may be raised above the
 // inherited hard limit, and a policy asking for that fails closed).
-#include "layers.h"
+#include "jail/layers.h"
 
 #include <sys/resource.h>
 

@@ -1,8 +1,8 @@
 // Layer: seccomp. The filter is built (seccomp_filter.cpp) while the jail may still allocate,
 // before identity; it is loaded as the very last step before execve, with prctl only, so
 // that everything the jail itself does after it is just the exec path.
-#include "layers.h"
-#include "seccomp_filter.h"
+#include "jail/layers.h"
+#include "jail/seccomp_filter.h"
 
 #include <linux/seccomp.h>
 #include <sys/prctl.h>

@@ -12,7 +12,7 @@
 //   EAFNOSUPPORT  socket() for any family but AF_UNIX, when the network is off.
 //   kill    any syscall of a foreign ABI: i386 (int 0x80) and x32 are not in the filter's
 //           architecture list, and the bad-architecture action kills the whole process.
-#include "seccomp_filter.h"
+#include "jail/seccomp_filter.h"
 
 #include <seccomp.h>
 

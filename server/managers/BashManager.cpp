@@ -1,7 +1,7 @@
-#include "BashManager.h"
+#include "managers/BashManager.h"
 
-#include "CommandPrecheck.h"
-#include "Settings.h"
+#include "managers/CommandPrecheck.h"
+#include "common/Settings.h"
 
 namespace cmcp {
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "JobPolicy.h"
-#include "SandboxSupervisor.h"
+#include "sandbox/JobPolicy.h"
+#include "sandbox/SandboxSupervisor.h"
 
 #include <QString>
 #include <QStringList>

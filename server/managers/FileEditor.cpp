@@ -1,8 +1,8 @@
-#include "FileEditor.h"
+#include "managers/FileEditor.h"
 
-#include "TextCodec.h"
-#include "UnifiedDiff.h"
-#include "WorkspacePath.h"
+#include "managers/TextCodec.h"
+#include "managers/UnifiedDiff.h"
+#include "workspace/WorkspacePath.h"
 
 namespace cmcp {
 

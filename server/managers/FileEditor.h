@@ -1,7 +1,7 @@
 #pragma once
 
-#include "FileManager.h"
-#include "TextEdits.h"
+#include "managers/FileManager.h"
+#include "managers/TextEdits.h"
 
 namespace cmcp {
 

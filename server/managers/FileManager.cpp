@@ -1,11 +1,11 @@
-#include "FileManager.h"
+#include "managers/FileManager.h"
 
-#include "ContainedRoot.h"
-#include "DirectoryEntries.h"
-#include "PathErrors.h"
-#include "RegularFile.h"
-#include "TextCodec.h"
-#include "WorkspacePath.h"
+#include "workspace/ContainedRoot.h"
+#include "workspace/DirectoryEntries.h"
+#include "workspace/PathErrors.h"
+#include "workspace/RegularFile.h"
+#include "managers/TextCodec.h"
+#include "workspace/WorkspacePath.h"
 
 #include <QCryptographicHash>
 #include <QFile>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "FileOptions.h"
-#include "LiveSnapshot.h"
-#include "Workspace.h"
+#include "managers/FileOptions.h"
+#include "common/LiveSnapshot.h"
+#include "workspace/Workspace.h"
 
 #include <QByteArray>
 #include <QList>

@@ -1,6 +1,6 @@
-#include "FileOptions.h"
+#include "managers/FileOptions.h"
 
-#include "Settings.h"
+#include "common/Settings.h"
 
 namespace cmcp {
 

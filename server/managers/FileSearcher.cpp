@@ -1,10 +1,10 @@
-#include "FileSearcher.h"
+#include "managers/FileSearcher.h"
 
-#include "ContainedRoot.h"
-#include "DirectoryEntries.h"
-#include "PathErrors.h"
-#include "RegularFile.h"
-#include "WorkspacePath.h"
+#include "workspace/ContainedRoot.h"
+#include "workspace/DirectoryEntries.h"
+#include "workspace/PathErrors.h"
+#include "workspace/RegularFile.h"
+#include "workspace/WorkspacePath.h"
 
 #include <QDeadlineTimer>
 #include <QFile>

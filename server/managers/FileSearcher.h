@@ -1,6 +1,6 @@
 #pragma once
 
-#include "FileManager.h"
+#include "managers/FileManager.h"
 
 #include <chrono>
 

@@ -1,7 +1,7 @@
-#include "PythonManager.h"
+#include "managers/PythonManager.h"
 
-#include "PythonRunner.h"
-#include "Settings.h"
+#include "managers/PythonRunner.h"
+#include "common/Settings.h"
 
 #include <QDir>
 #include <QFileInfo>

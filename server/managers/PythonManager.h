@@ -1,9 +1,9 @@
 #pragma once
 
-#include "BashManager.h"
-#include "JobPolicy.h"
-#include "JobResult.h"
-#include "SandboxSupervisor.h"
+#include "managers/BashManager.h"
+#include "sandbox/JobPolicy.h"
+#include "sandbox/JobResult.h"
+#include "sandbox/SandboxSupervisor.h"
 
 #include <QJsonValue>
 #include <QString>

@@ -1,4 +1,4 @@
-#include "PythonRunner.h"
+#include "managers/PythonRunner.h"
 
 namespace cmcp {
 

@@ -1,4 +1,4 @@
-#include "TextCodec.h"
+#include "managers/TextCodec.h"
 
 #include <QStringDecoder>
 #include <QStringEncoder>

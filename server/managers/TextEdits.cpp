@@ -1,4 +1,4 @@
-#include "TextEdits.h"
+#include "managers/TextEdits.h"
 
 namespace cmcp {
 

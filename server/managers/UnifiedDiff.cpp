@@ -1,4 +1,4 @@
-#include "UnifiedDiff.h"
+#include "managers/UnifiedDiff.h"
 
 #include <QList>
 #include <QStringView>

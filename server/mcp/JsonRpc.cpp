@@ -1,6 +1,6 @@
-#include "JsonRpc.h"
+#include "mcp/JsonRpc.h"
 
-#include "JsonWriter.h"
+#include "mcp/JsonWriter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

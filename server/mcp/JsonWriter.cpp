@@ -1,4 +1,4 @@
-#include "JsonWriter.h"
+#include "mcp/JsonWriter.h"
 
 #include <QCborValue>
 #include <QJsonDocument>

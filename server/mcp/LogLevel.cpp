@@ -1,4 +1,4 @@
-#include "LogLevel.h"
+#include "mcp/LogLevel.h"
 
 #include <array>
 

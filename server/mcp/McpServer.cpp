@@ -1,10 +1,10 @@
-#include "McpServer.h"
+#include "mcp/McpServer.h"
 
-#include "ProtocolVersion.h"
-#include "RunningCall.h"
-#include "SchemaValidator.h"
-#include "ToolCall.h"
-#include "UnguessableId.h"
+#include "mcp/ProtocolVersion.h"
+#include "mcp/RunningCall.h"
+#include "mcp/SchemaValidator.h"
+#include "mcp/ToolCall.h"
+#include "common/UnguessableId.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

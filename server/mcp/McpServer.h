@@ -1,11 +1,11 @@
 #pragma once
 
-#include "JsonRpc.h"
-#include "PromptRegistry.h"
-#include "ResourceRegistry.h"
-#include "Session.h"
-#include "ToolCallRecord.h"
-#include "ToolRegistry.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/PromptRegistry.h"
+#include "mcp/ResourceRegistry.h"
+#include "mcp/Session.h"
+#include "mcp/ToolCallRecord.h"
+#include "mcp/ToolRegistry.h"
 
 #include <QHash>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "PromptRegistry.h"
+#include "mcp/PromptRegistry.h"
 
 namespace cmcp {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ResourceRegistry.h"
+#include "mcp/ResourceRegistry.h"
 
 #include <QHash>
 #include <QJsonArray>

@@ -1,4 +1,4 @@
-#include "ResourceRegistry.h"
+#include "mcp/ResourceRegistry.h"
 
 namespace cmcp {
 

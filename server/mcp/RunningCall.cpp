@@ -1,12 +1,12 @@
-#include "RunningCall.h"
+#include "mcp/RunningCall.h"
 
-#include "JsonRpc.h"
-#include "JsonWriter.h"
-#include "McpServer.h"
-#include "ProtocolVersion.h"
-#include "SchemaValidator.h"
-#include "Session.h"
-#include "ToolResult.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/JsonWriter.h"
+#include "mcp/McpServer.h"
+#include "mcp/ProtocolVersion.h"
+#include "mcp/SchemaValidator.h"
+#include "mcp/Session.h"
+#include "mcp/ToolResult.h"
 
 #include <QJsonArray>
 

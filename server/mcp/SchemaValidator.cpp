@@ -1,4 +1,4 @@
-#include "SchemaValidator.h"
+#include "mcp/SchemaValidator.h"
 
 #include <QHash>
 #include <QJsonArray>

@@ -1,7 +1,7 @@
-#include "Session.h"
+#include "mcp/Session.h"
 
-#include "JsonRpc.h"
-#include "JsonWriter.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/JsonWriter.h"
 
 #include <QJsonArray>
 #include <QTimer>

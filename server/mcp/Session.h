@@ -1,7 +1,7 @@
 #pragma once
 
-#include "Exchange.h"
-#include "LogLevel.h"
+#include "mcp/Exchange.h"
+#include "mcp/LogLevel.h"
 
 #include <QElapsedTimer>
 #include <QHash>

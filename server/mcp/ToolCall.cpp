@@ -1,6 +1,6 @@
-#include "ToolCall.h"
+#include "mcp/ToolCall.h"
 
-#include "JsonRpc.h"
+#include "mcp/JsonRpc.h"
 
 namespace cmcp {
 

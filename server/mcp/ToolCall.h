@@ -1,8 +1,8 @@
 #pragma once
 
-#include "LogLevel.h"
-#include "Session.h"
-#include "ToolResult.h"
+#include "mcp/LogLevel.h"
+#include "mcp/Session.h"
+#include "mcp/ToolResult.h"
 
 #include <QJsonObject>
 #include <QObject>

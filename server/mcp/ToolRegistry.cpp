@@ -1,4 +1,4 @@
-#include "ToolRegistry.h"
+#include "mcp/ToolRegistry.h"
 
 namespace cmcp {
 

@@ -1,4 +1,4 @@
-#include "ToolResult.h"
+#include "mcp/ToolResult.h"
 
 namespace cmcp {
 

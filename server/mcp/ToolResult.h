@@ -1,6 +1,6 @@
 #pragma once
 
-#include "JsonWriter.h"
+#include "mcp/JsonWriter.h"
 
 #include <QByteArray>
 #include <QJsonArray>

@@ -1,6 +1,6 @@
-#include "TreeRemoval.h"
+#include "posix/TreeRemoval.h"
 
-#include "UniqueFd.h"
+#include "posix/UniqueFd.h"
 
 #include <QFile>
 #include <QList>

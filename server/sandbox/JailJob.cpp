@@ -1,6 +1,6 @@
-#include "JailJob.h"
+#include "sandbox/JailJob.h"
 
-#include "UidReaper.h"
+#include "sandbox/UidReaper.h"
 
 #include <QDir>
 #include <QFileInfo>

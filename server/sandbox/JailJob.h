@@ -1,9 +1,9 @@
 #pragma once
 
-#include "JailReport.h"
-#include "JobResult.h"
-#include "OutputCapture.h"
-#include "UidPool.h"
+#include "sandbox/JailReport.h"
+#include "sandbox/JobResult.h"
+#include "sandbox/OutputCapture.h"
+#include "sandbox/UidPool.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>

@@ -1,4 +1,4 @@
-#include "JailReport.h"
+#include "sandbox/JailReport.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,4 +1,4 @@
-#include "JobPolicy.h"
+#include "sandbox/JobPolicy.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "ProgramFiles.h"
-#include "SandboxProbe.h"
+#include "sandbox/ProgramFiles.h"
+#include "sandbox/SandboxProbe.h"
 
 #include <QJsonObject>
 #include <QList>

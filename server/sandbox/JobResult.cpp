@@ -1,4 +1,4 @@
-#include "JobResult.h"
+#include "sandbox/JobResult.h"
 
 #include <QJsonArray>
 

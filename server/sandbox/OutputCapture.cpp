@@ -1,4 +1,4 @@
-#include "OutputCapture.h"
+#include "sandbox/OutputCapture.h"
 
 namespace cmcp {
 

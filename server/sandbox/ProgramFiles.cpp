@@ -1,4 +1,4 @@
-#include "ProgramFiles.h"
+#include "sandbox/ProgramFiles.h"
 
 #include <QFile>
 #include <QFileInfo>

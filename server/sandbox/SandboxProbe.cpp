@@ -1,4 +1,4 @@
-#include "SandboxProbe.h"
+#include "sandbox/SandboxProbe.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,4 +1,4 @@
-#include "SandboxRequirements.h"
+#include "sandbox/SandboxRequirements.h"
 
 namespace cmcp {
 

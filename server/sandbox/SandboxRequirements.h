@@ -1,6 +1,6 @@
 #pragma once
 
-#include "SandboxProbe.h"
+#include "sandbox/SandboxProbe.h"
 
 #include <QString>
 #include <QStringList>

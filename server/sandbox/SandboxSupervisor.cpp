@@ -1,6 +1,6 @@
-#include "SandboxSupervisor.h"
+#include "sandbox/SandboxSupervisor.h"
 
-#include "Settings.h"
+#include "common/Settings.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "JailJob.h"
-#include "UidPool.h"
+#include "sandbox/JailJob.h"
+#include "sandbox/UidPool.h"
 
 #include <QByteArray>
 #include <QJsonObject>

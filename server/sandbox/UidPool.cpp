@@ -1,4 +1,4 @@
-#include "UidPool.h"
+#include "sandbox/UidPool.h"
 
 #include <utility>
 

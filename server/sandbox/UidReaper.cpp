@@ -1,4 +1,4 @@
-#include "UidReaper.h"
+#include "sandbox/UidReaper.h"
 
 #include <sys/syscall.h>
 #include <sys/wait.h>

@@ -1,6 +1,6 @@
-#include "WarmJobPool.h"
+#include "sandbox/WarmJobPool.h"
 
-#include "JailJob.h"
+#include "sandbox/JailJob.h"
 
 #include <QTimer>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "SandboxSupervisor.h"
+#include "sandbox/SandboxSupervisor.h"
 
 #include <QList>
 #include <QObject>

@@ -1,6 +1,6 @@
-#include "ConnectionGuard.h"
+#include "transport/ConnectionGuard.h"
 
-#include "HttpWire.h"
+#include "transport/HttpWire.h"
 
 #include <QTcpSocket>
 

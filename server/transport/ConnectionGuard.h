@@ -1,7 +1,7 @@
 #pragma once
 
-#include "HttpOptions.h"
-#include "RequestFraming.h"
+#include "transport/HttpOptions.h"
+#include "transport/RequestFraming.h"
 
 #include <QObject>
 #include <QTimer>

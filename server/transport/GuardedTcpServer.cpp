@@ -1,7 +1,7 @@
-#include "GuardedTcpServer.h"
+#include "transport/GuardedTcpServer.h"
 
-#include "ConnectionGuard.h"
-#include "HttpWire.h"
+#include "transport/ConnectionGuard.h"
+#include "transport/HttpWire.h"
 
 #include <QTcpSocket>
 #include <QTimer>

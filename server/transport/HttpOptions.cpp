@@ -1,6 +1,6 @@
-#include "HttpOptions.h"
+#include "transport/HttpOptions.h"
 
-#include "Settings.h"
+#include "common/Settings.h"
 
 #include <QHostInfo>
 

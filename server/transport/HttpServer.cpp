@@ -1,10 +1,10 @@
-#include "HttpServer.h"
+#include "transport/HttpServer.h"
 
-#include "GuardedTcpServer.h"
-#include "HttpWire.h"
-#include "LegacySseTransport.h"
-#include "McpServer.h"
-#include "StreamableHttpTransport.h"
+#include "transport/GuardedTcpServer.h"
+#include "transport/HttpWire.h"
+#include "transport/LegacySseTransport.h"
+#include "mcp/McpServer.h"
+#include "transport/StreamableHttpTransport.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>

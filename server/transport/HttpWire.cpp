@@ -1,6 +1,6 @@
-#include "HttpWire.h"
+#include "transport/HttpWire.h"
 
-#include "JsonRpc.h"
+#include "mcp/JsonRpc.h"
 
 #include <QTcpSocket>
 

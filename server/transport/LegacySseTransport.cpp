@@ -1,9 +1,9 @@
-#include "LegacySseTransport.h"
+#include "transport/LegacySseTransport.h"
 
-#include "HttpWire.h"
-#include "JsonRpc.h"
-#include "McpServer.h"
-#include "SseStream.h"
+#include "transport/HttpWire.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/McpServer.h"
+#include "transport/SseStream.h"
 
 #include <QHttpServerRequest>
 #include <QTcpSocket>

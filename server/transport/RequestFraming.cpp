@@ -1,4 +1,4 @@
-#include "RequestFraming.h"
+#include "transport/RequestFraming.h"
 
 #include <QList>
 

@@ -1,6 +1,6 @@
-#include "ResumableStream.h"
+#include "transport/ResumableStream.h"
 
-#include "SseStream.h"
+#include "transport/SseStream.h"
 
 namespace cmcp {
 

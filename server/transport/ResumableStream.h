@@ -1,6 +1,6 @@
 #pragma once
 
-#include "HttpOptions.h"
+#include "transport/HttpOptions.h"
 
 #include <QByteArray>
 #include <QList>

@@ -1,4 +1,4 @@
-#include "SseStream.h"
+#include "transport/SseStream.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "HttpWire.h"
+#include "transport/HttpWire.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,7 +1,7 @@
-#include "StdioTransport.h"
+#include "transport/StdioTransport.h"
 
-#include "JsonRpc.h"
-#include "McpServer.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/McpServer.h"
 
 #include <QSocketNotifier>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "Exchange.h"
+#include "mcp/Exchange.h"
 
 #include <QByteArray>
 #include <QObject>

@@ -1,11 +1,11 @@
-#include "StreamableHttpTransport.h"
+#include "transport/StreamableHttpTransport.h"
 
-#include "HttpWire.h"
-#include "JsonRpc.h"
-#include "McpServer.h"
-#include "ProtocolVersion.h"
-#include "ResumableStream.h"
-#include "SseStream.h"
+#include "transport/HttpWire.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/McpServer.h"
+#include "mcp/ProtocolVersion.h"
+#include "transport/ResumableStream.h"
+#include "transport/SseStream.h"
 
 #include <QHttpServerRequest>
 #include <QMap>

@@ -1,4 +1,4 @@
-#include "AddressRanges.h"
+#include "web/AddressRanges.h"
 
 #include <array>
 #include <cstdint>

@@ -1,7 +1,7 @@
-#include "BrowserAccount.h"
+#include "web/BrowserAccount.h"
 
-#include "Settings.h"
-#include "TreeRemoval.h"
+#include "common/Settings.h"
+#include "posix/TreeRemoval.h"
 
 #include <QDir>
 #include <QFile>

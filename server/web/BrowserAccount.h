@@ -1,6 +1,6 @@
 #pragma once
 
-#include "UniqueFd.h"
+#include "posix/UniqueFd.h"
 
 #include <QString>
 #include <QStringList>

@@ -1,7 +1,7 @@
-#include "BrowserPool.h"
+#include "web/BrowserPool.h"
 
-#include "BrowserAccount.h"
-#include "EgressPolicy.h"
+#include "web/BrowserAccount.h"
+#include "web/EgressPolicy.h"
 
 #include <QCoreApplication>
 #include <QDir>

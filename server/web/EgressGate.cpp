@@ -1,4 +1,4 @@
-#include "EgressGate.h"
+#include "web/EgressGate.h"
 
 #include <QMetaObject>
 #include <QObject>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "EgressPolicy.h"
-#include "HostResolver.h"
+#include "web/EgressPolicy.h"
+#include "web/HostResolver.h"
 
 #include <QHostAddress>
 #include <QList>

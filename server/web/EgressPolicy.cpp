@@ -1,7 +1,7 @@
-#include "EgressPolicy.h"
+#include "web/EgressPolicy.h"
 
-#include "AddressRanges.h"
-#include "Settings.h"
+#include "web/AddressRanges.h"
+#include "common/Settings.h"
 
 #include <algorithm>
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-#include "EgressProxy.h"
+#include "web/EgressProxy.h"
 
 #include <QPointer>
 #include <QTcpSocket>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "EgressGate.h"
+#include "web/EgressGate.h"
 
 #include <QHostAddress>
 #include <QObject>

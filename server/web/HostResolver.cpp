@@ -1,4 +1,4 @@
-#include "HostResolver.h"
+#include "web/HostResolver.h"
 
 #include <QHostInfo>
 

@@ -1,4 +1,4 @@
-#include "HtmlWorkerPool.h"
+#include "web/HtmlWorkerPool.h"
 
 #include <QCoreApplication>
 #include <QDir>

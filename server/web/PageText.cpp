@@ -1,4 +1,4 @@
-#include "PageText.h"
+#include "web/PageText.h"
 
 #include <QRegularExpression>
 #include <QStringDecoder>

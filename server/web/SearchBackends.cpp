@@ -1,6 +1,6 @@
-#include "SearchBackends.h"
+#include "web/SearchBackends.h"
 
-#include "Settings.h"
+#include "common/Settings.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

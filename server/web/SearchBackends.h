@@ -1,6 +1,6 @@
 #pragma once
 
-#include "WebFetcher.h"
+#include "web/WebFetcher.h"
 
 #include <QList>
 #include <QString>

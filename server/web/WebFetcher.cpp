@@ -1,4 +1,4 @@
-#include "WebFetcher.h"
+#include "web/WebFetcher.h"
 
 #include <QNetworkAccessManager>
 #include <QNetworkProxy>

@@ -1,7 +1,7 @@
-#include "WebScraper.h"
+#include "web/WebScraper.h"
 
-#include "CssSelector.h"
-#include "PageText.h"
+#include "web/html/CssSelector.h"
+#include "web/PageText.h"
 
 #include <QDateTime>
 

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "HtmlWorkerPool.h"
-#include "LiveSnapshot.h"
-#include "WebFetcher.h"
-#include "WebPolicy.h"
+#include "web/HtmlWorkerPool.h"
+#include "common/LiveSnapshot.h"
+#include "web/WebFetcher.h"
+#include "web/WebPolicy.h"
 
 #include <QHash>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "WebSearch.h"
+#include "web/WebSearch.h"
 
 namespace cmcp {
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "LiveSnapshot.h"
-#include "SearchBackends.h"
-#include "WebPolicy.h"
+#include "common/LiveSnapshot.h"
+#include "web/SearchBackends.h"
+#include "web/WebPolicy.h"
 
 #include <QHash>
 #include <QObject>

@@ -1,6 +1,6 @@
-#include "ContainedRoot.h"
+#include "workspace/ContainedRoot.h"
 
-#include "Workspace.h"
+#include "workspace/Workspace.h"
 
 #include <QFile>
 

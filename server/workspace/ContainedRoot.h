@@ -1,7 +1,7 @@
 #pragma once
 
-#include "UniqueFd.h"
-#include "WorkspacePath.h"
+#include "posix/UniqueFd.h"
+#include "workspace/WorkspacePath.h"
 
 #include <QString>
 

@@ -1,4 +1,4 @@
-#include "DirectoryEntries.h"
+#include "workspace/DirectoryEntries.h"
 
 #include <algorithm>
 #include <cstring>

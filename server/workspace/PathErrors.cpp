@@ -1,4 +1,4 @@
-#include "PathErrors.h"
+#include "workspace/PathErrors.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,6 +1,6 @@
-#include "RegularFile.h"
+#include "workspace/RegularFile.h"
 
-#include "PathErrors.h"
+#include "workspace/PathErrors.h"
 
 #include <cerrno>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ContainedRoot.h"
+#include "workspace/ContainedRoot.h"
 
 #include <QByteArray>
 #include <QString>

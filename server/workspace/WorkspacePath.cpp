@@ -1,4 +1,4 @@
-#include "WorkspacePath.h"
+#include "workspace/WorkspacePath.h"
 
 namespace cmcp {
 

@@ -7,10 +7,10 @@
 // Usage: cmcp-audit-bench [DIRECTORY] [CALLS]   (default: the current directory, 2000)
 // The directory decides the file system measured (ext4, overlay, tmpfs...). Not part of ctest.
 
-#include "AuditChain.h"
-#include "AuditLog.h"
-#include "AuditRecord.h"
-#include "ToolResult.h"
+#include "audit/AuditChain.h"
+#include "audit/AuditLog.h"
+#include "audit/AuditRecord.h"
+#include "mcp/ToolResult.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -4,8 +4,8 @@
 // (median and worst) and how far the history grew, for a given event rate.
 //   cmcp-console-bench [--calls N] [--rate CALLS_PER_SECOND] [--max-calls M]
 
-#include "AdminCallRecords.h"
-#include "CallModel.h"
+#include "common/AdminCallRecords.h"
+#include "console/CallModel.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

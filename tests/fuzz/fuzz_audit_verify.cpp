@@ -1,8 +1,8 @@
 // The audit log verifier: `cmcpd --verify-audit` reads files that whoever tampered with them
 // wrote. Any bytes must give a verdict, never a crash; and a file it calls intact must hold only
 // well-formed records, one per line.
-#include "AuditChain.h"
-#include "AuditVerifier.h"
+#include "audit/AuditChain.h"
+#include "audit/AuditVerifier.h"
 #include "FuzzSupport.h"
 
 #include <QFile>

@@ -1,8 +1,8 @@
 // The command pre-check: the shell lexer and the verdict on every command a model sends to
 // system_run_command, with a typical allow list and in the unrestricted mode.
-#include "CommandPrecheck.h"
+#include "managers/CommandPrecheck.h"
 #include "FuzzSupport.h"
-#include "ShellLexer.h"
+#include "managers/ShellLexer.h"
 
 #include <cstdint>
 

@@ -3,11 +3,11 @@
 // Origin and bearer-token guards, the router, the Streamable HTTP and legacy SSE transports and
 // the JSON-RPC layer behind them). Slower per input than the unit targets, so it finds less per
 // second, but nothing between the socket and the MCP core is left out.
-#include "ConformanceFixtures.h"
+#include "fixtures/ConformanceFixtures.h"
 #include "FuzzSupport.h"
-#include "HttpOptions.h"
-#include "HttpServer.h"
-#include "McpServer.h"
+#include "transport/HttpOptions.h"
+#include "transport/HttpServer.h"
+#include "mcp/McpServer.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

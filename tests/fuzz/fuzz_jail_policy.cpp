@@ -3,7 +3,7 @@
 // holds every promise of policy.h (ids, clean paths, a layer's object exactly when the layer is
 // requested, the bounds) and parses the same way again.
 #include "FuzzSupport.h"
-#include "policy.h"
+#include "jail/policy.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
 // The JSON-RPC/MCP payload parser: every byte string a client can POST or write to stdin.
 #include "FuzzSupport.h"
-#include "JsonRpc.h"
+#include "mcp/JsonRpc.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

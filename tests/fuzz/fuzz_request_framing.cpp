@@ -2,7 +2,7 @@
 // client sends (header end, Content-Length, chunked refusal, size limits), with the bytes cut
 // into reads at fuzzed places, as TCP may deliver them.
 #include "FuzzSupport.h"
-#include "RequestFraming.h"
+#include "transport/RequestFraming.h"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // The schema validator with fuzzed schemas and instances: a broken schema must fail closed, never
 // crash, loop or recurse without bound ($ref cycles). Input: schema JSON, a NUL byte, instance JSON.
 #include "FuzzSupport.h"
-#include "SchemaValidator.h"
+#include "mcp/SchemaValidator.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

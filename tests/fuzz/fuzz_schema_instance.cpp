@@ -1,9 +1,9 @@
 // The schema validator with the daemon's own tool schemas and fuzzed arguments: what a model
 // sends as tools/call arguments.
-#include "FileToolSchemas.h"
+#include "tools/file/FileToolSchemas.h"
 #include "FuzzSupport.h"
-#include "SchemaValidator.h"
-#include "SystemToolSchemas.h"
+#include "mcp/SchemaValidator.h"
+#include "tools/system/SystemToolSchemas.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

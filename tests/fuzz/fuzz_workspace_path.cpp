@@ -1,7 +1,7 @@
 // Workspace path resolution: any text a model gives as a path either is refused with a message
 // or becomes components that stay below the workspace root.
 #include "FuzzSupport.h"
-#include "WorkspacePath.h"
+#include "workspace/WorkspacePath.h"
 
 #include <cstdint>
 

@@ -16,7 +16,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "AdminClient.h"
+#include "console/AdminClient.h"
 
 #include <functional>
 #include <memory>

@@ -1,7 +1,7 @@
 // A tool call as the admin channel describes it to the console, for the console's tests.
 #pragma once
 
-#include "AdminCallRecords.h"
+#include "common/AdminCallRecords.h"
 
 #include <QJsonObject>
 #include <QString>

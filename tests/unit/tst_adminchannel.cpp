@@ -4,8 +4,8 @@
 // settings change with the start-up rules, bad lines are answered, and a peer that is neither
 // root, the daemon's user nor in ADMIN_GROUP is refused even when the socket's mode lets it in.
 
-#include "AdminClient.h"
-#include "AdminProtocol.h"
+#include "console/AdminClient.h"
+#include "common/AdminProtocol.h"
 #include "AdminTestDaemon.h"
 
 #include <QDir>

@@ -2,8 +2,8 @@
 // lines are answered and the connection carries on; a console that does not read cannot make
 // the daemon buffer without bound, and learns how many events it missed.
 
-#include "AdminPeer.h"
-#include "AdminProtocol.h"
+#include "admin/AdminPeer.h"
+#include "common/AdminProtocol.h"
 
 #include <QLocalServer>
 #include <QLocalSocket>

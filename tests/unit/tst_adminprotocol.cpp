@@ -1,8 +1,8 @@
 // The admin channel's message protocol (common/AdminProtocol): what both cmcpd and cmcp-console
 // read and write.
 
-#include "AdminProtocol.h"
-#include "SecretRedaction.h"
+#include "common/AdminProtocol.h"
+#include "common/SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

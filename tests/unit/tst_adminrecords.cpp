@@ -2,11 +2,11 @@
 // the fields the protocol has always had, so that a daemon and a console of different builds
 // still understand each other.
 
-#include "AdminCallRecords.h"
-#include "AdminLogRecords.h"
-#include "AdminSessionRecords.h"
-#include "AdminSettingRecords.h"
-#include "AdminSnapshotRecords.h"
+#include "common/AdminCallRecords.h"
+#include "common/AdminLogRecords.h"
+#include "common/AdminSessionRecords.h"
+#include "common/AdminSettingRecords.h"
+#include "common/AdminSnapshotRecords.h"
 
 #include <QJsonArray>
 #include <QTest>

@@ -1,9 +1,9 @@
-#include "AuditChain.h"
-#include "AuditLog.h"
-#include "AuditRecord.h"
-#include "AuditVerifier.h"
-#include "SecretRedaction.h"
-#include "ToolResult.h"
+#include "audit/AuditChain.h"
+#include "audit/AuditLog.h"
+#include "audit/AuditRecord.h"
+#include "audit/AuditVerifier.h"
+#include "common/SecretRedaction.h"
+#include "mcp/ToolResult.h"
 
 #include <QDir>
 #include <QFile>

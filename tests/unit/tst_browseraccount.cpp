@@ -4,7 +4,7 @@
 // something in its place, and the account's end must leave every file of the victim. Needs
 // root (the account's uid is another user's); skips with the reason otherwise.
 
-#include "BrowserAccount.h"
+#include "web/BrowserAccount.h"
 
 #include <QDir>
 #include <QFile>

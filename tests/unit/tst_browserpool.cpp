@@ -2,7 +2,7 @@
 // that speaks cmcp-browser's protocol: pages per worker, a crash in the middle of a page,
 // cancellation, concurrency, and a worker that cannot be started.
 
-#include "BrowserPool.h"
+#include "web/BrowserPool.h"
 
 #include <QTest>
 

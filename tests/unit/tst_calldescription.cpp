@@ -2,7 +2,7 @@
 // Arguments are redacted, then long strings cut, so that a call with megabytes of arguments
 // (a file_write's content) stays a small event and a small entry of the kept history.
 
-#include "CallDescription.h"
+#include "admin/CallDescription.h"
 
 #include <QJsonArray>
 #include <QTest>

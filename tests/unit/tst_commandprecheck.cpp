@@ -1,7 +1,7 @@
 // Commands are written as ordinary string literals: moc 6.4 generates nothing for a test file
 // whose raw string literals contain a double quote.
 
-#include "CommandPrecheck.h"
+#include "managers/CommandPrecheck.h"
 
 #include <QtTest>
 

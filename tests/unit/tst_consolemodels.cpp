@@ -1,9 +1,9 @@
 // The console's models: the live call table (batched, bounded) and the session list.
 
-#include "CallDetail.h"
-#include "CallModel.h"
+#include "console/CallDetail.h"
+#include "console/CallModel.h"
 #include "ConsoleCallEvent.h"
-#include "SessionModel.h"
+#include "console/SessionModel.h"
 
 #include <QJsonArray>
 #include <QSignalSpy>

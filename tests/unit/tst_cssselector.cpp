@@ -2,9 +2,9 @@
 // id): each supported form picks exactly the elements a browser's querySelectorAll picks, and
 // each unsupported or broken selector is refused with a message saying so.
 
-#include "CssMatcher.h"
-#include "CssSelector.h"
-#include "HtmlDocument.h"
+#include "web/html/CssMatcher.h"
+#include "web/html/CssSelector.h"
+#include "web/html/HtmlDocument.h"
 
 #include <gumbo.h>
 

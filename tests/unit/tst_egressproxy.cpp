@@ -2,7 +2,7 @@
 // address with the path alone, CONNECT becomes a tunnel to the checked address, and refused
 // targets get 403 with the gate's reason and no connection at all, a rebinding name included.
 
-#include "EgressProxy.h"
+#include "web/EgressProxy.h"
 #include "FakeResolver.h"
 #include "LoopbackHttpServer.h"
 

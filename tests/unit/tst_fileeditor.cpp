@@ -2,11 +2,11 @@
 // trailing whitespace), what is refused (ambiguous, missing, empty), what the file keeps (its
 // line endings, its bytes on a dry run or a failed edit), and the unified diff it returns.
 
-#include "ContainedRoot.h"
-#include "FileEditor.h"
-#include "FileManager.h"
-#include "TextEdits.h"
-#include "UnifiedDiff.h"
+#include "workspace/ContainedRoot.h"
+#include "managers/FileEditor.h"
+#include "managers/FileManager.h"
+#include "managers/TextEdits.h"
+#include "managers/UnifiedDiff.h"
 
 #include <QDir>
 #include <QFile>

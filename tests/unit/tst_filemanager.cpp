@@ -9,8 +9,8 @@
 // files of other users). The test below shows what remains true even so: a write replaces the
 // name by rename, so the outside file is never modified through such a link.
 
-#include "ContainedRoot.h"
-#include "FileManager.h"
+#include "workspace/ContainedRoot.h"
+#include "managers/FileManager.h"
 
 #include <QDir>
 #include <QElapsedTimer>

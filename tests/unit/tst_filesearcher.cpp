@@ -2,9 +2,9 @@
 // what it skips (binary files, files over FILE_MAX_SIZE_MB, disallowed extensions) and that it
 // follows no symbolic link, to the outside or inside.
 
-#include "ContainedRoot.h"
-#include "FileManager.h"
-#include "FileSearcher.h"
+#include "workspace/ContainedRoot.h"
+#include "managers/FileManager.h"
+#include "managers/FileSearcher.h"
 
 #include <QDir>
 #include <QElapsedTimer>

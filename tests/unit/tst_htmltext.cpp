@@ -1,10 +1,10 @@
 // HTML to readable text and Markdown, and the parse limits that keep a hostile page from
 // holding a thread: deep nesting stops at the time limit, large pages at the memory limit.
 
-#include "CssMatcher.h"
-#include "CssSelector.h"
-#include "HtmlDocument.h"
-#include "HtmlText.h"
+#include "web/html/CssMatcher.h"
+#include "web/html/CssSelector.h"
+#include "web/html/HtmlDocument.h"
+#include "web/html/HtmlText.h"
 
 #include <QElapsedTimer>
 #include <QTest>

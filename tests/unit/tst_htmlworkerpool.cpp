@@ -2,7 +2,7 @@
 // gumbo abort (Debian builds it with assertions on) fails one task with a message, and the next
 // task gets a fresh helper.
 
-#include "HtmlWorkerPool.h"
+#include "web/HtmlWorkerPool.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,8 +3,8 @@
 // flood of output, refusals, and the uid pool. The jail switches to host uids, so this needs
 // root; each test uses a uid of its own from 100500 up (tests/security uses 100200-100499).
 
-#include "JailJob.h"
-#include "SandboxSupervisor.h"
+#include "sandbox/JailJob.h"
+#include "sandbox/SandboxSupervisor.h"
 
 #include <QDir>
 #include <QElapsedTimer>

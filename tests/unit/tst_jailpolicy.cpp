@@ -4,7 +4,7 @@
 // range, paths that are not clean, layer objects without their layer). A refused policy leaves
 // the caller's Policy untouched.
 
-#include "policy.h"
+#include "jail/policy.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // JailReport: the JSON lines cmcp-jail writes on --report-fd (server/jail/report.h), in any
 // split, and what is not a record.
 
-#include "JailReport.h"
+#include "sandbox/JailReport.h"
 
 #include <QTest>
 

@@ -3,11 +3,11 @@
 // and windows of the output log. The jobs run under a stand-in for cmcp-jail that just execs
 // the program (the jail itself is tested in tst_jailjob), so this needs no root.
 
-#include "BackgroundJob.h"
-#include "JailJob.h"
-#include "JobOutputLog.h"
-#include "JobRegistry.h"
-#include "UnguessableId.h"
+#include "tools/jobs/BackgroundJob.h"
+#include "sandbox/JailJob.h"
+#include "tools/jobs/JobOutputLog.h"
+#include "tools/jobs/JobRegistry.h"
+#include "common/UnguessableId.h"
 
 #include <QFile>
 #include <QPointer>

@@ -1,5 +1,5 @@
-#include "JsonRpc.h"
-#include "JsonWriter.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/JsonWriter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -3,10 +3,10 @@
 // (held by the kernel, in warm jobs too), the time limits, the allowed file extensions, and the
 // web egress rules. A value the tools cannot use is refused, and nothing changes.
 
-#include "AdminProtocol.h"
+#include "common/AdminProtocol.h"
 #include "AdminTestDaemon.h"
 #include "LoopbackHttpServer.h"
-#include "SettingsTable.h"
+#include "common/SettingsTable.h"
 
 #include <QDir>
 #include <QFile>

@@ -2,11 +2,11 @@
 // keyboard work, the detail pane follows the selection, and the settings editor shows a bad
 // value's problem at its field with the start-up rules.
 
-#include "AdminClient.h"
-#include "CallModel.h"
+#include "console/AdminClient.h"
+#include "console/CallModel.h"
 #include "ConsoleCallEvent.h"
-#include "ConsoleSession.h"
-#include "MainWindow.h"
+#include "console/ConsoleSession.h"
+#include "console/MainWindow.h"
 
 #include <QAction>
 #include <QApplication>

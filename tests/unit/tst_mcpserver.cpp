@@ -1,10 +1,10 @@
-#include "Exchange.h"
-#include "JsonRpc.h"
-#include "McpServer.h"
-#include "ProtocolVersion.h"
-#include "Session.h"
-#include "ToolCall.h"
-#include "ToolResult.h"
+#include "mcp/Exchange.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/McpServer.h"
+#include "mcp/ProtocolVersion.h"
+#include "mcp/Session.h"
+#include "mcp/ToolCall.h"
+#include "mcp/ToolResult.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,6 +1,6 @@
 // OutputCapture: the cap, head and tail, and the spill file that holds every byte.
 
-#include "OutputCapture.h"
+#include "sandbox/OutputCapture.h"
 
 #include <QFile>
 #include <QFileInfo>

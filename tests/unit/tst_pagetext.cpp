@@ -1,8 +1,8 @@
 // What web_scrape does with a body before parsing it (its kind, its encoding), and the URL
 // resolution its Markdown links use (RFC 3986's own examples).
 
-#include "PageText.h"
-#include "UrlResolution.h"
+#include "web/PageText.h"
+#include "web/html/UrlResolution.h"
 
 #include <QTest>
 

@@ -1,7 +1,7 @@
 // Each probed value is checked against a second, independent source on the same machine, so
 // the test holds both here (no AppArmor, hybrid cgroups) and on an Ubuntu host with AppArmor.
 
-#include "SandboxProbe.h"
+#include "sandbox/SandboxProbe.h"
 
 #include <QFile>
 #include <QJsonObject>

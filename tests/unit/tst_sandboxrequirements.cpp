@@ -1,7 +1,7 @@
 // SANDBOX_REQUIRE against fabricated probe results: unknown names, missing layers with the
 // probe's reason, and the refusal line cmcpd prints.
 
-#include "SandboxRequirements.h"
+#include "sandbox/SandboxRequirements.h"
 
 #include <QTest>
 

@@ -3,8 +3,8 @@
 // ("[redacted]" in the log, "********" on the console), so the two are compared with both
 // placeholders read as one.
 
-#include "AuditRecord.h"
-#include "CallDescription.h"
+#include "audit/AuditRecord.h"
+#include "admin/CallDescription.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,7 +1,7 @@
-#include "EnvFile.h"
-#include "Logging.h"
-#include "Settings.h"
-#include "SettingsTable.h"
+#include "common/EnvFile.h"
+#include "common/Logging.h"
+#include "common/Settings.h"
+#include "common/SettingsTable.h"
 
 #include <QFile>
 #include <QJsonDocument>

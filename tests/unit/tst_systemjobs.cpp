@@ -2,10 +2,10 @@
 // allow-list, the policies built from the layers a machine offers, working directories, and the
 // checks on the Python runner's result channel.
 
-#include "BashManager.h"
-#include "JobPolicy.h"
-#include "ProgramFiles.h"
-#include "PythonManager.h"
+#include "managers/BashManager.h"
+#include "sandbox/JobPolicy.h"
+#include "sandbox/ProgramFiles.h"
+#include "managers/PythonManager.h"
 
 #include <QJsonArray>
 #include <QTest>

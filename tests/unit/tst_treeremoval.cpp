@@ -4,8 +4,8 @@
 // removal's probe, and checks that every file of the victim is still there; hard links and
 // mount points inside the tree are covered too.
 
-#include "TreeRemoval.h"
-#include "UniqueFd.h"
+#include "posix/TreeRemoval.h"
+#include "posix/UniqueFd.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,7 +1,7 @@
 // UidPool: a distinct uid per running job, refusal when all are in use, and reuse as late as
 // possible.
 
-#include "UidPool.h"
+#include "sandbox/UidPool.h"
 
 #include <QSet>
 #include <QTest>

@@ -2,10 +2,10 @@
 // the host in the Host header and in TLS), redirects are decided again hop by hop, and the size
 // and time limits stop a download while it runs.
 
-#include "EgressGate.h"
+#include "web/EgressGate.h"
 #include "FakeResolver.h"
 #include "LoopbackHttpServer.h"
-#include "WebFetcher.h"
+#include "web/WebFetcher.h"
 
 #include <QFile>
 #include <QSslKey>

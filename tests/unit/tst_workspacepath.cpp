@@ -1,7 +1,7 @@
 // WorkspacePath: the textual checks in front of the kernel's containment, with a message that
 // names each problem.
 
-#include "WorkspacePath.h"
+#include "workspace/WorkspacePath.h"
 
 #include <QTest>
 

@@ -1,10 +1,10 @@
-#include "SessionWorkspaces.h"
+#include "tools/common/SessionWorkspaces.h"
 
-#include "McpServer.h"
-#include "Settings.h"
-#include "TreeRemoval.h"
-#include "UnguessableId.h"
-#include "UniqueFd.h"
+#include "mcp/McpServer.h"
+#include "common/Settings.h"
+#include "posix/TreeRemoval.h"
+#include "common/UnguessableId.h"
+#include "posix/UniqueFd.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,4 +1,4 @@
-#include "ToolBuilding.h"
+#include "tools/common/ToolBuilding.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -2,7 +2,7 @@
 // text, the failure shape all output schemas admit, and one ToolDefinition constructor.
 #pragma once
 
-#include "ToolRegistry.h"
+#include "mcp/ToolRegistry.h"
 
 #include <QJsonObject>
 

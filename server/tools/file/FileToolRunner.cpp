@@ -1,6 +1,6 @@
-#include "FileToolRunner.h"
+#include "tools/file/FileToolRunner.h"
 
-#include "ToolCall.h"
+#include "mcp/ToolCall.h"
 
 namespace cmcp {
 

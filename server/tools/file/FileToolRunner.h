@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ToolResult.h"
+#include "mcp/ToolResult.h"
 
 #include <QObject>
 #include <QThreadPool>

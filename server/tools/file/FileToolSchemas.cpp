@@ -1,6 +1,6 @@
-#include "FileToolSchemas.h"
+#include "tools/file/FileToolSchemas.h"
 
-#include "ToolBuilding.h"
+#include "tools/common/ToolBuilding.h"
 
 #include <QJsonArray>
 

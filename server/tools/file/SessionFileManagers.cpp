@@ -1,8 +1,8 @@
-#include "SessionFileManagers.h"
+#include "tools/file/SessionFileManagers.h"
 
-#include "ContainedRoot.h"
-#include "FileManager.h"
-#include "SessionWorkspaces.h"
+#include "workspace/ContainedRoot.h"
+#include "managers/FileManager.h"
+#include "tools/common/SessionWorkspaces.h"
 
 namespace cmcp {
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "FileOptions.h"
-#include "LiveSnapshot.h"
+#include "managers/FileOptions.h"
+#include "common/LiveSnapshot.h"
 
 #include <QHash>
 #include <QObject>

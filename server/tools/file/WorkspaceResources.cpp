@@ -1,9 +1,9 @@
-#include "WorkspaceResources.h"
+#include "tools/file/WorkspaceResources.h"
 
-#include "FileManager.h"
-#include "JsonRpc.h"
-#include "ResourceRegistry.h"
-#include "SessionFileManagers.h"
+#include "managers/FileManager.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/ResourceRegistry.h"
+#include "tools/file/SessionFileManagers.h"
 
 #include <QStringDecoder>
 #include <QUrl>

@@ -1,6 +1,6 @@
-#include "BackgroundJob.h"
+#include "tools/jobs/BackgroundJob.h"
 
-#include "JailJob.h"
+#include "sandbox/JailJob.h"
 
 #include <QFile>
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "JobOutputLog.h"
-#include "JobResult.h"
-#include "ToolResult.h"
+#include "tools/jobs/JobOutputLog.h"
+#include "sandbox/JobResult.h"
+#include "mcp/ToolResult.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>

@@ -1,4 +1,4 @@
-#include "JobOutputLog.h"
+#include "tools/jobs/JobOutputLog.h"
 
 namespace cmcp {
 

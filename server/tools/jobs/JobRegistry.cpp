@@ -1,6 +1,6 @@
-#include "JobRegistry.h"
+#include "tools/jobs/JobRegistry.h"
 
-#include "BackgroundJob.h"
+#include "tools/jobs/BackgroundJob.h"
 
 #include <QTimer>
 

@@ -1,7 +1,7 @@
-#include "JobServices.h"
+#include "tools/jobs/JobServices.h"
 
-#include "Settings.h"
-#include "Workspace.h"
+#include "common/Settings.h"
+#include "workspace/Workspace.h"
 
 #include <QDir>
 #include <QFile>

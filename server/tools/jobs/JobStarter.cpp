@@ -1,9 +1,9 @@
-#include "JobStarter.h"
+#include "tools/jobs/JobStarter.h"
 
-#include "JobRegistry.h"
-#include "JobServices.h"
-#include "ToolCall.h"
-#include "UnguessableId.h"
+#include "tools/jobs/JobRegistry.h"
+#include "tools/jobs/JobServices.h"
+#include "mcp/ToolCall.h"
+#include "common/UnguessableId.h"
 
 #include <QDir>
 #include <QPointer>

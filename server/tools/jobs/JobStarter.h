@@ -1,7 +1,7 @@
 #pragma once
 
-#include "BackgroundJob.h"
-#include "SandboxSupervisor.h"
+#include "tools/jobs/BackgroundJob.h"
+#include "sandbox/SandboxSupervisor.h"
 
 #include <memory>
 #include <optional>

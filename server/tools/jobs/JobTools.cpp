@@ -1,12 +1,12 @@
-#include "JobTools.h"
+#include "tools/jobs/JobTools.h"
 
-#include "ToolBuilding.h"
+#include "tools/common/ToolBuilding.h"
 
-#include "BackgroundJob.h"
-#include "JobRegistry.h"
-#include "McpServer.h"
-#include "OutputHandleStore.h"
-#include "ToolCall.h"
+#include "tools/jobs/BackgroundJob.h"
+#include "tools/jobs/JobRegistry.h"
+#include "mcp/McpServer.h"
+#include "tools/jobs/OutputHandleStore.h"
+#include "mcp/ToolCall.h"
 
 #include <QJsonArray>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "JobServices.h"
+#include "tools/jobs/JobServices.h"
 
 namespace cmcp {
 

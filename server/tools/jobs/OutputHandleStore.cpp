@@ -1,6 +1,6 @@
-#include "OutputHandleStore.h"
+#include "tools/jobs/OutputHandleStore.h"
 
-#include "UnguessableId.h"
+#include "common/UnguessableId.h"
 
 #include <QFile>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "JobOutputLog.h"
+#include "tools/jobs/JobOutputLog.h"
 
 #include <QDeadlineTimer>
 #include <QHash>

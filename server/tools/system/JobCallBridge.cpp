@@ -1,7 +1,7 @@
-#include "JobCallBridge.h"
+#include "tools/system/JobCallBridge.h"
 
-#include "JailJob.h"
-#include "ToolCall.h"
+#include "sandbox/JailJob.h"
+#include "mcp/ToolCall.h"
 
 namespace cmcp {
 

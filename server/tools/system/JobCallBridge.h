@@ -1,7 +1,7 @@
 #pragma once
 
-#include "JobResult.h"
-#include "ToolResult.h"
+#include "sandbox/JobResult.h"
+#include "mcp/ToolResult.h"
 
 #include <QByteArray>
 #include <QElapsedTimer>

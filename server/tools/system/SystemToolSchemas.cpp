@@ -1,6 +1,6 @@
-#include "SystemToolSchemas.h"
+#include "tools/system/SystemToolSchemas.h"
 
-#include "ToolBuilding.h"
+#include "tools/common/ToolBuilding.h"
 
 #include <QJsonArray>
 

@@ -1,7 +1,7 @@
-#include "WebToolSchemas.h"
+#include "tools/web/WebToolSchemas.h"
 
-#include "CssSelector.h"
-#include "ToolBuilding.h"
+#include "web/html/CssSelector.h"
+#include "tools/common/ToolBuilding.h"
 
 #include <QJsonArray>
 

@@ -1,4 +1,4 @@
-#include "CssMatcher.h"
+#include "web/html/CssMatcher.h"
 
 #include <gumbo.h>
 

@@ -1,7 +1,7 @@
 // Matching parsed CSS selectors (CssSelector.h) against a gumbo tree.
 #pragma once
 
-#include "CssSelector.h"
+#include "web/html/CssSelector.h"
 
 #include <cstddef>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "CssSelector.h"
+#include "web/html/CssSelector.h"
 
 #include <cstdint>
 #include <limits>

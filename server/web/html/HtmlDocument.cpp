@@ -1,4 +1,4 @@
-#include "HtmlDocument.h"
+#include "web/html/HtmlDocument.h"
 
 #include <gumbo.h>
 

@@ -1,7 +1,7 @@
-#include "HtmlText.h"
+#include "web/html/HtmlText.h"
 
-#include "CssMatcher.h"
-#include "UrlResolution.h"
+#include "web/html/CssMatcher.h"
+#include "web/html/UrlResolution.h"
 
 #include <gumbo.h>
 

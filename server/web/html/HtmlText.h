@@ -5,7 +5,7 @@
 // inside cmcp-html. A fuzzer will find that abort first.
 #pragma once
 
-#include "HtmlDocument.h"
+#include "web/html/HtmlDocument.h"
 
 #include <functional>
 #include <string>

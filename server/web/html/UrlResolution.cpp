@@ -1,4 +1,4 @@
-#include "UrlResolution.h"
+#include "web/html/UrlResolution.h"
 
 #include <optional>
 

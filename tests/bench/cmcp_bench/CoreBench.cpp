@@ -2,10 +2,10 @@
 
 #include "McpMessages.h"
 
-#include "ConformanceFixtures.h"
-#include "Exchange.h"
-#include "JsonRpc.h"
-#include "McpServer.h"
+#include "fixtures/ConformanceFixtures.h"
+#include "mcp/Exchange.h"
+#include "mcp/JsonRpc.h"
+#include "mcp/McpServer.h"
 
 #include <memory>
 

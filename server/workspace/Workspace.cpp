@@ -1,6 +1,6 @@
-#include "Workspace.h"
+#include "workspace/Workspace.h"
 
-#include "Settings.h"
+#include "common/Settings.h"
 
 #include <QDir>
 #include <QFileInfo>

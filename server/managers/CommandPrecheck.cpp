@@ -1,7 +1,7 @@
-#include "CommandPrecheck.h"
+#include "managers/CommandPrecheck.h"
 
-#include "LaunchingOptions.h"
-#include "ShellLexer.h"
+#include "managers/LaunchingOptions.h"
+#include "managers/ShellLexer.h"
 
 using namespace Qt::Literals::StringLiterals;
 

@@ -1,4 +1,4 @@
-#include "LaunchingOptions.h"
+#include "managers/LaunchingOptions.h"
 
 using namespace Qt::Literals::StringLiterals;
 

@@ -1,4 +1,4 @@
-#include "ShellLexer.h"
+#include "managers/ShellLexer.h"
 
 #include <algorithm>
 

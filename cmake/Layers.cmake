@@ -1,0 +1,25 @@
+# The daemon is one library per layer, and each layer sees only itself and the layers it links.
+# Every source includes "<folder>/<Header>.h" (the folder as under server/, or common/,
+# console/), and each library puts on its include path one directory of its own, made here,
+# holding a link to each of its folders and nothing else. A library reaches another's headers
+# only by linking it, which CMake allows only downwards (a cycle fails the link), so an include
+# that runs upwards is not found and the build fails. ARCHITECTURE.md says which layer is where.
+#
+#   cmcp_layer(<target> <folder>...)   e.g. cmcp_layer(cmcp_mcp server/mcp)
+function(cmcp_layer target)
+    set(root "${CMAKE_BINARY_DIR}/layers/${target}")
+    foreach(folder IN LISTS ARGN)
+        string(REGEX REPLACE "^server/" "" name "${folder}")
+        get_filename_component(parent "${root}/${name}" DIRECTORY)
+        file(MAKE_DIRECTORY "${parent}")
+        if(NOT IS_SYMLINK "${root}/${name}")
+            file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${folder}" "${root}/${name}" SYMBOLIC)
+        endif()
+    endforeach()
+    get_target_property(type ${target} TYPE)
+    if(type STREQUAL "EXECUTABLE")
+        target_include_directories(${target} PRIVATE "${root}")
+    else()
+        target_include_directories(${target} PUBLIC "${root}")
+    endif()
+endfunction()
