@@ -2,6 +2,7 @@
 
 #include "AuditChain.h"
 #include "AuditRecord.h"
+#include "ErrnoText.h"
 #include "Settings.h"
 
 #include <QCoreApplication>
@@ -25,7 +26,7 @@ namespace {
 
 QString systemError(const char *what, const QString &path)
 {
-    return QStringLiteral("%1 %2: %3").arg(QLatin1String(what), path, QString::fromLocal8Bit(std::strerror(errno)));
+    return QStringLiteral("%1 %2: %3").arg(QLatin1String(what), path, errnoText(errno));
 }
 
 // The numbers N of the rotated files `<path>.<N>` beside `path`, the highest last.

@@ -1,5 +1,6 @@
 #include "JailJob.h"
 
+#include "ErrnoText.h"
 #include "UidReaper.h"
 
 #include <QDir>
@@ -12,7 +13,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <sys/syscall.h>
@@ -26,18 +26,12 @@ namespace {
 // lower is not a pool uid and is never reaped.
 constexpr qint64 kLowestJobUid = 1000;
 
-QString errnoText(const char *what)
-{
-    return QStringLiteral("%1: %2").arg(QLatin1String(what),
-                                        QString::fromLocal8Bit(strerror(errno)));
-}
-
 // Both ends close-on-exec (so no other child inherits them) and above 2: 0..2 become the
 // jail's stdio, and cmcp-jail refuses a --report-fd of 2 or less.
 bool makePipe(int fds[2], QString *error)
 {
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        *error = errnoText("pipe2");
+        *error = QStringLiteral("pipe2: ") + errnoText(errno);
         return false;
     }
     for (int end = 0; end < 2; ++end) {
@@ -45,7 +39,7 @@ bool makePipe(int fds[2], QString *error)
             continue;
         const int moved = fcntl(fds[end], F_DUPFD_CLOEXEC, 3);
         if (moved < 0) {
-            *error = errnoText("fcntl(F_DUPFD_CLOEXEC)");
+            *error = QStringLiteral("fcntl(F_DUPFD_CLOEXEC): ") + errnoText(errno);
             ::close(fds[0]);
             ::close(fds[1]);
             return false;
@@ -64,7 +58,7 @@ bool writePolicy(int fd, const QByteArray &policy, QString *error)
     if (capacity < policy.size() && fcntl(fd, F_SETPIPE_SZ, int(policy.size())) < policy.size()) {
         *error = QStringLiteral("the policy (%1 bytes) does not fit a pipe: %2")
                          .arg(policy.size())
-                         .arg(QString::fromLocal8Bit(strerror(errno)));
+                         .arg(errnoText(errno));
         return false;
     }
     qsizetype written = 0;
@@ -73,7 +67,7 @@ bool writePolicy(int fd, const QByteArray &policy, QString *error)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            *error = errnoText("writing the policy");
+            *error = QStringLiteral("writing the policy: ") + errnoText(errno);
             return false;
         }
         written += n;

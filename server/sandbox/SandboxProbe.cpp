@@ -1,5 +1,7 @@
 #include "SandboxProbe.h"
 
+#include "ErrnoText.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -18,7 +20,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -36,13 +37,6 @@
 namespace cmcp {
 
 namespace {
-
-// "EPERM" rather than a sentence: reasons end up in logs that people grep and compare.
-QString errnoName(int error)
-{
-    const char *name = strerrorname_np(error);
-    return name ? QString::fromLatin1(name) : QStringLiteral("errno %1").arg(error);
-}
 
 SandboxLayer available(const char *name, const QString &detail, QJsonObject facts = {})
 {
