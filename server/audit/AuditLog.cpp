@@ -4,6 +4,7 @@
 #include "AuditRecord.h"
 #include "ErrnoText.h"
 #include "Settings.h"
+#include "WriteAll.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -199,19 +200,9 @@ bool AuditLog::rotate(QString *error)
 bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
 {
     const QByteArray bytes = line + '\n';
-    qint64 written = 0;
-    while (written < bytes.size()) {
-        const ssize_t n = ::write(m_fd.get(), bytes.constData() + written, size_t(bytes.size() - written));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = ENOSPC;
-            *error = systemError("cannot write to the audit log", m_options.path);
-            break;
-        }
-        written += n;
-    }
+    const std::size_t written = writeAll(m_fd.get(), bytes.constData(), size_t(bytes.size()));
+    if (written < size_t(bytes.size()))
+        *error = systemError("cannot write to the audit log", m_options.path);
     if (error->isEmpty() && durable && ::fdatasync(m_fd.get()) != 0)
         *error = systemError("cannot flush the audit log", m_options.path);
     if (!error->isEmpty()) {

@@ -6,6 +6,7 @@
 #include "RegularFile.h"
 #include "TextCodec.h"
 #include "WorkspacePath.h"
+#include "WriteAll.h"
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -111,20 +112,6 @@ bool procLinksWork()
 {
     static const bool available = ::access("/proc/self/fd", X_OK) == 0;
     return available;
-}
-
-bool writeFully(int fd, const QByteArray &data)
-{
-    qsizetype written = 0;
-    while (written < data.size()) {
-        const ssize_t n = ::write(fd, data.constData() + written, size_t(data.size() - written));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        written += n;
-    }
-    return true;
 }
 
 // The current content's hash for if_match, read without following a symbolic link.
@@ -364,7 +351,7 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
             ::unlinkat(parent.fd.get(), temporary.constData(), 0);
         return Outcome::failure(failed(shown, describePathError(error)));
     };
-    if (!writeFully(fd.get(), data))
+    if (writeAll(fd.get(), data.constData(), size_t(data.size())) != size_t(data.size()))
         return discard(errno);
     // A replaced file keeps its owner, group and mode; a new one goes to the sandbox group.
     if (exists) {

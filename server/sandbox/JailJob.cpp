@@ -2,6 +2,7 @@
 
 #include "ErrnoText.h"
 #include "UidReaper.h"
+#include "WriteAll.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -61,16 +62,10 @@ bool writePolicy(int fd, const QByteArray &policy, QString *error)
                          .arg(errnoText(errno));
         return false;
     }
-    qsizetype written = 0;
-    while (written < policy.size()) {
-        const ssize_t n = ::write(fd, policy.constData() + written, policy.size() - written);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            *error = QStringLiteral("writing the policy: ") + errnoText(errno);
-            return false;
-        }
-        written += n;
+    const std::size_t size = std::size_t(policy.size());
+    if (writeAll(fd, policy.constData(), size) != size) {
+        *error = QStringLiteral("writing the policy: ") + errnoText(errno);
+        return false;
     }
     return true;
 }
