@@ -2,6 +2,7 @@
 
 #include "AuditChain.h"
 #include "AuditRecord.h"
+#include "DirectorySync.h"
 #include "ErrnoText.h"
 #include "Settings.h"
 #include "WriteAll.h"
@@ -44,15 +45,6 @@ QList<int> rotatedNumbers(const QString &path)
     }
     std::sort(numbers.begin(), numbers.end());
     return numbers;
-}
-
-// A rename is durable once its directory is synced.
-void syncDirectoryOf(const QString &path)
-{
-    const UniqueFd directory(::open(QFile::encodeName(QFileInfo(path).absolutePath()).constData(),
-                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (directory.isValid())
-        ::fsync(directory.get());
 }
 
 struct ChainHead
@@ -192,7 +184,9 @@ bool AuditLog::rotate(QString *error)
         *error = systemError("cannot rotate the audit log to", target);
         return false;
     }
-    syncDirectoryOf(m_options.path);
+    // The rename is durable once the directory is synced.
+    fsyncDirectoryAt(AT_FDCWD,
+                     QFile::encodeName(QFileInfo(m_options.path).absolutePath()).constData());
     spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(), target.toStdString(), m_seq);
     return openFile(error);
 }

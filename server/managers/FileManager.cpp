@@ -2,6 +2,7 @@
 
 #include "ContainedRoot.h"
 #include "DirectoryEntries.h"
+#include "DirectorySync.h"
 #include "PathErrors.h"
 #include "RegularFile.h"
 #include "TextCodec.h"
@@ -387,9 +388,7 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
                 != 0)
         return discard(errno);
     // The rename itself must reach the disk for the new content to survive a crash.
-    const UniqueFd directory(::openat(parent.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (directory.isValid())
-        ::fsync(directory.get());
+    fsyncDirectoryAt(parent.fd.get(), ".");
 
     FileWriteResult result;
     result.path = path.display();
