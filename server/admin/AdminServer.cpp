@@ -8,6 +8,7 @@
 #include "admin/AdminSettings.h"
 #include "admin/CallDescription.h"
 #include "admin/CallProgress.h"
+#include "posix/ErrnoText.h"
 #include "mcp/McpServer.h"
 #include "admin/PeerCredentials.h"
 #include "mcp/ToolResult.h"
@@ -21,7 +22,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
-#include <cstring>
 #include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,11 +31,6 @@ namespace cmcp {
 using admin::Message;
 
 namespace {
-
-QString systemError()
-{
-    return QString::fromLocal8Bit(std::strerror(errno));
-}
 
 std::optional<int> logLevelNumber(const QString &name)
 {
@@ -69,7 +64,8 @@ bool clearSocketPath(const QString &path, QString *error)
         return false;
     }
     if (::unlink(QFile::encodeName(path).constData()) != 0) {
-        *error = QStringLiteral("cannot remove the stale socket %1: %2").arg(path, systemError());
+        *error =
+                QStringLiteral("cannot remove the stale socket %1: %2").arg(path, errnoText(errno));
         return false;
     }
     return true;
@@ -172,7 +168,7 @@ bool AdminServer::listen(const QString &givenPath, std::optional<gid_t> adminGro
             *error = QStringLiteral("cannot give %1 to group %2: %3")
                              .arg(path)
                              .arg(*adminGroup)
-                             .arg(systemError());
+                             .arg(errnoText(errno));
             return false;
         }
     }

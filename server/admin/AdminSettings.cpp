@@ -1,5 +1,6 @@
 #include "admin/AdminSettings.h"
 
+#include "posix/DirectorySync.h"
 #include "common/SecretRedaction.h"
 
 #include <QDir>
@@ -215,12 +216,7 @@ QString AdminSettings::writeAtomically(const QString &path, const QByteArray &co
     if (!file.commit())
         return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
     // The rename itself is durable only once the directory is synced.
-    const int directory = ::open(QFile::encodeName(info.absolutePath()).constData(),
-                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (directory >= 0) {
-        ::fsync(directory);
-        ::close(directory);
-    }
+    fsyncDirectoryAt(AT_FDCWD, QFile::encodeName(info.absolutePath()).constData());
     return {};
 }
 

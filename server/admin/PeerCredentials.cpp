@@ -1,7 +1,8 @@
 #include "admin/PeerCredentials.h"
 
+#include "posix/ErrnoText.h"
+
 #include <cerrno>
-#include <cstring>
 #include <sys/socket.h>
 
 namespace cmcp {
@@ -12,7 +13,7 @@ std::optional<PeerCredentials> PeerCredentials::ofSocket(int fd, QString *error)
     socklen_t length = sizeof credentials;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
         if (error)
-            *error = QStringLiteral("SO_PEERCRED: %1").arg(QString::fromLocal8Bit(std::strerror(errno)));
+            *error = QStringLiteral("SO_PEERCRED: %1").arg(errnoText(errno));
         return std::nullopt;
     }
     PeerCredentials peer;

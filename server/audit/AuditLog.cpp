@@ -2,7 +2,10 @@
 
 #include "audit/AuditChain.h"
 #include "audit/AuditRecord.h"
+#include "posix/DirectorySync.h"
+#include "posix/ErrnoText.h"
 #include "common/Settings.h"
+#include "posix/WriteAll.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -25,7 +28,7 @@ namespace {
 
 QString systemError(const char *what, const QString &path)
 {
-    return QStringLiteral("%1 %2: %3").arg(QLatin1String(what), path, QString::fromLocal8Bit(std::strerror(errno)));
+    return QStringLiteral("%1 %2: %3").arg(QLatin1String(what), path, errnoText(errno));
 }
 
 // The numbers N of the rotated files `<path>.<N>` beside `path`, the highest last.
@@ -42,15 +45,6 @@ QList<int> rotatedNumbers(const QString &path)
     }
     std::sort(numbers.begin(), numbers.end());
     return numbers;
-}
-
-// A rename is durable once its directory is synced.
-void syncDirectoryOf(const QString &path)
-{
-    const UniqueFd directory(::open(QFile::encodeName(QFileInfo(path).absolutePath()).constData(),
-                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (directory.isValid())
-        ::fsync(directory.get());
 }
 
 struct ChainHead
@@ -190,7 +184,9 @@ bool AuditLog::rotate(QString *error)
         *error = systemError("cannot rotate the audit log to", target);
         return false;
     }
-    syncDirectoryOf(m_options.path);
+    // The rename is durable once the directory is synced.
+    fsyncDirectoryAt(AT_FDCWD,
+                     QFile::encodeName(QFileInfo(m_options.path).absolutePath()).constData());
     spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(), target.toStdString(), m_seq);
     return openFile(error);
 }
@@ -198,19 +194,9 @@ bool AuditLog::rotate(QString *error)
 bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
 {
     const QByteArray bytes = line + '\n';
-    qint64 written = 0;
-    while (written < bytes.size()) {
-        const ssize_t n = ::write(m_fd.get(), bytes.constData() + written, size_t(bytes.size() - written));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = ENOSPC;
-            *error = systemError("cannot write to the audit log", m_options.path);
-            break;
-        }
-        written += n;
-    }
+    const std::size_t written = writeAll(m_fd.get(), bytes.constData(), size_t(bytes.size()));
+    if (written < size_t(bytes.size()))
+        *error = systemError("cannot write to the audit log", m_options.path);
     if (error->isEmpty() && durable && ::fdatasync(m_fd.get()) != 0)
         *error = systemError("cannot flush the audit log", m_options.path);
     if (!error->isEmpty()) {

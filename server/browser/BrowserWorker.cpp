@@ -1,6 +1,7 @@
 #include "browser/BrowserWorker.h"
 
 #include "browser/BrowsePage.h"
+#include "posix/WriteAll.h"
 
 #include <QCoreApplication>
 #include <QJsonDocument>
@@ -121,16 +122,8 @@ void BrowserWorker::onProxyRefused(const QString &target, const QString &reason)
 void BrowserWorker::send(const QJsonObject &message)
 {
     const QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n';
-    qsizetype done = 0;
-    while (done < line.size()) {
-        const ssize_t n =
-                ::write(STDOUT_FILENO, line.constData() + done, size_t(line.size() - done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return; // the daemon is gone; the end of input will follow
-        done += n;
-    }
+    // A failure means the daemon is gone; the end of input will follow.
+    writeAll(STDOUT_FILENO, line.constData(), size_t(line.size()));
 }
 
 } // namespace cmcp

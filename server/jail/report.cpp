@@ -3,6 +3,8 @@
 // (EPIPE, SIGPIPE is ignored by the monitor) costs nothing.
 #include "jail/report.h"
 
+#include "posix/WriteAll.h"
+
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -13,24 +15,16 @@ namespace {
 
 int g_reportFd = -1;
 
-void writeAll(int fd, const std::string &text)
+void writeText(int fd, const std::string &text)
 {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        done += static_cast<std::size_t>(n);
-    }
+    writeAll(fd, text.data(), text.size());
 }
 
 void writeRecord(const nlohmann::json &record)
 {
     if (g_reportFd >= 0)
-        writeAll(g_reportFd,
-                 record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        writeText(g_reportFd,
+                  record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 } // namespace
@@ -42,7 +36,7 @@ void setReportFd(int fd)
 
 void writeRefusalLine(const std::string &layer, const std::string &message)
 {
-    writeAll(STDERR_FILENO, "cmcp-jail: " + layer + ": " + message + "\n");
+    writeText(STDERR_FILENO, "cmcp-jail: " + layer + ": " + message + "\n");
 }
 
 void reportRefused(const std::string &layer, int code, const std::string &message)
@@ -87,7 +81,7 @@ void failJob(int monitorFd, const std::string &layer, int code, const std::strin
 {
     writeRefusalLine(layer, message);
     if (monitorFd >= 0)
-        writeAll(monitorFd, layer + "\n" + message);
+        writeText(monitorFd, layer + "\n" + message);
     ::_exit(code);
 }
 } // namespace cmcp::jail

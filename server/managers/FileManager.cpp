@@ -10,7 +10,6 @@
 #include <QCryptographicHash>
 #include <QFile>
 #include <QMutexLocker>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 
 #include <openssl/evp.h>
@@ -97,34 +96,6 @@ std::optional<LineWindow> readLineWindow(const RegularFile &file, qint64 offset,
     }
     window.totalLines = line + (lineHasBytes ? 1 : 0);
     return window;
-}
-
-QByteArray temporaryName()
-{
-    return QByteArrayLiteral(".cmcp-write-")
-            + QByteArray::number(QRandomGenerator::system()->generate64(), 16) + ".tmp";
-}
-
-// An unnamed file is given its name through /proc/self/fd (linkat with AT_EMPTY_PATH would need
-// CAP_DAC_READ_SEARCH); without /proc the writes use named temporary files.
-bool procLinksWork()
-{
-    static const bool available = ::access("/proc/self/fd", X_OK) == 0;
-    return available;
-}
-
-bool writeFully(int fd, const QByteArray &data)
-{
-    qsizetype written = 0;
-    while (written < data.size()) {
-        const ssize_t n = ::write(fd, data.constData() + written, size_t(data.size() - written));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        written += n;
-    }
-    return true;
 }
 
 // The current content's hash for if_match, read without following a symbolic link.
@@ -344,65 +315,11 @@ FileOutcome<FileWriteResult> FileManager::writeLocked(const WorkspacePath &path,
         }
     }
 
-    // The new content goes to an unnamed file (O_TMPFILE) in the target's directory and gets a
-    // name only once complete and on disk: readers see the old content or the new one, never a
-    // part, and a daemon killed meanwhile leaves nothing in the workspace. File systems without
-    // O_TMPFILE get a named temporary file, removed on failure (but not after a kill).
-    UniqueFd fd(procLinksWork()
-                        ? ::openat(parent.fd.get(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0664)
-                        : -1);
-    const bool unnamed = fd.isValid();
-    const QByteArray temporary = temporaryName();
-    if (!unnamed)
-        fd = UniqueFd(::openat(parent.fd.get(), temporary.constData(),
-                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0664));
-    if (!fd.isValid())
-        return Outcome::failure(failed(shown, describePathError(errno)));
-    bool named = !unnamed;
-    auto discard = [&](int error) {
-        if (named)
-            ::unlinkat(parent.fd.get(), temporary.constData(), 0);
+    // A new file goes to the sandbox group, as everything created in the workspace.
+    const int error = replaceFileAt(parent.fd.get(), leaf, data, exists ? &existing : nullptr,
+                                    [this](int fd) { return m_workspace.adoptCreated(fd, false); });
+    if (error != 0)
         return Outcome::failure(failed(shown, describePathError(error)));
-    };
-    if (!writeFully(fd.get(), data))
-        return discard(errno);
-    // A replaced file keeps its owner, group and mode; a new one goes to the sandbox group.
-    if (exists) {
-        if (::geteuid() == 0 && ::fchown(fd.get(), existing.st_uid, existing.st_gid) != 0)
-            return discard(errno);
-        if (::fchmod(fd.get(), existing.st_mode & 07777) != 0)
-            return discard(errno);
-    } else if (!m_workspace.adoptCreated(fd.get(), false)) {
-        return discard(errno);
-    }
-    if (::fsync(fd.get()) != 0)
-        return discard(errno);
-    if (unnamed) {
-        const QByteArray self = "/proc/self/fd/" + QByteArray::number(fd.get());
-        // A new file is linked under its name at once (and only if nothing took the name
-        // meanwhile); a replacement gets a temporary name for the rename, for two system calls.
-        const bool linked = !exists
-                && ::linkat(AT_FDCWD, self.constData(), parent.fd.get(), leaf.constData(),
-                            AT_SYMLINK_FOLLOW)
-                        == 0;
-        if (!linked) {
-            if (!exists && errno != EEXIST)
-                return discard(errno);
-            if (::linkat(AT_FDCWD, self.constData(), parent.fd.get(), temporary.constData(),
-                         AT_SYMLINK_FOLLOW)
-                != 0)
-                return discard(errno);
-            named = true;
-        }
-    }
-    if (named
-        && ::renameat(parent.fd.get(), temporary.constData(), parent.fd.get(), leaf.constData())
-                != 0)
-        return discard(errno);
-    // The rename itself must reach the disk for the new content to survive a crash.
-    const UniqueFd directory(::openat(parent.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (directory.isValid())
-        ::fsync(directory.get());
 
     FileWriteResult result;
     result.path = path.display();

@@ -1,5 +1,6 @@
 #include "posix/TreeRemoval.h"
 
+#include "posix/ErrnoText.h"
 #include "posix/UniqueFd.h"
 
 #include <QFile>
@@ -33,8 +34,7 @@ constexpr int kMaxListings = 16;
 QString failure(const char *what, const QByteArray &name, int error)
 {
     return QStringLiteral("%1 %2: %3")
-            .arg(QLatin1String(what), QFile::decodeName(name),
-                 QString::fromLocal8Bit(std::strerror(error)));
+            .arg(QLatin1String(what), QFile::decodeName(name), errnoText(error));
 }
 
 // Opens the directory `name` of `dirFd` (a subdirectory, or "..") without following a link
@@ -312,7 +312,7 @@ bool removeTree(const QString &path, QString *error)
         if (errno == ENOENT)
             return true;
         *error = QStringLiteral("cannot remove %1: cannot open its directory: %2")
-                         .arg(path, QString::fromLocal8Bit(std::strerror(errno)));
+                         .arg(path, errnoText(errno));
         return false;
     }
     QString why;
@@ -327,8 +327,7 @@ bool removeTreeContents(int directoryFd, QString *error)
     int listError = 0;
     const QList<QByteArray> names = listNames(directoryFd, &listError);
     if (listError != 0) {
-        *error = QStringLiteral("cannot list the directory: %1")
-                         .arg(QString::fromLocal8Bit(std::strerror(listError)));
+        *error = QStringLiteral("cannot list the directory: %1").arg(errnoText(listError));
         return false;
     }
     bool ok = true;

@@ -1,6 +1,9 @@
 #include "sandbox/JailJob.h"
 
+#include "posix/ErrnoText.h"
+#include "posix/Pipe.h"
 #include "sandbox/UidReaper.h"
+#include "posix/WriteAll.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -12,7 +15,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <sys/syscall.h>
@@ -26,34 +28,26 @@ namespace {
 // lower is not a pool uid and is never reaped.
 constexpr qint64 kLowestJobUid = 1000;
 
-QString errnoText(const char *what)
-{
-    return QStringLiteral("%1: %2").arg(QLatin1String(what),
-                                        QString::fromLocal8Bit(strerror(errno)));
-}
-
 // Both ends close-on-exec (so no other child inherits them) and above 2: 0..2 become the
 // jail's stdio, and cmcp-jail refuses a --report-fd of 2 or less.
-bool makePipe(int fds[2], QString *error)
+std::optional<PipePair> makePipe(QString *error)
 {
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        *error = errnoText("pipe2");
-        return false;
+    std::optional<PipePair> pipe = openPipe();
+    if (!pipe) {
+        *error = QStringLiteral("pipe2: ") + errnoText(errno);
+        return std::nullopt;
     }
-    for (int end = 0; end < 2; ++end) {
-        if (fds[end] > 2)
+    for (UniqueFd *end : {&pipe->read, &pipe->write}) {
+        if (end->get() > 2)
             continue;
-        const int moved = fcntl(fds[end], F_DUPFD_CLOEXEC, 3);
-        if (moved < 0) {
-            *error = errnoText("fcntl(F_DUPFD_CLOEXEC)");
-            ::close(fds[0]);
-            ::close(fds[1]);
-            return false;
+        UniqueFd moved(fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
+        if (!moved.isValid()) {
+            *error = QStringLiteral("fcntl(F_DUPFD_CLOEXEC): ") + errnoText(errno);
+            return std::nullopt;
         }
-        ::close(fds[end]);
-        fds[end] = moved;
+        *end = std::move(moved);
     }
-    return true;
+    return pipe;
 }
 
 // The whole policy goes into the pipe before the jail starts, so nothing has to be written
@@ -64,19 +58,13 @@ bool writePolicy(int fd, const QByteArray &policy, QString *error)
     if (capacity < policy.size() && fcntl(fd, F_SETPIPE_SZ, int(policy.size())) < policy.size()) {
         *error = QStringLiteral("the policy (%1 bytes) does not fit a pipe: %2")
                          .arg(policy.size())
-                         .arg(QString::fromLocal8Bit(strerror(errno)));
+                         .arg(errnoText(errno));
         return false;
     }
-    qsizetype written = 0;
-    while (written < policy.size()) {
-        const ssize_t n = ::write(fd, policy.constData() + written, policy.size() - written);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            *error = errnoText("writing the policy");
-            return false;
-        }
-        written += n;
+    const std::size_t size = std::size_t(policy.size());
+    if (writeAll(fd, policy.constData(), size) != size) {
+        *error = QStringLiteral("writing the policy: ") + errnoText(errno);
+        return false;
     }
     return true;
 }
@@ -150,15 +138,7 @@ void JailJob::start()
     m_started = true;
     m_running = true;
     m_clock.start();
-
-    const QString spillStem = m_spec.spillDirectory.isEmpty()
-            ? QString()
-            : QDir(m_spec.spillDirectory).filePath(m_id);
-    const auto spillPath = [&](const char *suffix) {
-        return spillStem.isEmpty() ? QString() : spillStem + QLatin1String(suffix);
-    };
-    m_stdout = std::make_unique<OutputCapture>(m_spec.outputCapBytes, spillPath(".stdout"));
-    m_stderr = std::make_unique<OutputCapture>(m_spec.outputCapBytes, spillPath(".stderr"));
+    createOutputCaptures();
 
     // Qt 6.4's QProcess leaks a pipe descriptor on every start whose exec fails (measured: one
     // per attempt, two per call with the warm pool), so under load a missing jail used up the
@@ -168,55 +148,84 @@ void JailJob::start()
                                 .arg(m_spec.jailProgram));
         return;
     }
-
     QString error;
-    // The result channel first: its number goes into the policy's environment.
-    int channelWriteFd = -1;
+    std::optional<JailEnds> ends = openPipes(&error);
+    if (!ends) {
+        finishWithError(error);
+        return;
+    }
+    launchJail(*ends);
+    // The child holds its copies now (or never will): the daemon's are not needed.
+    ends.reset();
+    giveStandardInput();
+    if (m_spec.timeoutMs > 0 && !m_spec.awaitInput)
+        m_timeoutTimer.start(m_spec.timeoutMs);
+}
+
+void JailJob::createOutputCaptures()
+{
+    const QString spillStem = m_spec.spillDirectory.isEmpty()
+            ? QString()
+            : QDir(m_spec.spillDirectory).filePath(m_id);
+    const auto spillPath = [&](const char *suffix) {
+        return spillStem.isEmpty() ? QString() : spillStem + QLatin1String(suffix);
+    };
+    m_stdout = std::make_unique<OutputCapture>(m_spec.outputCapBytes, spillPath(".stdout"));
+    m_stderr = std::make_unique<OutputCapture>(m_spec.outputCapBytes, spillPath(".stderr"));
+}
+
+// The result channel first: its number goes into the policy's environment. Then the policy,
+// whole in its pipe before the jail starts, and the report pipe. The daemon reads the channel
+// and the report as they come. Empty when a pipe fails, and nothing of what was made stays open
+// but the read ends already watched, which finishWithError closes.
+std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
+{
+    JailEnds ends;
     QJsonObject policy = m_spec.policy;
     if (m_spec.resultChannel) {
-        int channelPipe[2];
-        if (!makePipe(channelPipe, &error)) {
-            finishWithError(error);
-            return;
-        }
-        channelWriteFd = channelPipe[1];
-        m_channelFd = channelPipe[0];
-        fcntl(m_channelFd, F_SETFL, fcntl(m_channelFd, F_GETFL) | O_NONBLOCK);
-        m_channelNotifier = new QSocketNotifier(m_channelFd, QSocketNotifier::Read, this);
-        connect(m_channelNotifier, &QSocketNotifier::activated, this, &JailJob::readChannel);
+        std::optional<PipePair> channel = makePipe(error);
+        if (!channel)
+            return std::nullopt;
+        ends.channelWrite = std::move(channel->write);
+        m_channelFd = std::move(channel->read);
+        m_channelNotifier = watchReadEnd(m_channelFd.get(), &JailJob::readChannel);
         QJsonObject env = policy.value(QLatin1String("env")).toObject();
-        env.insert(QLatin1String(kResultChannelVariable), QString::number(channelWriteFd));
+        env.insert(QLatin1String(kResultChannelVariable), QString::number(ends.channelWrite.get()));
         policy.insert(QLatin1String("env"), env);
     }
-    const auto closeChannelWriteEnd = [&channelWriteFd] {
-        if (channelWriteFd >= 0)
-            ::close(channelWriteFd);
-        channelWriteFd = -1;
-    };
 
-    int policyPipe[2];
-    if (!makePipe(policyPipe, &error)) {
-        closeChannelWriteEnd();
-        finishWithError(error);
-        return;
-    }
+    std::optional<PipePair> policyPipe = makePipe(error);
+    if (!policyPipe)
+        return std::nullopt;
     const bool policyWritten = writePolicy(
-            policyPipe[1], QJsonDocument(policy).toJson(QJsonDocument::Compact), &error);
-    ::close(policyPipe[1]);
-    int reportPipe[2];
-    if (!policyWritten || !makePipe(reportPipe, &error)) {
-        ::close(policyPipe[0]);
-        closeChannelWriteEnd();
-        finishWithError(error);
-        return;
-    }
-    const int policyFd = policyPipe[0];
-    const int reportWriteFd = reportPipe[1];
-    m_reportFd = reportPipe[0];
-    fcntl(m_reportFd, F_SETFL, fcntl(m_reportFd, F_GETFL) | O_NONBLOCK);
-    m_reportNotifier = new QSocketNotifier(m_reportFd, QSocketNotifier::Read, this);
-    connect(m_reportNotifier, &QSocketNotifier::activated, this, &JailJob::readReport);
+            policyPipe->write.get(), QJsonDocument(policy).toJson(QJsonDocument::Compact), error);
+    policyPipe->write.reset();
+    if (!policyWritten)
+        return std::nullopt;
+    std::optional<PipePair> reportPipe = makePipe(error);
+    if (!reportPipe)
+        return std::nullopt;
+    ends.policy = std::move(policyPipe->read);
+    ends.reportWrite = std::move(reportPipe->write);
+    m_reportFd = std::move(reportPipe->read);
+    m_reportNotifier = watchReadEnd(m_reportFd.get(), &JailJob::readReport);
+    return ends;
+}
 
+// Non-blocking, so that `read` drains what is there and returns to the event loop.
+QSocketNotifier *JailJob::watchReadEnd(int fd, void (JailJob::*read)())
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    auto *notifier = new QSocketNotifier(fd, QSocketNotifier::Read, this);
+    connect(notifier, &QSocketNotifier::activated, this, read);
+    return notifier;
+}
+
+void JailJob::launchJail(const JailEnds &ends)
+{
+    const int policyFd = ends.policy.get();
+    const int reportWriteFd = ends.reportWrite.get();
+    const int channelWriteFd = ends.channelWrite.get();
     QStringList jailArguments{QStringLiteral("--policy-fd"), QString::number(policyFd),
                               QStringLiteral("--report-fd"), QString::number(reportWriteFd)};
     if (channelWriteFd >= 0)
@@ -248,19 +257,16 @@ void JailJob::start()
             [this] { readOutput(JobStream::StandardError); });
     connect(m_process, &QProcess::finished, this, &JailJob::onProcessFinished);
     connect(m_process, &QProcess::errorOccurred, this, &JailJob::onProcessError);
-
     m_process->start();
-    // The child holds its copies now (or never will): the daemon's are not needed.
-    ::close(policyFd);
-    ::close(reportWriteFd);
-    closeChannelWriteEnd();
-    if (!m_spec.standardInput.isEmpty()) {
-        m_process->write(m_spec.standardInput);
-        if (!m_spec.interactiveInput)
-            m_process->closeWriteChannel();
-    }
-    if (m_spec.timeoutMs > 0 && !m_spec.awaitInput)
-        m_timeoutTimer.start(m_spec.timeoutMs);
+}
+
+void JailJob::giveStandardInput()
+{
+    if (m_spec.standardInput.isEmpty())
+        return;
+    m_process->write(m_spec.standardInput);
+    if (!m_spec.interactiveInput)
+        m_process->closeWriteChannel();
 }
 
 void JailJob::provideInput(const QByteArray &input, int timeoutMs)
@@ -321,11 +327,11 @@ void JailJob::readOutput(JobStream stream)
 
 void JailJob::readReport()
 {
-    if (m_reportFd < 0)
+    if (!m_reportFd.isValid())
         return;
     char buffer[4096];
     for (;;) {
-        const ssize_t n = ::read(m_reportFd, buffer, sizeof buffer);
+        const ssize_t n = ::read(m_reportFd.get(), buffer, sizeof buffer);
         if (n > 0) {
             m_report.addBytes(QByteArray(buffer, n));
             continue;
@@ -342,11 +348,11 @@ void JailJob::readReport()
 // bytes are drained and dropped.
 void JailJob::readChannel()
 {
-    if (m_channelFd < 0)
+    if (!m_channelFd.isValid())
         return;
     char buffer[65536];
     for (;;) {
-        const ssize_t n = ::read(m_channelFd, buffer, sizeof buffer);
+        const ssize_t n = ::read(m_channelFd.get(), buffer, sizeof buffer);
         if (n > 0) {
             const qint64 room = kResultChannelCapBytes - m_channel.size();
             if (n > room)
@@ -366,10 +372,7 @@ void JailJob::closeChannelPipe()
 {
     delete m_channelNotifier;
     m_channelNotifier = nullptr;
-    if (m_channelFd >= 0) {
-        ::close(m_channelFd);
-        m_channelFd = -1;
-    }
+    m_channelFd.reset();
 }
 
 void JailJob::closeReportPipe()
@@ -379,10 +382,7 @@ void JailJob::closeReportPipe()
         delete m_reportNotifier;
         m_reportNotifier = nullptr;
     }
-    if (m_reportFd >= 0) {
-        ::close(m_reportFd);
-        m_reportFd = -1;
-    }
+    m_reportFd.reset();
 }
 
 void JailJob::onProcessFinished(int exitCode, QProcess::ExitStatus status)

@@ -4,6 +4,7 @@
 #include "sandbox/JobResult.h"
 #include "sandbox/OutputCapture.h"
 #include "sandbox/UidPool.h"
+#include "posix/UniqueFd.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -14,6 +15,7 @@
 #include <QTimer>
 
 #include <memory>
+#include <optional>
 
 class QSocketNotifier;
 
@@ -97,6 +99,19 @@ Q_SIGNALS:
     void finished(const cmcp::JobResult &result);
 
 private:
+    // The pipe ends cmcp-jail inherits, held by the daemon until the jail has started.
+    struct JailEnds
+    {
+        UniqueFd policy; // the read end, with the whole policy in the pipe
+        UniqueFd reportWrite;
+        UniqueFd channelWrite; // invalid without a result channel
+    };
+
+    void createOutputCaptures();
+    std::optional<JailEnds> openPipes(QString *error);
+    QSocketNotifier *watchReadEnd(int fd, void (JailJob::*read)());
+    void launchJail(const JailEnds &ends);
+    void giveStandardInput();
     void stop();
     void readOutput(JobStream stream);
     void readReport();
@@ -117,9 +132,9 @@ private:
     std::unique_ptr<OutputCapture> m_stdout;
     std::unique_ptr<OutputCapture> m_stderr;
     JailReport m_report;
-    int m_reportFd = -1;
+    UniqueFd m_reportFd;
     QSocketNotifier *m_reportNotifier = nullptr;
-    int m_channelFd = -1;
+    UniqueFd m_channelFd;
     QSocketNotifier *m_channelNotifier = nullptr;
     QByteArray m_channel;
     bool m_channelOverflowed = false;

@@ -1,5 +1,8 @@
 #include "sandbox/SandboxProbe.h"
 
+#include "posix/ErrnoText.h"
+#include "posix/Pipe.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -18,7 +21,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -36,13 +38,6 @@
 namespace cmcp {
 
 namespace {
-
-// "EPERM" rather than a sentence: reasons end up in logs that people grep and compare.
-QString errnoName(int error)
-{
-    const char *name = strerrorname_np(error);
-    return name ? QString::fromLatin1(name) : QStringLiteral("errno %1").arg(error);
-}
 
 SandboxLayer available(const char *name, const QString &detail, QJsonObject facts = {})
 {
@@ -73,32 +68,30 @@ QString limitText(qint64 value)
 // Returns {errno of unshare(CLONE_NEWUSER), errno of unshare(the others)}, 0 for success.
 std::pair<int, int> probeNamespaces(QString *failure)
 {
-    int pipeFds[2];
-    if (pipe2(pipeFds, O_CLOEXEC) != 0) {
+    std::optional<PipePair> pipe = openPipe();
+    if (!pipe) {
         *failure = QStringLiteral("pipe2: ") + errnoName(errno);
         return {-1, -1};
     }
     const pid_t pid = fork();
     if (pid < 0) {
         *failure = QStringLiteral("fork: ") + errnoName(errno);
-        ::close(pipeFds[0]);
-        ::close(pipeFds[1]);
         return {-1, -1};
     }
     if (pid == 0) {
         int results[2];
         results[0] = unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
         results[1] = unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0 ? 0 : errno;
-        const ssize_t written = ::write(pipeFds[1], results, sizeof results);
+        const ssize_t written = ::write(pipe->write.get(), results, sizeof results);
         _exit(written == ssize_t(sizeof results) ? 0 : 1);
     }
-    ::close(pipeFds[1]);
+    pipe->write.reset();
     int results[2] = {-1, -1};
     ssize_t got;
     do
-        got = ::read(pipeFds[0], results, sizeof results);
+        got = ::read(pipe->read.get(), results, sizeof results);
     while (got < 0 && errno == EINTR);
-    ::close(pipeFds[0]);
+    pipe->read.reset();
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

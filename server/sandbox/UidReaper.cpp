@@ -1,10 +1,11 @@
 #include "sandbox/UidReaper.h"
 
+#include "posix/ErrnoText.h"
+
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <unistd.h>
 
 namespace cmcp {
@@ -39,7 +40,7 @@ bool reapOnce(uid_t uid, QString *error)
 {
     const pid_t pid = fork();
     if (pid < 0) {
-        *error = QStringLiteral("fork: %1").arg(QString::fromLocal8Bit(strerror(errno)));
+        *error = QStringLiteral("fork: %1").arg(errnoText(errno));
         return false;
     }
     if (pid == 0)
@@ -49,7 +50,7 @@ bool reapOnce(uid_t uid, QString *error)
         if (waitpid(pid, &status, WUNTRACED) < 0) {
             if (errno == EINTR)
                 continue;
-            *error = QStringLiteral("waitpid: %1").arg(QString::fromLocal8Bit(strerror(errno)));
+            *error = QStringLiteral("waitpid: %1").arg(errnoText(errno));
             return false;
         }
         if (!WIFSTOPPED(status))

@@ -1,5 +1,6 @@
 #include "web/BrowserAccount.h"
 
+#include "posix/ErrnoText.h"
 #include "common/Settings.h"
 #include "posix/TreeRemoval.h"
 
@@ -10,21 +11,11 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace cmcp {
-
-namespace {
-
-QString errnoText()
-{
-    return QString::fromLocal8Bit(std::strerror(errno));
-}
-
-} // namespace
 
 BrowserAccount::BrowserAccount(uid_t uid, gid_t gid, QString parent, UniqueFd parentFd)
     : m_uid(uid),
@@ -51,7 +42,7 @@ std::shared_ptr<const BrowserAccount> BrowserAccount::create(uid_t uid, gid_t gi
     const auto failed = [&](const QString &what) {
         *error = QStringLiteral("web_browse: cannot make the browser's home directory in %1: "
                                 "%2: %3")
-                         .arg(base, what, errnoText());
+                         .arg(base, what, errnoText(errno));
         return nullptr;
     };
     if (!::mkdtemp(parent.data()))

@@ -1,11 +1,11 @@
 #include "workspace/ContainedRoot.h"
 
+#include "posix/ErrnoText.h"
 #include "workspace/Workspace.h"
 
 #include <QFile>
 
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -65,8 +65,8 @@ std::shared_ptr<const ContainedRoot> ContainedRoot::open(const QString &director
     UniqueFd root(
             ::open(QFile::encodeName(directory).constData(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root.isValid()) {
-        *error = QStringLiteral("cannot open the workspace %1: %2")
-                         .arg(directory, QString::fromLocal8Bit(std::strerror(errno)));
+        *error =
+                QStringLiteral("cannot open the workspace %1: %2").arg(directory, errnoText(errno));
         return nullptr;
     }
     const Resolver resolver = preferred == Resolver::Openat2 && kernelHasOpenat2(root.get())

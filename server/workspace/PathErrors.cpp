@@ -1,7 +1,8 @@
 #include "workspace/PathErrors.h"
 
+#include "posix/ErrnoText.h"
+
 #include <cerrno>
-#include <cstring>
 #include <sys/stat.h>
 
 namespace cmcp {
@@ -37,7 +38,7 @@ QString describePathError(int error)
     case EINVAL:
         return QStringLiteral("invalid operation (for example, moving a directory into itself)");
     default:
-        return QString::fromLocal8Bit(std::strerror(error));
+        return errnoText(error);
     }
 }
 

@@ -1,12 +1,34 @@
 #include "workspace/RegularFile.h"
 
+#include "posix/DirectorySync.h"
 #include "workspace/PathErrors.h"
+#include "posix/WriteAll.h"
+
+#include <QRandomGenerator>
 
 #include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
 
 namespace cmcp {
+
+namespace {
+
+QByteArray temporaryName()
+{
+    return QByteArrayLiteral(".cmcp-write-")
+            + QByteArray::number(QRandomGenerator::system()->generate64(), 16) + ".tmp";
+}
+
+// An unnamed file is given its name through /proc/self/fd (linkat with AT_EMPTY_PATH would need
+// CAP_DAC_READ_SEARCH); without /proc the writes use named temporary files.
+bool procLinksWork()
+{
+    static const bool available = ::access("/proc/self/fd", X_OK) == 0;
+    return available;
+}
+
+} // namespace
 
 RegularFile RegularFile::openForRead(const ContainedRoot &root, const WorkspacePath &path)
 {
@@ -103,6 +125,64 @@ bool RegularFile::readAll(qint64 maxBytes, QByteArray *data, QString *error) con
 double modifiedSeconds(const struct stat &status)
 {
     return double(status.st_mtim.tv_sec) + double(status.st_mtim.tv_nsec) / 1e9;
+}
+
+int replaceFileAt(int dirFd, const QByteArray &name, const QByteArray &data,
+                  const struct stat *existing, const std::function<bool(int fd)> &adoptNew)
+{
+    // The new content goes to an unnamed file (O_TMPFILE) in the target's directory and gets a
+    // name only once complete and on disk, so a daemon killed meanwhile leaves nothing in the
+    // workspace. File systems without O_TMPFILE get a named temporary file, removed on failure
+    // (but not after a kill).
+    UniqueFd fd(procLinksWork() ? ::openat(dirFd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0664)
+                                : -1);
+    const bool unnamed = fd.isValid();
+    const QByteArray temporary = temporaryName();
+    if (!unnamed)
+        fd = UniqueFd(::openat(dirFd, temporary.constData(),
+                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0664));
+    if (!fd.isValid())
+        return errno;
+    bool named = !unnamed;
+    auto discard = [&](int error) {
+        if (named)
+            ::unlinkat(dirFd, temporary.constData(), 0);
+        return error;
+    };
+    if (writeAll(fd.get(), data.constData(), size_t(data.size())) != size_t(data.size()))
+        return discard(errno);
+    if (existing) {
+        if (::geteuid() == 0 && ::fchown(fd.get(), existing->st_uid, existing->st_gid) != 0)
+            return discard(errno);
+        if (::fchmod(fd.get(), existing->st_mode & 07777) != 0)
+            return discard(errno);
+    } else if (!adoptNew(fd.get())) {
+        return discard(errno);
+    }
+    if (::fsync(fd.get()) != 0)
+        return discard(errno);
+    if (unnamed) {
+        const QByteArray self = "/proc/self/fd/" + QByteArray::number(fd.get());
+        // A new file is linked under its name at once (and only if nothing took the name
+        // meanwhile); a replacement gets a temporary name for the rename, for two system calls.
+        const bool linked = !existing
+                && ::linkat(AT_FDCWD, self.constData(), dirFd, name.constData(), AT_SYMLINK_FOLLOW)
+                        == 0;
+        if (!linked) {
+            if (!existing && errno != EEXIST)
+                return discard(errno);
+            if (::linkat(AT_FDCWD, self.constData(), dirFd, temporary.constData(),
+                         AT_SYMLINK_FOLLOW)
+                != 0)
+                return discard(errno);
+            named = true;
+        }
+    }
+    if (named && ::renameat(dirFd, temporary.constData(), dirFd, name.constData()) != 0)
+        return discard(errno);
+    // The rename itself must reach the disk for the new content to survive a crash.
+    fsyncDirectoryAt(dirFd, ".");
+    return 0;
 }
 
 } // namespace cmcp

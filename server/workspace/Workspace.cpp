@@ -1,12 +1,12 @@
 #include "workspace/Workspace.h"
 
 #include "common/Settings.h"
+#include "posix/ErrnoText.h"
 
 #include <QDir>
 #include <QFileInfo>
 
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,8 +47,7 @@ bool Workspace::ensureExists(QString *error) const
     const int fd =
             ::open(QFile::encodeName(m_path).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
-        *error = QStringLiteral("cannot open the workspace %1: %2")
-                         .arg(m_path, QString::fromLocal8Bit(std::strerror(errno)));
+        *error = QStringLiteral("cannot open the workspace %1: %2").arg(m_path, errnoText(errno));
         return false;
     }
     // The top directory is ours: make it shared with the jobs even when it already existed.
@@ -58,7 +57,7 @@ bool Workspace::ensureExists(QString *error) const
         *error = QStringLiteral("cannot give the workspace %1 to gid %2: %3")
                          .arg(m_path)
                          .arg(m_sandboxGid)
-                         .arg(QString::fromLocal8Bit(std::strerror(errno)));
+                         .arg(errnoText(errno));
         return false;
     }
     return true;

@@ -14,6 +14,7 @@
 // "truncated"}. The helper exits at the end of its input.
 
 #include "web/html/HtmlText.h"
+#include "posix/WriteAll.h"
 
 #include <nlohmann/json.hpp>
 #include <seccomp.h>
@@ -72,20 +73,6 @@ private:
     }
     std::string m_buffer;
 };
-
-bool writeAll(const std::string &data)
-{
-    size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(STDOUT_FILENO, data.data() + done, data.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        done += size_t(n);
-    }
-    return true;
-}
 
 #ifdef __SANITIZE_ADDRESS__
 // LeakSanitizer's check at exit stops the process with ptrace from a clone, which the filter
@@ -179,7 +166,9 @@ int main(int argc, char **argv)
     bool keepGoing = true;
     while (keepGoing && input.readLine(&header)) {
         const nlohmann::json reply = answer(header, input, &keepGoing);
-        if (!writeAll(reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
+        const std::string line =
+                reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        if (cmcp::writeAll(STDOUT_FILENO, line.data(), line.size()) != line.size())
             return 1;
     }
     return 0;
