@@ -172,7 +172,7 @@ void JailJob::start()
     QString error;
     // The result channel first: its number goes into the policy's environment.
     int channelWriteFd = -1;
-    QJsonObject policy = m_spec.policy;
+    JailPolicy policy = m_spec.policy;
     if (m_spec.resultChannel) {
         int channelPipe[2];
         if (!makePipe(channelPipe, &error)) {
@@ -184,9 +184,7 @@ void JailJob::start()
         fcntl(m_channelFd, F_SETFL, fcntl(m_channelFd, F_GETFL) | O_NONBLOCK);
         m_channelNotifier = new QSocketNotifier(m_channelFd, QSocketNotifier::Read, this);
         connect(m_channelNotifier, &QSocketNotifier::activated, this, &JailJob::readChannel);
-        QJsonObject env = policy.value(QLatin1String("env")).toObject();
-        env.insert(QLatin1String(kResultChannelVariable), QString::number(channelWriteFd));
-        policy.insert(QLatin1String("env"), env);
+        policy.setEnv(QLatin1String(kResultChannelVariable), QString::number(channelWriteFd));
     }
     const auto closeChannelWriteEnd = [&channelWriteFd] {
         if (channelWriteFd >= 0)
@@ -201,7 +199,7 @@ void JailJob::start()
         return;
     }
     const bool policyWritten = writePolicy(
-            policyPipe[1], QJsonDocument(policy).toJson(QJsonDocument::Compact), &error);
+            policyPipe[1], QJsonDocument(policy.toJson()).toJson(QJsonDocument::Compact), &error);
     ::close(policyPipe[1]);
     int reportPipe[2];
     if (!policyWritten || !makePipe(reportPipe, &error)) {
@@ -454,7 +452,7 @@ void JailJob::finishWithError(const QString &error)
 // that blocks the event loop, is then skipped.
 void JailJob::reapLeftovers()
 {
-    const qint64 uid = m_spec.policy.value(QLatin1String("uid")).toInteger(-1);
+    const qint64 uid = m_spec.policy.uid ? qint64(*m_spec.policy.uid) : -1;
     if (uid < kLowestJobUid || !UidReaper::canReap())
         return;
     const auto &started = m_report.started();

@@ -130,15 +130,12 @@ bool placeInSessionWorkspace(SystemTools &tools, const QString &sessionId, JobRe
     const std::optional<Workspace> own = tools.workspaces->forSession(sessionId, error);
     if (!own)
         return false;
-    const QString shared = request.policy.value(QLatin1String("workspace")).toString();
-    request.policy.insert(QLatin1String("workspace"), own->path());
+    const QString shared = request.policy.workspace;
+    request.policy.workspace = own->path();
     request.workspaceHold = tools.workspaces->holdForJob(*own);
     // Without the namespaces layer jobs see the host path, in HOME too.
-    QJsonObject env = request.policy.value(QLatin1String("env")).toObject();
-    if (env.value(QLatin1String("HOME")).toString() == shared) {
-        env.insert(QLatin1String("HOME"), own->path());
-        request.policy.insert(QLatin1String("env"), env);
-    }
+    if (request.policy.envValue(QStringLiteral("HOME")) == shared)
+        request.policy.setEnv(QStringLiteral("HOME"), own->path());
     return true;
 }
 
@@ -244,7 +241,7 @@ void runPreparedJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
         return;
     }
     // Pre-started jobs have the shared workspace.
-    const bool inRoot = prepared.request && !prepared.request->policy.contains(QLatin1String("cwd"))
+    const bool inRoot = prepared.request && prepared.request->policy.cwd.isEmpty()
             && tools.workspaces->mode() == SessionWorkspaces::Mode::Shared;
     if (inRoot && warm) {
         if (JailJob *job = warm->take()) {
@@ -570,10 +567,10 @@ systemJobPolicies(const Settings &settings, const SandboxCapabilities &capabilit
                         QJsonObject{{QStringLiteral("program"), command.request->program},
                                     {QStringLiteral("arguments"),
                                      QJsonArray::fromStringList(command.request->arguments)},
-                                    {QStringLiteral("policy"), command.request->policy}}},
+                                    {QStringLiteral("policy"), command.request->policy.toJson()}}},
                        {QStringLiteral("python"),
                         QJsonObject{{QStringLiteral("program"), python.request->program},
-                                    {QStringLiteral("policy"), python.request->policy}}}};
+                                    {QStringLiteral("policy"), python.request->policy.toJson()}}}};
 }
 
 } // namespace cmcp
