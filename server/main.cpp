@@ -11,6 +11,7 @@
 #include "FileTools.h"
 #include "HttpOptions.h"
 #include "HttpServer.h"
+#include "JobTools.h"
 #include "LiveSettings.h"
 #include "Logging.h"
 #include "McpServer.h"
@@ -296,6 +297,7 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;
     }
+    registerJobTools(mcp, *settings);
     if (!registerSystemTools(mcp, *settings, sandbox, &error, &live)) {
         std::fprintf(stderr, "cmcpd: %s\n", qPrintable(error));
         return 1;

@@ -4,6 +4,7 @@
 
 #include "BackgroundJob.h"
 #include "JobRegistry.h"
+#include "JobRunner.h"
 #include "McpServer.h"
 #include "OutputHandleStore.h"
 #include "ToolCall.h"
@@ -230,8 +231,9 @@ QJsonObject withProperties(QJsonObject properties, const QJsonObject &more,
 
 } // namespace
 
-void registerJobTools(McpServer &server, const JobServices &services)
+void registerJobTools(McpServer &server, const Settings &settings)
 {
+    const JobServices services = JobRunner::of(server, settings).services();
     ToolRegistry &registry = server.tools();
     const auto handler = [services](void (*run)(const JobServices &,
                                                 const std::shared_ptr<ToolCall> &)) {
