@@ -7,6 +7,7 @@
 #include "daemon/CommandLine.h"
 #include "fixtures/ConformanceFixtures.h"
 #include "tools/file/FileTools.h"
+#include "tools/jobs/JobTools.h"
 #include "transport/HttpOptions.h"
 #include "transport/HttpServer.h"
 #include "common/LiveSettings.h"
@@ -80,8 +81,10 @@ AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
 bool registerToolFamilies(McpServer &mcp, const Settings &settings,
                           const SandboxCapabilities &sandbox, LiveSettings &live, QString *error)
 {
-    return registerFileTools(mcp, settings, error, &live)
-            && registerSystemTools(mcp, settings, sandbox, error, &live)
+    if (!registerFileTools(mcp, settings, error, &live))
+        return false;
+    registerJobTools(mcp, settings);
+    return registerSystemTools(mcp, settings, sandbox, error, &live)
             && registerWebTools(mcp, settings, error, &live);
 }
 

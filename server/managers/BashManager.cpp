@@ -106,7 +106,7 @@ JobPolicySpec BashManager::spec(const QString &cwd) const
     return spec;
 }
 
-QJsonObject BashManager::policy(const QString &cwd) const
+JailPolicy BashManager::policy(const QString &cwd) const
 {
     return m_policy.build(spec(cwd));
 }

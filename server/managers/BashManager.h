@@ -67,7 +67,7 @@ public:
     // ends at a NUL byte on standard input, which then stays open as the command's own input.
     static JobRequest keepingInputOpen(JobRequest job);
     // The policy every command runs under (without uid and gid), for a working directory.
-    QJsonObject policy(const QString &cwd = {}) const;
+    JailPolicy policy(const QString &cwd = {}) const;
     // The environment commands see, PATH included.
     QList<QPair<QString, QString>> environment() const;
 

@@ -60,7 +60,7 @@ PythonManager::PythonManager(Options options, const JobPolicy &policy, ProgramFi
 {
 }
 
-QJsonObject PythonManager::policy(const QString &cwd) const
+JailPolicy PythonManager::policy(const QString &cwd) const
 {
     JobPolicySpec spec;
     spec.executables = m_files.executables();

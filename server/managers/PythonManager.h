@@ -67,7 +67,7 @@ public:
     // job_write_stdin): `code` runs first, then statements are read from standard input, which
     // stays open, and expression values are echoed. No result channel.
     JobRequest interactiveJob(const PreparedJob &prepared, const QString &code) const;
-    QJsonObject policy(const QString &cwd = {}) const;
+    JailPolicy policy(const QString &cwd = {}) const;
     // Reads the result channel of a finished job.
     static PythonOutcome outcome(const JobResult &result, const QByteArray &nonce);
 

@@ -181,7 +181,7 @@ void JailJob::createOutputCaptures()
 std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
 {
     JailEnds ends;
-    QJsonObject policy = m_spec.policy;
+    JailPolicy policy = m_spec.policy;
     if (m_spec.resultChannel) {
         std::optional<PipePair> channel = makePipe(error);
         if (!channel)
@@ -189,16 +189,15 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
         ends.channelWrite = std::move(channel->write);
         m_channelFd = std::move(channel->read);
         m_channelNotifier = watchReadEnd(m_channelFd.get(), &JailJob::readChannel);
-        QJsonObject env = policy.value(QLatin1String("env")).toObject();
-        env.insert(QLatin1String(kResultChannelVariable), QString::number(ends.channelWrite.get()));
-        policy.insert(QLatin1String("env"), env);
+        policy.setEnv(QLatin1String(kResultChannelVariable),
+                      QString::number(ends.channelWrite.get()));
     }
 
     std::optional<PipePair> policyPipe = makePipe(error);
     if (!policyPipe)
         return std::nullopt;
     const bool policyWritten = writePolicy(
-            policyPipe->write.get(), QJsonDocument(policy).toJson(QJsonDocument::Compact), error);
+            policyPipe->write.get(), QJsonDocument(policy.toJson()).toJson(QJsonDocument::Compact), error);
     policyPipe->write.reset();
     if (!policyWritten)
         return std::nullopt;
@@ -454,7 +453,7 @@ void JailJob::finishWithError(const QString &error)
 // that blocks the event loop, is then skipped.
 void JailJob::reapLeftovers()
 {
-    const qint64 uid = m_spec.policy.value(QLatin1String("uid")).toInteger(-1);
+    const qint64 uid = m_spec.policy.uid ? qint64(*m_spec.policy.uid) : -1;
     if (uid < kLowestJobUid || !UidReaper::canReap())
         return;
     const auto &started = m_report.started();

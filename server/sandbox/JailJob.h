@@ -5,9 +5,9 @@
 #include "sandbox/OutputCapture.h"
 #include "sandbox/UidPool.h"
 #include "posix/UniqueFd.h"
+#include "sandbox/JobRequest.h"
 
 #include <QElapsedTimer>
-#include <QJsonObject>
 #include <QObject>
 #include <QProcess>
 #include <QString>
@@ -21,28 +21,15 @@ class QSocketNotifier;
 
 namespace cmcp {
 
-// Everything one job needs: what to run, the policy cmcp-jail applies, and the bounds.
-struct JobSpec
+// Everything one job needs: the request, with its policy complete (uid and gid set), and the
+// supervisor's bounds. The request's workspaceHold is not kept here: setWorkspaceHold() takes it,
+// so that it goes with the uid lease and not with this object.
+struct JobSpec : JobRequest
 {
     QString jailProgram; // path of cmcp-jail
-    QString program; // the job's program, as cmcp-jail resolves it (policy PATH)
-    QStringList arguments;
-    QJsonObject policy; // complete, with uid and gid (server/jail/policy.h)
-    QByteArray standardInput; // empty: the job reads /dev/null
-    int timeoutMs = 0; // wall-clock limit from the start; 0: none
     qint64 outputCapBytes = 256 * 1024; // per stream
     QString spillDirectory; // where overflowing output is kept; empty: nowhere
     bool insecure = false; // copied into the result (SANDBOX_INSECURE)
-    // A pipe the job gets as one extra descriptor (cmcp-jail --pass-fd), for a result that must
-    // not travel in its output. Its number is in the job's environment as kResultChannelVariable;
-    // what the job writes there ends up in JobResult::channel, at most kResultChannelCapBytes.
-    bool resultChannel = false;
-    // Started ahead of its call: standard input stays an open pipe and the time limit does not
-    // run until provideInput(). Used to have a job started and waiting when a call arrives.
-    bool awaitInput = false;
-    // Standard input stays an open pipe for the job's whole life: writeInput() feeds it, for
-    // interactive programs (a REPL) run as background jobs. standardInput, if any, goes first.
-    bool interactiveInput = false;
 };
 
 enum class JobStream { StandardOutput, StandardError };

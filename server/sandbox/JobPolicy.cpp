@@ -1,7 +1,6 @@
 #include "sandbox/JobPolicy.h"
 
 #include <QFile>
-#include <QJsonArray>
 
 namespace cmcp {
 
@@ -14,11 +13,6 @@ const QString kBinInside = QStringLiteral("/cmcp/bin");
 // The layers in the jail's order; AppArmor is decided per job kind.
 const char *const kLayerOrder[] = {"identity",   "rlimits",  "cgroup",
                                    "namespaces", "landlock", "seccomp"};
-
-QJsonArray array(const QStringList &list)
-{
-    return QJsonArray::fromStringList(list);
-}
 
 } // namespace
 
@@ -68,82 +62,74 @@ QString JobPolicy::path(const JobPolicySpec &spec) const
     return directories.join(QLatin1Char(':'));
 }
 
-QJsonObject JobPolicy::build(const JobPolicySpec &spec) const
+JailPolicy JobPolicy::build(const JobPolicySpec &spec) const
 {
     const bool namespaces = hasLayer("namespaces");
     const bool apparmor = !spec.apparmorProfile.isEmpty() && hasLayer("apparmor")
             && apparmorProfileLoaded(spec.apparmorProfile);
 
-    QJsonObject env;
-    for (const auto &[name, value] : spec.environment)
-        env.insert(name, value);
-    env.insert(QStringLiteral("PATH"), path(spec));
+    JailPolicy policy;
+    policy.workspace = m_workspace;
+    policy.cwd = spec.cwd;
+    policy.env = spec.environment;
+    policy.setEnv(QStringLiteral("PATH"), path(spec));
+    policy.layers = layers(apparmor);
+    policy.seccomp.network = spec.network;
 
-    QJsonObject limits{{QStringLiteral("processes"), kProcesses},
-                       {QStringLiteral("open_files"), kOpenFiles},
-                       {QStringLiteral("file_size_bytes"), kFileSizeBytes}};
+    policy.limits.processes = kProcesses;
+    policy.limits.openFiles = kOpenFiles;
+    policy.limits.fileSizeBytes = kFileSizeBytes;
     if (spec.cpuSeconds > 0)
-        limits.insert(QStringLiteral("cpu_seconds"), spec.cpuSeconds);
+        policy.limits.cpuSeconds = spec.cpuSeconds;
     // Without a memory cgroup, address space is the only bound left for memory.
     if (spec.memoryBytes && !hasLayer("cgroup"))
-        limits.insert(QStringLiteral("address_space_bytes"), *spec.memoryBytes);
-
-    QJsonObject policy{
-            {QStringLiteral("workspace"), m_workspace},
-            {QStringLiteral("env"), env},
-            {QStringLiteral("limits"), limits},
-            {QStringLiteral("layers"), array(layers(apparmor))},
-            {QStringLiteral("seccomp"), QJsonObject{{QStringLiteral("network"), spec.network}}}};
-    if (!spec.cwd.isEmpty())
-        policy.insert(QStringLiteral("cwd"), spec.cwd);
+        policy.limits.addressSpaceBytes = *spec.memoryBytes;
 
     if (hasLayer("cgroup")) {
-        QJsonObject cgroup{{QStringLiteral("pids"), kProcesses}};
-        if (spec.memoryBytes)
-            cgroup.insert(QStringLiteral("memory_bytes"), *spec.memoryBytes);
-        policy.insert(QStringLiteral("cgroup"), cgroup);
+        JailPolicy::CgroupPolicy cgroup;
+        cgroup.pids = kProcesses;
+        cgroup.memoryBytes = spec.memoryBytes;
+        policy.cgroup = cgroup;
     }
 
     if (namespaces) {
-        QJsonObject ns{{QStringLiteral("network"), spec.network},
-                       {QStringLiteral("workspace_at"), kWorkspaceInside},
-                       {QStringLiteral("tmp_size_mb"), kTmpSizeMb}};
+        JailPolicy::NamespacesPolicy ns;
+        ns.network = spec.network;
+        ns.workspaceAt = kWorkspaceInside;
+        ns.tmpSizeMb = kTmpSizeMb;
         if (!spec.unrestrictedPrograms) {
-            ns.insert(QStringLiteral("exec_paths"), array(spec.mappable));
+            ns.execPaths = spec.mappable;
             QStringList bin;
             for (const FoundProgram &program : spec.bin)
                 bin.append(program.path);
-            ns.insert(QStringLiteral("bin"), array(bin));
+            ns.bin = bin;
         }
-        policy.insert(QStringLiteral("namespaces"), ns);
+        policy.namespaces = ns;
     }
 
     if (hasLayer("landlock")) {
+        JailPolicy::LandlockPolicy landlock;
         // Inside the minimal root everything readable is harmless (its /usr, a curated /etc,
         // the job's own /proc); on the host's root, only what programs need to start.
-        const QStringList read = namespaces
+        landlock.read = namespaces
                 ? QStringList{QStringLiteral("/")}
                 : QStringList{QStringLiteral("/usr"),      QStringLiteral("/etc"),
                               QStringLiteral("/lib"),      QStringLiteral("/lib64"),
                               QStringLiteral("/bin"),      QStringLiteral("/sbin"),
                               QStringLiteral("/dev/null"), QStringLiteral("/dev/urandom"),
                               QStringLiteral("/dev/zero")};
-        const QStringList write = namespaces
+        landlock.write = namespaces
                 ? QStringList{QStringLiteral("/tmp"), QStringLiteral("/dev/shm"),
                               QStringLiteral("/dev/null")}
                 : QStringList{QStringLiteral("/dev/null")};
-        const QStringList execute =
+        landlock.execute =
                 spec.unrestrictedPrograms ? QStringList{QStringLiteral("/usr")} : spec.executables;
-        policy.insert(QStringLiteral("landlock"),
-                      QJsonObject{{QStringLiteral("read"), array(read)},
-                                  {QStringLiteral("write"), array(write)},
-                                  {QStringLiteral("execute"), array(execute)},
-                                  {QStringLiteral("network"), spec.network}});
+        landlock.network = spec.network;
+        policy.landlock = landlock;
     }
 
     if (apparmor)
-        policy.insert(QStringLiteral("apparmor"),
-                      QJsonObject{{QStringLiteral("profile"), spec.apparmorProfile}});
+        policy.apparmor = JailPolicy::ApparmorPolicy{spec.apparmorProfile};
     return policy;
 }
 

@@ -2,8 +2,8 @@
 
 #include "sandbox/ProgramFiles.h"
 #include "sandbox/SandboxProbe.h"
+#include "sandbox/JailPolicy.h"
 
-#include <QJsonObject>
 #include <QList>
 #include <QPair>
 #include <QString>
@@ -49,7 +49,7 @@ public:
     // The PATH a job with this spec sees.
     QString path(const JobPolicySpec &spec) const;
     // The policy without uid and gid (the supervisor adds them).
-    QJsonObject build(const JobPolicySpec &spec) const;
+    JailPolicy build(const JobPolicySpec &spec) const;
 
     // Whether the kernel has an AppArmor profile of this name loaded.
     static bool apparmorProfileLoaded(const QString &profile);

@@ -48,26 +48,20 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
         return nullptr;
     }
     JobSpec spec;
+    static_cast<JobRequest &>(spec) = request;
     spec.jailProgram = m_options.jailProgram;
-    spec.program = request.program;
-    spec.arguments = request.arguments;
-    spec.policy = request.policy;
     // A daemon that is not root can map only its own ids into a job's user namespace (see
     // SandboxProbe: identity); the lease then only bounds the jobs running at once.
     const bool root = geteuid() == 0;
-    spec.policy.insert(QStringLiteral("uid"), qint64(root ? lease->uid() : geteuid()));
-    spec.policy.insert(QStringLiteral("gid"), qint64(root ? lease->gid() : getegid()));
-    spec.standardInput = request.standardInput;
-    spec.timeoutMs = request.timeoutMs;
-    spec.resultChannel = request.resultChannel;
-    spec.awaitInput = request.awaitInput;
-    spec.interactiveInput = request.interactiveInput;
+    spec.policy.uid = root ? lease->uid() : geteuid();
+    spec.policy.gid = root ? lease->gid() : getegid();
     spec.outputCapBytes = m_options.outputCapBytes;
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;
+    std::shared_ptr<const void> hold = std::move(spec.workspaceHold);
     auto *job = new JailJob(std::move(spec), parent);
     job->setUidLease(std::move(*lease));
-    job->setWorkspaceHold(request.workspaceHold);
+    job->setWorkspaceHold(std::move(hold));
     return job;
 }
 

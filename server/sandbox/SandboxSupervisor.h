@@ -2,11 +2,9 @@
 
 #include "sandbox/JailJob.h"
 #include "sandbox/UidPool.h"
+#include "sandbox/JobRequest.h"
 
-#include <QByteArray>
-#include <QJsonObject>
 #include <QString>
-#include <QStringList>
 
 #include <sys/types.h>
 
@@ -32,20 +30,6 @@ struct SandboxOptions
     static SandboxOptions fromSettings(const Settings &settings);
     // cmcp-jail beside the running program (installed), or in its build tree's jail/.
     static QString defaultJailProgram();
-};
-
-// What one call asks for; the supervisor adds the uid, the gid and its bounds.
-struct JobRequest
-{
-    QString program;
-    QStringList arguments;
-    QJsonObject policy; // without uid and gid: those come from the pool
-    QByteArray standardInput;
-    int timeoutMs = 0;
-    bool resultChannel = false; // JobSpec::resultChannel
-    bool awaitInput = false; // JobSpec::awaitInput
-    bool interactiveInput = false; // JobSpec::interactiveInput
-    std::shared_ptr<const void> workspaceHold; // JailJob::setWorkspaceHold; null: none
 };
 
 // Hands out jobs, each with a host uid of its own from the pool for as long as it runs.

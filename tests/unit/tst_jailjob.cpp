@@ -111,14 +111,40 @@ struct Workspace
     bool ok = false;
 };
 
-QJsonObject minimalPolicy(uid_t uid, const QString &workspace)
+JailPolicy minimalPolicy(uid_t uid, const QString &workspace)
 {
-    return QJsonObject{{"uid", qint64(uid)},
-                       {"gid", qint64(uid)},
-                       {"workspace", workspace},
-                       {"env", QJsonObject{{"PATH", "/usr/bin:/bin"}}},
-                       {"layers", QJsonArray::fromStringList(kLayers)},
-                       {"limits", QJsonObject{{"processes", 256}}}};
+    JailPolicy policy;
+    policy.uid = uid;
+    policy.gid = uid;
+    policy.workspace = workspace;
+    policy.env = {{"PATH", "/usr/bin:/bin"}};
+    policy.layers = kLayers;
+    policy.limits.processes = 256;
+    return policy;
+}
+
+// A stand-in for cmcp-jail in `dir` that hands the real one `policy` (as a file) instead of the
+// one it gets on its pipe: for policies the daemon's types cannot express.
+QString jailWithPolicy(const QTemporaryDir &dir, const QJsonObject &policy)
+{
+    const QString policyPath = dir.filePath(QStringLiteral("policy.json"));
+    QFile policyFile(policyPath);
+    if (!policyFile.open(QIODevice::WriteOnly))
+        return {};
+    policyFile.write(QJsonDocument(policy).toJson(QJsonDocument::Compact));
+    policyFile.close();
+    const QString jail = dir.filePath(QStringLiteral("jail-with-policy"));
+    QFile script(jail);
+    if (!script.open(QIODevice::WriteOnly))
+        return {};
+    // $1 --policy-fd $2 N: the rest (the report pipe, the program) goes to the real jail.
+    script.write(QStringLiteral("#!/bin/sh\neval \"exec $2<&-\"\nshift 2\n"
+                                "exec '%1' --policy '%2' \"$@\"\n")
+                         .arg(kJail, policyPath)
+                         .toUtf8());
+    script.close();
+    script.setPermissions(QFileDevice::ReadOwner | QFileDevice::ExeOwner);
+    return jail;
 }
 
 JobSpec shellJob(uid_t uid, const QString &workspace, const QString &script)
@@ -198,7 +224,7 @@ exec ls -l /proc/self/fd
         QCOMPARE(lines[0], QByteArray("--policy-fd --report-fd -- /bin/sh"));
         const QList<QByteArray> pipes = lines[1].split(' ');
         QCOMPARE(pipes.size(), 2);
-        QCOMPARE(QJsonDocument::fromJson(lines[2]).object(), spec.policy);
+        QCOMPARE(QJsonDocument::fromJson(lines[2]).object(), spec.policy.toJson());
         QList<int> fds;
         static const QRegularExpression fdLine(QStringLiteral(" (\\d+) -> (.*)$"));
         for (const QByteArray &line : lines.mid(3)) {
@@ -658,7 +684,12 @@ exec ls -l /proc/self/fd
         Workspace ws(uid);
         QVERIFY(ws.ok);
         JobSpec spec = shellJob(uid, ws.dir.path(), "touch ran");
-        spec.policy.insert(key, value);
+        QJsonObject policy = spec.policy.toJson();
+        policy.insert(key, value);
+        QTemporaryDir jailDir;
+        QVERIFY(jailDir.isValid());
+        spec.jailProgram = jailWithPolicy(jailDir, policy);
+        QVERIFY(!spec.jailProgram.isEmpty());
         JailJob job(spec);
         const std::optional<JobResult> result = run(job);
         QVERIFY(result);
@@ -719,9 +750,9 @@ exec ls -l /proc/self/fd
         JobRequest request;
         request.program = QStringLiteral("/bin/sh");
         request.arguments = {QStringLiteral("-c"), QStringLiteral("id -u; id -g; exec sleep 1000")};
-        QJsonObject policy = minimalPolicy(0, workspace.path());
-        policy.remove("uid");
-        policy.remove("gid");
+        JailPolicy policy = minimalPolicy(0, workspace.path());
+        policy.uid.reset();
+        policy.gid.reset();
         request.policy = policy;
 
         QString error;

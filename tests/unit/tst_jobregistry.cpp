@@ -3,10 +3,10 @@
 // and windows of the output log. The jobs run under a stand-in for cmcp-jail that just execs
 // the program (the jail itself is tested in tst_jailjob), so this needs no root.
 
-#include "tools/jobs/BackgroundJob.h"
+#include "jobs/BackgroundJob.h"
 #include "sandbox/JailJob.h"
-#include "tools/jobs/JobOutputLog.h"
-#include "tools/jobs/JobRegistry.h"
+#include "jobs/JobOutputLog.h"
+#include "jobs/JobRegistry.h"
 #include "common/UnguessableId.h"
 
 #include <QFile>

@@ -1,7 +1,7 @@
 // OutputHandleStore: a handle reads its output only in the session that received it, windows
 // by offset, expiry (the message says so, the file is deleted), and the session's end.
 
-#include "tools/jobs/OutputHandleStore.h"
+#include "jobs/OutputHandleStore.h"
 
 #include <QFile>
 #include <QTemporaryDir>

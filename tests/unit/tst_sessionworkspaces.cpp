@@ -3,7 +3,7 @@
 // directory is removed after its end (symbolic links inside are removed, never followed), and
 // never while a job holds it, even once the SessionWorkspaces itself is gone.
 
-#include "tools/common/SessionWorkspaces.h"
+#include "workspace/SessionWorkspaces.h"
 
 #include <QDir>
 #include <QFile>

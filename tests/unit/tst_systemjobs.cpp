@@ -109,7 +109,7 @@ private Q_SLOTS:
                                  QStringLiteral("/usr/bin/ls")}};
         spec.memoryBytes = 64 * 1024 * 1024;
         spec.cwd = QStringLiteral("sub");
-        const QJsonObject policy = builder.build(spec);
+        const QJsonObject policy = builder.build(spec).toJson();
         QCOMPARE(strings(policy[u"layers"]), kAllButApparmor);
         QCOMPARE(policy[u"workspace"].toString(), QStringLiteral("/srv/ws"));
         QCOMPARE(policy[u"cwd"].toString(), QStringLiteral("sub"));
@@ -135,7 +135,7 @@ private Q_SLOTS:
         spec.bin = {FoundProgram{QStringLiteral("ls"), QStringLiteral("/usr/bin/ls"),
                                  QStringLiteral("/usr/bin/ls")}};
         spec.memoryBytes = 64 * 1024 * 1024;
-        const QJsonObject policy = builder.build(spec);
+        const QJsonObject policy = builder.build(spec).toJson();
         QVERIFY(!policy.contains(QLatin1String("namespaces")));
         QVERIFY(!policy.contains(QLatin1String("cgroup")));
         QCOMPARE(policy[u"env"][u"PATH"].toString(), QStringLiteral("/usr/bin"));
@@ -150,7 +150,7 @@ private Q_SLOTS:
         JobPolicySpec spec;
         spec.unrestrictedPrograms = true;
         spec.network = true;
-        const QJsonObject policy = builder.build(spec);
+        const QJsonObject policy = builder.build(spec).toJson();
         QCOMPARE(strings(policy[u"landlock"][u"execute"]), QStringList{"/usr"});
         QVERIFY(!policy[u"namespaces"].toObject().contains(QLatin1String("exec_paths")));
         QVERIFY(policy[u"env"][u"PATH"].toString().contains(QLatin1String("/usr/bin")));
@@ -165,9 +165,11 @@ private Q_SLOTS:
         const JobPolicy builder(machineWith(kAllButApparmor + QStringList{"apparmor"}),
                                 QStringLiteral("/srv/ws"));
         JobPolicySpec spec;
-        QVERIFY(!strings(builder.build(spec)[u"layers"]).contains(QStringLiteral("apparmor")));
+        QVERIFY(!strings(builder.build(spec).toJson()[u"layers"])
+                         .contains(QStringLiteral("apparmor")));
         spec.apparmorProfile = QStringLiteral("cmcp-no-such-profile");
-        QVERIFY(!strings(builder.build(spec)[u"layers"]).contains(QStringLiteral("apparmor")));
+        QVERIFY(!strings(builder.build(spec).toJson()[u"layers"])
+                         .contains(QStringLiteral("apparmor")));
     }
 
     void workingDirectoriesStayInTheWorkspace()

@@ -11,7 +11,7 @@
 #include "common/LiveSettings.h"
 #include "mcp/McpServer.h"
 #include "tools/file/SessionFileManagers.h"
-#include "tools/common/SessionWorkspaces.h"
+#include "workspace/SessionWorkspaces.h"
 #include "common/Settings.h"
 #include "mcp/ToolCall.h"
 #include "tools/file/WorkspaceResources.h"

@@ -2,7 +2,7 @@
 
 #include "workspace/ContainedRoot.h"
 #include "managers/FileManager.h"
-#include "tools/common/SessionWorkspaces.h"
+#include "workspace/SessionWorkspaces.h"
 
 namespace cmcp {
 

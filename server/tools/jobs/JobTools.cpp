@@ -2,10 +2,11 @@
 
 #include "tools/common/ToolBuilding.h"
 
-#include "tools/jobs/BackgroundJob.h"
-#include "tools/jobs/JobRegistry.h"
+#include "jobs/BackgroundJob.h"
+#include "jobs/JobRegistry.h"
+#include "jobs/JobRunner.h"
 #include "mcp/McpServer.h"
-#include "tools/jobs/OutputHandleStore.h"
+#include "jobs/OutputHandleStore.h"
 #include "mcp/ToolCall.h"
 
 #include <QJsonArray>
@@ -230,8 +231,9 @@ QJsonObject withProperties(QJsonObject properties, const QJsonObject &more,
 
 } // namespace
 
-void registerJobTools(McpServer &server, const JobServices &services)
+void registerJobTools(McpServer &server, const Settings &settings)
 {
+    const JobServices services = JobRunner::of(server, settings).services();
     ToolRegistry &registry = server.tools();
     const auto handler = [services](void (*run)(const JobServices &,
                                                 const std::shared_ptr<ToolCall> &)) {

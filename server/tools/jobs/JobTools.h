@@ -1,14 +1,13 @@
 #pragma once
 
-#include "tools/jobs/JobServices.h"
-
 namespace cmcp {
 
 class McpServer;
+class Settings;
 
 // Registers job_status, job_output, job_write_stdin, job_kill, job_attach, job_list and
-// output_read on
-// `server`. Each reaches only the calling session's jobs and handles.
-void registerJobTools(McpServer &server, const JobServices &services);
+// output_read on `server`, over the server's background jobs and output handles (JobRunner).
+// Each reaches only the calling session's jobs and handles.
+void registerJobTools(McpServer &server, const Settings &settings);
 
 } // namespace cmcp

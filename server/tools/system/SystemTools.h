@@ -15,7 +15,7 @@ struct SandboxCapabilities;
 // Registers system_run_command, system_run_python and system_env_var on `server`. Resolves the
 // allowed programs and the interpreter (with the files each needs) once, here; false with a
 // reason when one cannot be used, which must stop start-up. With `live`, the BASH_* and PYTHON_*
-// policies can be replaced while the daemon runs.
+// policies can be replaced while the daemon runs. The jobs run through the server's JobRunner.
 bool registerSystemTools(McpServer &server, const Settings &settings,
                          const SandboxCapabilities &capabilities, QString *error,
                          LiveSettings *live = nullptr);

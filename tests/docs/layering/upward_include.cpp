@@ -1,3 +1,3 @@
 // Compiled against the mcp layer alone, this must fail: the tools lie above it, and no include
 // root of the mcp layer leads to them (cmake/Layers.cmake).
-#include "tools/common/SessionWorkspaces.h"
+#include "workspace/SessionWorkspaces.h"

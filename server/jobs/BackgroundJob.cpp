@@ -1,4 +1,4 @@
-#include "tools/jobs/BackgroundJob.h"
+#include "jobs/BackgroundJob.h"
 
 #include "sandbox/JailJob.h"
 
@@ -17,16 +17,12 @@ const char *const kOutputFields[] = {"stdout", "stderr", "output", "error", "std
 
 BackgroundJob::BackgroundJob(QString id, QString sessionId, Description description, JailJob *job,
                              std::unique_ptr<JobOutputLog> log, ResultMaker makeResult)
-    : m_id(std::move(id)),
+    : JobAdapter(job, std::move(makeResult)),
+      m_id(std::move(id)),
       m_sessionId(std::move(sessionId)),
       m_description(std::move(description)),
-      m_job(job),
-      m_log(std::move(log)),
-      m_makeResult(std::move(makeResult))
+      m_log(std::move(log))
 {
-    job->setParent(this);
-    connect(job, &JailJob::outputReceived, this, &BackgroundJob::onOutput);
-    connect(job, &JailJob::finished, this, &BackgroundJob::onFinished);
 }
 
 BackgroundJob::~BackgroundJob() = default;
@@ -35,7 +31,7 @@ void BackgroundJob::start()
 {
     m_startedAt = QDateTime::currentDateTimeUtc();
     m_clock.start();
-    m_job->start();
+    job()->start();
 }
 
 void BackgroundJob::onOutput(JobStream, const QByteArray &bytes)
@@ -57,7 +53,7 @@ void BackgroundJob::onFinished(const JobResult &result)
 
 ToolResult BackgroundJob::toolResult() const
 {
-    return m_result ? m_makeResult(*m_result) : ToolResult();
+    return m_result ? makeResult(*m_result) : ToolResult();
 }
 
 bool BackgroundJob::writeInput(const QByteArray &bytes, bool closeAfter, QString *error)
@@ -72,12 +68,12 @@ bool BackgroundJob::writeInput(const QByteArray &bytes, bool closeAfter, QString
         *error = QStringLiteral("job %1 has ended; nothing reads its input").arg(m_id);
         return false;
     }
-    if (!bytes.isEmpty() && !m_job->writeInput(bytes)) {
+    if (!bytes.isEmpty() && !job()->writeInput(bytes)) {
         *error = QStringLiteral("could not write to job %1's standard input").arg(m_id);
         return false;
     }
     if (closeAfter)
-        m_job->closeInput();
+        job()->closeInput();
     return true;
 }
 
@@ -86,7 +82,7 @@ void BackgroundJob::kill()
     if (!isRunning())
         return;
     m_killed = true;
-    m_job->cancel();
+    job()->cancel();
 }
 
 QString BackgroundJob::state() const

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tools/jobs/JobOutputLog.h"
+#include "jobs/JobOutputLog.h"
 
 #include <QDeadlineTimer>
 #include <QHash>

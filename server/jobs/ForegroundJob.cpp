@@ -1,36 +1,34 @@
-#include "tools/system/JobCallBridge.h"
+#include "jobs/ForegroundJob.h"
 
 #include "sandbox/JailJob.h"
 #include "mcp/ToolCall.h"
 
 namespace cmcp {
 
-void JobCallBridge::start(const std::shared_ptr<ToolCall> &call, JailJob *job,
+void ForegroundJob::start(const std::shared_ptr<ToolCall> &call, JailJob *job,
                           ResultMaker makeResult)
 {
-    new JobCallBridge(call, job, std::move(makeResult));
+    new ForegroundJob(call, job, std::move(makeResult));
     job->start();
     // Cancelled before the job existed: the signal has passed, so stop the job now.
     if (call->isCancelled())
         job->cancel();
 }
 
-void JobCallBridge::adopt(const std::shared_ptr<ToolCall> &call, JailJob *job,
+void ForegroundJob::adopt(const std::shared_ptr<ToolCall> &call, JailJob *job,
                           ResultMaker makeResult, const QByteArray &input, int timeoutMs)
 {
-    new JobCallBridge(call, job, std::move(makeResult));
+    new ForegroundJob(call, job, std::move(makeResult));
     job->provideInput(input, timeoutMs);
     if (call->isCancelled())
         job->cancel();
 }
 
-JobCallBridge::JobCallBridge(const std::shared_ptr<ToolCall> &call, JailJob *job,
+ForegroundJob::ForegroundJob(const std::shared_ptr<ToolCall> &call, JailJob *job,
                              ResultMaker makeResult)
-    : m_call(call),
-      m_job(job),
-      m_makeResult(std::move(makeResult))
+    : JobAdapter(job, std::move(makeResult)),
+      m_call(call)
 {
-    job->setParent(this);
     m_progressTimer.setSingleShot(true);
     m_progressTimer.setInterval(kProgressIntervalMs);
     connect(&m_progressTimer, &QTimer::timeout, this, [this] { flushProgress(false); });
@@ -40,13 +38,11 @@ JobCallBridge::JobCallBridge(const std::shared_ptr<ToolCall> &call, JailJob *job
     });
     m_heartbeatTimer.start();
     m_clock.start();
-    connect(job, &JailJob::outputReceived, this, &JobCallBridge::onOutput);
-    connect(job, &JailJob::finished, this, &JobCallBridge::onFinished);
     // The job dies with the call: the jail kills its whole tree and still reports.
     connect(call.get(), &ToolCall::cancelled, job, &JailJob::cancel);
 }
 
-void JobCallBridge::onOutput(JobStream, const QByteArray &bytes)
+void ForegroundJob::onOutput(JobStream, const QByteArray &bytes)
 {
     m_call->reportOutput(bytes.size());
     // Capped: a flood of output costs little here, whether or not the client wants progress.
@@ -57,7 +53,7 @@ void JobCallBridge::onOutput(JobStream, const QByteArray &bytes)
 }
 
 // Sends the complete lines gathered so far (`all`: the partial last line too), as one message.
-void JobCallBridge::flushProgress(bool all)
+void ForegroundJob::flushProgress(bool all)
 {
     const qsizetype end = all || m_pending.size() >= kProgressMessageCap
             ? m_pending.size()
@@ -73,18 +69,18 @@ void JobCallBridge::flushProgress(bool all)
 
 // The progress value counts notifications, so it grows with each one as the specification
 // requires; the message carries the output. Any notification restarts the heartbeat.
-void JobCallBridge::sendProgress(const QString &message)
+void ForegroundJob::sendProgress(const QString &message)
 {
     m_call->reportProgress(double(++m_notifications), std::nullopt, message);
     m_heartbeatTimer.start();
 }
 
-void JobCallBridge::onFinished(const JobResult &result)
+void ForegroundJob::onFinished(const JobResult &result)
 {
     m_progressTimer.stop();
     m_heartbeatTimer.stop();
     flushProgress(true);
-    m_call->finish(m_makeResult(result));
+    m_call->finish(makeResult(result));
     deleteLater();
 }
 

@@ -1,4 +1,4 @@
-#include "tools/common/SessionWorkspaces.h"
+#include "workspace/SessionWorkspaces.h"
 
 #include "mcp/McpServer.h"
 #include "common/Settings.h"

@@ -1,6 +1,6 @@
-#include "tools/jobs/JobRegistry.h"
+#include "jobs/JobRegistry.h"
 
-#include "tools/jobs/BackgroundJob.h"
+#include "jobs/BackgroundJob.h"
 
 #include <QTimer>
 

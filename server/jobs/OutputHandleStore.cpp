@@ -1,4 +1,4 @@
-#include "tools/jobs/OutputHandleStore.h"
+#include "jobs/OutputHandleStore.h"
 
 #include "common/UnguessableId.h"
 

@@ -1,7 +1,7 @@
-#include "tools/jobs/JobStarter.h"
+#include "jobs/JobStarter.h"
 
-#include "tools/jobs/JobRegistry.h"
-#include "tools/jobs/JobServices.h"
+#include "jobs/JobRegistry.h"
+#include "jobs/JobServices.h"
 #include "mcp/ToolCall.h"
 #include "common/UnguessableId.h"
 

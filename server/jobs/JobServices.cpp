@@ -1,4 +1,4 @@
-#include "tools/jobs/JobServices.h"
+#include "jobs/JobServices.h"
 
 #include "common/Settings.h"
 #include "workspace/Workspace.h"

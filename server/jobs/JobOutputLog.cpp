@@ -1,4 +1,4 @@
-#include "tools/jobs/JobOutputLog.h"
+#include "jobs/JobOutputLog.h"
 
 namespace cmcp {
 

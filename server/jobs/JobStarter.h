@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tools/jobs/BackgroundJob.h"
+#include "jobs/BackgroundJob.h"
 #include "sandbox/SandboxSupervisor.h"
 
 #include <memory>

@@ -1,4 +1,4 @@
-#include "sandbox/WarmJobPool.h"
+#include "jobs/WarmJobPool.h"
 
 #include "sandbox/JailJob.h"
 

@@ -1,32 +1,26 @@
 #pragma once
 
-#include "tools/jobs/JobOutputLog.h"
+#include "jobs/JobOutputLog.h"
 #include "sandbox/JobResult.h"
 #include "mcp/ToolResult.h"
+#include "jobs/JobAdapter.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QJsonObject>
-#include <QObject>
 
-#include <functional>
 #include <memory>
 #include <optional>
 
 namespace cmcp {
 
-class JailJob;
-enum class JobStream;
-
 // One job started by system_run_command or system_run_python with background (or yield_ms)
 // and kept after its call: it owns the jail job and its output log, and once the job has ended
 // it keeps the result for job_status.
-class BackgroundJob : public QObject
+class BackgroundJob : public JobAdapter
 {
     Q_OBJECT
 public:
-    using ResultMaker = std::function<ToolResult(const JobResult &)>;
-
     struct Description
     {
         QString tool; // the tool that started it
@@ -35,7 +29,7 @@ public:
         int timeoutSeconds = 0;
     };
 
-    // `job` must not be started yet and have no parent; it becomes this object's child.
+    // `job` must not be started yet and have no parent.
     BackgroundJob(QString id, QString sessionId, Description description, JailJob *job,
                   std::unique_ptr<JobOutputLog> log, ResultMaker makeResult);
     ~BackgroundJob() override;
@@ -66,16 +60,14 @@ Q_SIGNALS:
     void finished(const QString &id);
 
 private:
-    void onOutput(JobStream stream, const QByteArray &bytes);
-    void onFinished(const JobResult &result);
+    void onOutput(JobStream stream, const QByteArray &bytes) override;
+    void onFinished(const JobResult &result) override;
     QString state() const;
 
     const QString m_id;
     QString m_sessionId;
     const Description m_description;
-    JailJob *m_job;
     std::unique_ptr<JobOutputLog> m_log;
-    ResultMaker m_makeResult;
     std::optional<JobResult> m_result;
     bool m_killed = false;
     QDateTime m_startedAt;

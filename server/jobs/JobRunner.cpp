@@ -1,0 +1,159 @@
+#include "jobs/JobRunner.h"
+
+#include "jobs/ForegroundJob.h"
+#include "jobs/JobRegistry.h"
+#include "jobs/JobStarter.h"
+#include "mcp/McpServer.h"
+#include "jobs/OutputHandleStore.h"
+#include "workspace/SessionWorkspaces.h"
+#include "common/Settings.h"
+#include "mcp/ToolCall.h"
+#include "workspace/Workspace.h"
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+namespace {
+
+ToolResult failure(const QString &message)
+{
+    return ToolResult::structured(
+            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
+            true);
+}
+
+SandboxOptions sandboxOptions(const Settings &settings)
+{
+    SandboxOptions options = SandboxOptions::fromSettings(settings);
+    options.spillDirectory = JobServices::fileDirectoryFromSettings(settings);
+    return options;
+}
+
+} // namespace
+
+JobRunner &JobRunner::of(McpServer &server, const Settings &settings)
+{
+    if (auto *existing = server.findChild<JobRunner *>(QStringLiteral("cmcp::JobRunner"),
+                                                       Qt::FindDirectChildrenOnly))
+        return *existing;
+    auto *runner = new JobRunner(server, settings);
+    runner->setObjectName(QStringLiteral("cmcp::JobRunner"));
+    return *runner;
+}
+
+// The background-job registry, the output handles and the workspaces of the sessions, and what
+// a session's end does to them: its jobs are killed and its handles deleted (SessionWorkspaces
+// removes its workspace).
+JobRunner::JobRunner(McpServer &server, const Settings &settings)
+    : QObject(&server),
+      m_supervisor(sandboxOptions(settings)),
+      m_workspaces(&SessionWorkspaces::of(server, settings))
+{
+    JobServices &jobs = m_services;
+    jobs.supervisor = &m_supervisor;
+    jobs.fileDirectory = m_supervisor.options().spillDirectory;
+    // Without it the tools still work: a truncated output says its copy could not be kept and
+    // a background job cannot start, each with the reason.
+    if (QString why; !JobServices::prepareFileDirectory(jobs.fileDirectory, &why))
+        spdlog::warn("jobs: {}: no output handles, no background jobs", why.toStdString());
+    jobs.outputLogCapBytes = settings.integer(u"JOB_OUTPUT_MAX_MB") * 1024 * 1024;
+    jobs.timeoutMaxSeconds = int(settings.integer(u"JOB_TIMEOUT_MAX"));
+    JobRegistry::Limits limits;
+    limits.perSession = int(settings.integer(u"JOB_MAX_PER_SESSION"));
+    limits.total = int(settings.integer(u"JOB_MAX_TOTAL"));
+    limits.keepDetachedSeconds = int(settings.integer(u"JOB_KEEP_SECONDS"));
+    jobs.registry = new JobRegistry(limits, &server);
+    jobs.handles = new OutputHandleStore(int(settings.integer(u"OUTPUT_HANDLE_SECONDS")), &server);
+    QObject::connect(&server, &McpServer::sessionClosed, jobs.registry,
+                     [registry = jobs.registry, handles = jobs.handles](const QString &sessionId) {
+                         registry->endSession(sessionId);
+                         handles->endSession(sessionId);
+                     });
+    spdlog::info("jobs: background jobs at most {} per session, {} in total, {} s each; "
+                 "workspaces {}",
+                 limits.perSession, limits.total, jobs.timeoutMaxSeconds,
+                 m_workspaces->mode() == SessionWorkspaces::Mode::Shared ? "shared"
+                                                                         : "per session");
+}
+
+void JobRunner::keepWarm(const QString &kind, const JobRequest &awaiting, int size,
+                         bool jobsCanStart)
+{
+    if (size <= 0 || !jobsCanStart || m_workspaces->mode() != SessionWorkspaces::Mode::Shared) {
+        m_warm.erase(kind);
+        return;
+    }
+    m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, awaiting, size);
+}
+
+int JobRunner::backgroundTimeoutSeconds(std::optional<qint64> asked) const
+{
+    return int(qMin<qint64>(asked.value_or(m_services.timeoutMaxSeconds),
+                            m_services.timeoutMaxSeconds));
+}
+
+// In per-session mode the job's workspace is the session's: the jail mounts that directory
+// (and only it) instead of the shared one, and the job holds it, so that it is not removed
+// while the job runs (a job taken over by job_attach outlives its session).
+bool JobRunner::placeInSessionWorkspace(const QString &sessionId, JobRequest &request,
+                                        QString *error)
+{
+    if (m_workspaces->mode() == SessionWorkspaces::Mode::Shared)
+        return true;
+    const std::optional<Workspace> own = m_workspaces->forSession(sessionId, error);
+    if (!own)
+        return false;
+    const QString shared = request.policy.workspace;
+    request.policy.workspace = own->path();
+    request.workspaceHold = m_workspaces->holdForJob(*own);
+    // Without the namespaces layer jobs see the host path, in HOME too.
+    if (request.policy.envValue(QStringLiteral("HOME")) == shared)
+        request.policy.setEnv(QStringLiteral("HOME"), own->path());
+    return true;
+}
+
+void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobRequest request,
+                                const QString &kind, ResultMaker makeResult)
+{
+    QString error;
+    if (!placeInSessionWorkspace(call->sessionId(), request, &error)) {
+        call->finish(failure(error));
+        return;
+    }
+    // A pre-started job runs in the shared workspace's root: calls elsewhere start their own.
+    const auto warm = m_warm.find(kind);
+    if (request.policy.cwd.isEmpty() && warm != m_warm.end()) {
+        if (JailJob *job = warm->second->take()) {
+            ForegroundJob::adopt(call, job, std::move(makeResult), request.standardInput,
+                                 request.timeoutMs);
+            return;
+        }
+    }
+    JailJob *job = m_supervisor.createJob(request, nullptr, &error);
+    if (!job) {
+        call->finish(failure(error));
+        return;
+    }
+    ForegroundJob::start(call, job, std::move(makeResult));
+}
+
+void JobRunner::runInBackground(const std::shared_ptr<ToolCall> &call, JobRequest request,
+                                BackgroundJob::Description description, std::optional<int> yieldMs,
+                                ResultMaker makeResult)
+{
+    QString error;
+    if (!placeInSessionWorkspace(call->sessionId(), request, &error)) {
+        call->finish(failure(error));
+        return;
+    }
+    BackgroundStart start;
+    start.request = std::move(request);
+    start.request.timeoutMs = description.timeoutSeconds * 1000;
+    start.description = std::move(description);
+    start.makeResult = std::move(makeResult);
+    start.yieldMs = yieldMs;
+    startBackgroundJob(m_services, call, std::move(start));
+}
+
+} // namespace cmcp

@@ -1,0 +1,69 @@
+#pragma once
+
+#include "jobs/BackgroundJob.h"
+#include "sandbox/JobRequest.h"
+#include "jobs/JobServices.h"
+#include "sandbox/SandboxSupervisor.h"
+#include "jobs/WarmJobPool.h"
+
+#include <QObject>
+#include <QString>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace cmcp {
+
+class McpServer;
+class SessionWorkspaces;
+class Settings;
+class ToolCall;
+
+// Runs the jobs tools ask for, in one of three ways: as a call's own job (ForegroundJob), taken
+// from the jobs started ahead for its kind (WarmJobPool) when one fits, or as a job that goes on
+// after its call (BackgroundJob, in the registry). Places each job in the calling session's
+// workspace. One per server, its child: the system tools start jobs through it and the job tools
+// reach the background jobs and output handles through services().
+class JobRunner : public QObject
+{
+    Q_OBJECT
+public:
+    using ResultMaker = JobAdapter::ResultMaker;
+
+    // The server's runner, made (with its registry, handles and supervisor) on first use.
+    static JobRunner &of(McpServer &server, const Settings &settings);
+
+    const JobServices &services() const { return m_services; }
+
+    // Keeps `size` jobs like `awaiting` started for calls of `kind`, replacing those kept for it
+    // before (their jails were built from an older policy). None when `size` is 0, when no job
+    // can start (`jobsCanStart`: the identity layer is there) or in per-session workspaces,
+    // which a job started ahead cannot know.
+    void keepWarm(const QString &kind, const JobRequest &awaiting, int size, bool jobsCanStart);
+
+    // A call's own job, finishing the call with its result; `kind` names the warm jobs it may
+    // take.
+    void runInForeground(const std::shared_ptr<ToolCall> &call, JobRequest request,
+                         const QString &kind, ResultMaker makeResult);
+    // A job that outlives its call: the call gets the job's id, or with `yieldMs` possibly its
+    // result. The job's limit is description.timeoutSeconds.
+    void runInBackground(const std::shared_ptr<ToolCall> &call, JobRequest request,
+                         BackgroundJob::Description description, std::optional<int> yieldMs,
+                         ResultMaker makeResult);
+
+    // A background job's limit: JOB_TIMEOUT_MAX, which the call's timeout may only lower.
+    int backgroundTimeoutSeconds(std::optional<qint64> asked) const;
+    void setTimeoutMaxSeconds(int seconds) { m_services.timeoutMaxSeconds = seconds; }
+
+private:
+    JobRunner(McpServer &server, const Settings &settings);
+    bool placeInSessionWorkspace(const QString &sessionId, JobRequest &request, QString *error);
+
+    SandboxSupervisor m_supervisor;
+    JobServices m_services;
+    SessionWorkspaces *m_workspaces;
+    std::map<QString, std::unique_ptr<WarmJobPool>> m_warm; // by kind
+};
+
+} // namespace cmcp

@@ -1,0 +1,96 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QStringList>
+
+#include <sys/types.h>
+
+#include <optional>
+
+namespace cmcp {
+
+// The policy cmcp-jail reads, as the daemon holds it: the jail's own structs (server/jail/
+// policy.h, whose comments say what each field does) with the same fields under the same names,
+// in Qt's types. The daemon edits these fields and never the JSON: toJson() is the one place that
+// writes the jail's keys. An optional field that is not set is left out, so the jail applies its
+// default.
+struct JailPolicy
+{
+    struct Limits
+    {
+        std::optional<qint64> cpuSeconds;
+        std::optional<qint64> fileSizeBytes;
+        std::optional<qint64> openFiles;
+        std::optional<qint64> processes;
+        std::optional<qint64> addressSpaceBytes;
+        bool operator==(const Limits &) const = default;
+    };
+
+    struct LandlockPolicy
+    {
+        QStringList read, execute, write;
+        bool network = false;
+        bool operator==(const LandlockPolicy &) const = default;
+    };
+
+    struct SeccompPolicy
+    {
+        bool network = false;
+        bool operator==(const SeccompPolicy &) const = default;
+    };
+
+    struct NamespacesPolicy
+    {
+        bool network = false;
+        std::optional<QString> hostname;
+        std::optional<QString> workspaceAt;
+        std::optional<qint64> tmpSizeMb;
+        std::optional<QStringList> execPaths;
+        std::optional<QStringList> bin;
+        bool operator==(const NamespacesPolicy &) const = default;
+    };
+
+    struct CgroupPolicy
+    {
+        std::optional<qint64> memoryBytes;
+        std::optional<qint64> pids;
+        std::optional<qint64> cpuPercent;
+        std::optional<QString> name;
+        bool operator==(const CgroupPolicy &) const = default;
+    };
+
+    struct ApparmorPolicy
+    {
+        QString profile;
+        bool operator==(const ApparmorPolicy &) const = default;
+    };
+
+    // Unset until the supervisor gives the job a uid of its pool.
+    std::optional<uid_t> uid;
+    std::optional<gid_t> gid;
+    QString workspace; // absolute
+    QString cwd; // relative to workspace; empty: the workspace itself
+    QList<QPair<QString, QString>> env; // the job's whole environment; a later name wins
+    Limits limits;
+    SeccompPolicy seccomp;
+    std::optional<LandlockPolicy> landlock;
+    std::optional<NamespacesPolicy> namespaces;
+    std::optional<CgroupPolicy> cgroup;
+    std::optional<ApparmorPolicy> apparmor;
+    QStringList layers; // in the jail's names
+
+    // Sets `name` in env, replacing its value where it is already there.
+    void setEnv(const QString &name, const QString &value);
+    // The value of `name` in env; null when it is not set.
+    QString envValue(const QString &name) const;
+
+    // The JSON cmcp-jail parses.
+    QJsonObject toJson() const;
+
+    bool operator==(const JailPolicy &) const = default;
+};
+
+} // namespace cmcp

@@ -1,0 +1,87 @@
+#include "tools/system/SystemToolResults.h"
+
+#include "jobs/OutputHandleStore.h"
+
+#include <QStringList>
+
+namespace cmcp::systemresults {
+
+ToolResult failure(const QString &message)
+{
+    return ToolResult::structured(
+            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
+            true);
+}
+
+void addOutputHandles(QJsonObject &value, const JobResult &result, OutputHandleStore *handles,
+                      const QString &sessionId)
+{
+    QStringList notes;
+    const auto add = [&](const CapturedStream &stream, const char *field, const char *name) {
+        if (!stream.truncated)
+            return;
+        if (stream.spillPath.isEmpty()) {
+            notes.append(QStringLiteral("%1 was cut to fit and its complete copy could not be "
+                                        "kept (%2)")
+                                 .arg(QLatin1String(name), stream.spillError));
+            return;
+        }
+        const QString handle = handles->add(sessionId, stream.spillPath, stream.totalBytes);
+        value.insert(QLatin1String(field), handle);
+        notes.append(QStringLiteral("%1 was cut to fit (%2 bytes in all): read all of it with "
+                                    "output_read(\"%3\", offset)")
+                             .arg(QLatin1String(name))
+                             .arg(stream.totalBytes)
+                             .arg(handle));
+    };
+    add(result.standardOutput, "stdout_handle", "stdout");
+    add(result.standardError, "stderr_handle", "stderr");
+    if (!notes.isEmpty())
+        value.insert(QLatin1String("truncation_note"), notes.join(QStringLiteral("; ")));
+}
+
+std::optional<QString> notRun(const JobResult &result)
+{
+    if (result.refusal) {
+        // cmcp-jail's line is "cmcp-jail: <layer>: <what failed>"; the layer is named below.
+        QString message = result.refusal->message;
+        const QString prefix = QStringLiteral("cmcp-jail: %1: ").arg(result.refusal->layer);
+        if (message.startsWith(prefix))
+            message = message.mid(prefix.size());
+        // The working directory is checked beneath the workspace by the jail (openat2).
+        if (message.startsWith(QLatin1String("cwd ")))
+            return QStringLiteral("working_dir %1").arg(message.mid(4));
+        return QStringLiteral("the sandbox refused to start the job (%1): %2")
+                .arg(result.refusal->layer, message);
+    }
+    if (!result.exitCode && !result.signal && !result.error.isEmpty())
+        return result.error;
+    return std::nullopt;
+}
+
+QJsonObject accounting(const JobResult &result, int timeoutSeconds, const QString &what)
+{
+    QJsonObject json = result.toJson();
+    for (const char *key : {"stdout", "stderr", "stdout_spill", "stderr_spill"})
+        json.remove(QLatin1String(key));
+    const int exitCode = result.exitCode ? *result.exitCode : 128 + result.signal.value_or(0);
+    json.insert(QLatin1String("exit_code"), exitCode);
+    json.insert(QLatin1String("timeout_seconds"), timeoutSeconds);
+    QString message;
+    if (result.timedOut)
+        message = QStringLiteral("%1 was killed after its time limit of %2 s; the output up to "
+                                 "then is kept")
+                          .arg(what)
+                          .arg(timeoutSeconds);
+    else if (result.cancelled)
+        message = QStringLiteral("%1 was cancelled").arg(what);
+    else if (result.oomKilled)
+        message = QStringLiteral("%1 was killed: it reached its memory limit").arg(what);
+    else if (result.signal)
+        message = QStringLiteral("%1 was killed by signal %2").arg(what).arg(*result.signal);
+    if (!message.isEmpty())
+        json.insert(QLatin1String("message"), message);
+    return json;
+}
+
+} // namespace cmcp::systemresults
