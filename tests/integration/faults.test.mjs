@@ -197,7 +197,10 @@ describe('faults', () => {
                 await callOk(again, 'system_run_command', { command: 'head -c 4000 /dev/zero | tr "\\0" y' });
                 await callOk(again, 'system_run_command', { command: 'sleep 30', background: true });
                 assert.ok(readdirSync(spill).length > 0);
-                assert.ok(jailProcesses(UID_BASE, UID_COUNT).length > 0, 'the background job is not running');
+                // A background call returns as its jail starts, before the jail has become the
+                // job's uid: wait (bounded) for the job to run as it.
+                const running = await eventually(() => jailProcesses(UID_BASE, UID_COUNT).length > 0, { timeoutMs: 10_000, intervalMs: 50 });
+                assert.ok(running, 'the background job is not running');
                 process.kill(second.pid, 'SIGKILL');
                 assert.deepEqual(await second.stop(), { code: null, signal: 'SIGKILL' });
                 // Each job's cmcp-jail is told of its daemon's death by the kernel (PR_SET_PDEATHSIG).
