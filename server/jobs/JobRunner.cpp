@@ -16,13 +16,6 @@ namespace cmcp {
 
 namespace {
 
-ToolResult failure(const QString &message)
-{
-    return ToolResult::structured(
-            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
-            true);
-}
-
 SandboxOptions sandboxOptions(const Settings &settings)
 {
     SandboxOptions options = SandboxOptions::fromSettings(settings);
@@ -118,7 +111,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
 {
     QString error;
     if (!placeInSessionWorkspace(call->sessionId(), request, &error)) {
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     // A pre-started job runs in the shared workspace's root: calls elsewhere start their own.
@@ -132,7 +125,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
     }
     JailJob *job = m_supervisor.createJob(request, nullptr, &error);
     if (!job) {
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     ForegroundJob::start(call, job, std::move(makeResult));
@@ -144,7 +137,7 @@ void JobRunner::runInBackground(const std::shared_ptr<ToolCall> &call, JobReques
 {
     QString error;
     if (!placeInSessionWorkspace(call->sessionId(), request, &error)) {
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     BackgroundStart start;

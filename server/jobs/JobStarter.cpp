@@ -13,13 +13,6 @@ namespace cmcp {
 
 namespace {
 
-ToolResult failure(const QString &message)
-{
-    return ToolResult::structured(
-            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
-            true);
-}
-
 // The tool's usual result for a job that ended before its call yielded. A cut output stays
 // readable through the job; otherwise the job is done with.
 ToolResult resultAtYield(BackgroundJob &job, const QPointer<JobRegistry> &registry)
@@ -63,13 +56,13 @@ void startBackgroundJob(const JobServices &services, const std::shared_ptr<ToolC
 {
     JobRegistry &registry = *services.registry;
     if (const QString refusal = registry.refusal(call->sessionId()); !refusal.isEmpty()) {
-        call->finish(failure(refusal));
+        call->finish(ToolResult::structuredFailure(refusal));
         return;
     }
     QString error;
     JailJob *jailJob = services.supervisor->createJob(start.request, nullptr, &error);
     if (!jailJob) {
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     const QString id = unguessableId("job_");
@@ -79,7 +72,7 @@ void startBackgroundJob(const JobServices &services, const std::shared_ptr<ToolC
             services.outputLogCapBytes);
     if (!log->open(&error)) {
         delete jailJob;
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     auto *job = new BackgroundJob(id, call->sessionId(), start.description, jailJob,

@@ -28,6 +28,13 @@ ToolResult ToolResult::structured(const QJsonObject &value, bool isError)
     return structured(value, {}, isError);
 }
 
+ToolResult ToolResult::structuredFailure(const QString &message)
+{
+    return structured(
+            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
+            true);
+}
+
 ToolResult ToolResult::structured(const QJsonObject &value, const json::Utf8Fields &utf8Fields,
                                   bool isError)
 {

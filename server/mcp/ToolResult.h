@@ -27,6 +27,9 @@ struct ToolResult
     // The structured value, with its JSON text as the content block so that clients
     // without structured output (and older protocol revisions) see the same data.
     static ToolResult structured(const QJsonObject &value, bool isError = false);
+    // {"success": false, "error": message} as a structured error: how the tools that answer
+    // with a structured value report a failure.
+    static ToolResult structuredFailure(const QString &message);
     // The same, with the string fields named in `utf8Fields` serialized from these bytes (valid
     // UTF-8): a tool holding large text as UTF-8 never has it converted to UTF-16 and back.
     // `value` must hold the same text in those fields, for the outputSchema check.

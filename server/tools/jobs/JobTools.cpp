@@ -18,13 +18,6 @@ namespace {
 constexpr qint64 kDefaultReadBytes = 64 * 1024;
 constexpr qint64 kMaxReadBytes = 1024 * 1024;
 
-ToolResult failure(const QString &message)
-{
-    return ToolResult::structured(
-            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
-            true);
-}
-
 qint64 integer(const QJsonObject &arguments, const char *name, qint64 fallback)
 {
     const QJsonValue value = arguments.value(QLatin1String(name));
@@ -51,7 +44,7 @@ BackgroundJob *findJob(const JobServices &services, const std::shared_ptr<ToolCa
     const QString id = text(call->arguments(), "job_id");
     BackgroundJob *job = services.registry->find(call->sessionId(), id);
     if (!job)
-        call->finish(failure(JobRegistry::noSuchJob(id)));
+        call->finish(ToolResult::structuredFailure(JobRegistry::noSuchJob(id)));
     return job;
 }
 
@@ -76,7 +69,7 @@ void jobOutput(const JobServices &services, const std::shared_ptr<ToolCall> &cal
     const std::optional<OutputWindow> window =
             job->output().read(integer(arguments, "offset", 0), limit, &error);
     if (!window) {
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     QJsonObject value = windowJson(*window);
@@ -99,7 +92,7 @@ void jobWriteStdin(const JobServices &services, const std::shared_ptr<ToolCall> 
     const bool close = call->arguments().value(QLatin1String("close")).toBool(false);
     QString error;
     if (!job->writeInput(data, close, &error)) {
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     call->finish(ToolResult::structured({{QLatin1String("success"), true},
@@ -137,9 +130,10 @@ void jobAttach(const JobServices &services, const std::shared_ptr<ToolCall> &cal
     const QString id = text(call->arguments(), "job_id");
     BackgroundJob *job = services.registry->attach(call->sessionId(), id);
     if (!job) {
-        call->finish(failure(JobRegistry::noSuchJob(id)
-                             + QStringLiteral("; only a job whose session has ended, kept for "
-                                              "JOB_KEEP_SECONDS, can be attached")));
+        call->finish(ToolResult::structuredFailure(
+                JobRegistry::noSuchJob(id)
+                + QStringLiteral("; only a job whose session has ended, kept for "
+                                 "JOB_KEEP_SECONDS, can be attached")));
         return;
     }
     QJsonObject value = job->status();
@@ -166,7 +160,7 @@ void outputRead(const JobServices &services, const std::shared_ptr<ToolCall> &ca
     const std::optional<OutputWindow> window = services.handles->read(
             call->sessionId(), handle, integer(arguments, "offset", 0), length, &error);
     if (!window) {
-        call->finish(failure(error));
+        call->finish(ToolResult::structuredFailure(error));
         return;
     }
     QJsonObject value = windowJson(*window);

@@ -6,13 +6,6 @@
 
 namespace cmcp::systemresults {
 
-ToolResult failure(const QString &message)
-{
-    return ToolResult::structured(
-            QJsonObject{{QLatin1String("success"), false}, {QLatin1String("error"), message}},
-            true);
-}
-
 void addOutputHandles(QJsonObject &value, const JobResult &result, OutputHandleStore *handles,
                       const QString &sessionId)
 {

@@ -16,9 +16,6 @@ class OutputHandleStore;
 // the kind of job.
 namespace systemresults {
 
-// {"success": false, "error": message}, as an error.
-ToolResult failure(const QString &message);
-
 // A job the jail refused to start, or the supervisor could not run: why, in the tool's words.
 std::optional<QString> notRun(const JobResult &result);
 

@@ -181,7 +181,7 @@ void runJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
     const BackgroundMode mode = backgroundMode(arguments);
     KindCall job = kindCall(tools, arguments, mode);
     if (!job.prepared.request) {
-        call->finish(failure(job.prepared.refusal));
+        call->finish(ToolResult::structuredFailure(job.prepared.refusal));
         return;
     }
     JobRunner &runner = *tools.runner;
@@ -193,7 +193,7 @@ void runJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
     auto makeResult = [timeoutSeconds, handles, what = job.what, fields = job.fields,
                        sessionId = call->sessionId()](const JobResult &result) {
         if (const std::optional<QString> why = notRun(result))
-            return failure(*why);
+            return ToolResult::structuredFailure(*why);
         QJsonObject value = accounting(result, timeoutSeconds, what);
         fields(value, result);
         if (handles)
