@@ -3,21 +3,32 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chownSync, existsSync, rmSync } from 'node:fs';
 
-import { cleanEnv, cmcpdPath, settingArgs } from './lib/daemon.mjs';
+import { cleanEnv, cmcpdPath, scratchDir, settingArgs } from './lib/daemon.mjs';
 
 const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find(path => existsSync(path));
 
-// cmcpd --stdio with stdin at end of file: it starts, finds no session, and exits 0.
+// cmcpd --stdio with stdin at end of file: it starts, finds no session, and exits 0. It runs
+// in a working directory of its own (the owner's, nobody's when it runs as nobody), so that
+// the relative defaults (SANDBOX_ROOT, the audit log, the admin socket) land there and nowhere
+// an earlier run could have prepared.
 function runDaemon(settings, { asNobody = false } = {}) {
     const args = ['--stdio', ...settingArgs(settings)];
-    const [command, commandArgs] = asNobody && process.getuid() === 0
+    const nobody = asNobody && process.getuid() === 0;
+    const [command, commandArgs] = nobody
         ? [setpriv, ['--reuid=65534', '--regid=65534', '--clear-groups', '--', cmcpdPath(), ...args]]
         : [cmcpdPath(), args];
-    const result = spawnSync(command, commandArgs, { cwd: '/', env: cleanEnv(), input: '', timeout: 20_000, encoding: 'utf8' });
-    assert.equal(result.error, undefined, `cannot run ${command}: ${result.error}`);
-    return result;
+    const cwd = scratchDir();
+    try {
+        if (nobody)
+            chownSync(cwd, 65534, 65534);
+        const result = spawnSync(command, commandArgs, { cwd, env: cleanEnv(), input: '', timeout: 20_000, encoding: 'utf8' });
+        assert.equal(result.error, undefined, `cannot run ${command}: ${result.error}`);
+        return result;
+    } finally {
+        rmSync(cwd, { recursive: true, force: true });
+    }
 }
 
 test('an unknown layer name in SANDBOX_REQUIRE stops start-up, SANDBOX_INSECURE or not', () => {
