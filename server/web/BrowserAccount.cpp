@@ -3,6 +3,7 @@
 #include "posix/ErrnoText.h"
 #include "common/Settings.h"
 #include "posix/TreeRemoval.h"
+#include "posix/UniqueFd.h"
 
 #include <QDir>
 #include <QFile>
@@ -17,19 +18,19 @@
 
 namespace cmcp {
 
-BrowserAccount::BrowserAccount(uid_t uid, gid_t gid, QString parent, UniqueFd parentFd)
+BrowserAccount::BrowserAccount(uid_t uid, gid_t gid, QString parent)
     : m_uid(uid),
       m_gid(gid),
-      m_parent(std::move(parent)),
-      m_parentFd(std::move(parentFd))
+      m_parent(std::move(parent))
 {
 }
 
 BrowserAccount::~BrowserAccount()
 {
     QString error;
-    if (!removeTreeAt(m_parentFd.get(), QByteArrayLiteral("home"), &error)
-        || !removeTree(m_parent, &error))
+    // The parent is root's, in a directory where only its owner may move or replace it (/tmp
+    // is sticky): its removal by descriptors cannot be led elsewhere.
+    if (!removeTree(m_parent, &error))
         spdlog::warn("web_browse: cannot remove the browser's home {}: {}", home().toStdString(),
                      error.toStdString());
 }
@@ -47,7 +48,8 @@ std::shared_ptr<const BrowserAccount> BrowserAccount::create(uid_t uid, gid_t gi
     };
     if (!::mkdtemp(parent.data()))
         return failed(QStringLiteral("mkdtemp"));
-    UniqueFd parentFd(::open(parent.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const UniqueFd parentFd(
+            ::open(parent.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     // mkdtemp made it 0700: the worker must pass through it to its home, and nothing more.
     const bool parentMade = parentFd.isValid() && ::fchmod(parentFd.get(), 0711) == 0
             && ::mkdirat(parentFd.get(), "home", 0700) == 0;
@@ -62,7 +64,7 @@ std::shared_ptr<const BrowserAccount> BrowserAccount::create(uid_t uid, gid_t gi
         return failed(QFile::decodeName(parent));
     }
     return std::shared_ptr<const BrowserAccount>(
-            new BrowserAccount(uid, gid, QFile::decodeName(parent), std::move(parentFd)));
+            new BrowserAccount(uid, gid, QFile::decodeName(parent)));
 }
 
 std::shared_ptr<const BrowserAccount> BrowserAccount::forDaemon(const Settings &settings,

@@ -1,7 +1,5 @@
 #pragma once
 
-#include "posix/UniqueFd.h"
-
 #include <QString>
 #include <QStringList>
 
@@ -20,8 +18,8 @@ class Settings;
 // where Chromium's sandbox is on anyway.
 //
 // The home is <temp>/cmcp-browser-XXXXXX/home: its parent is root's (0711), so the worker can
-// neither rename its home nor put anything in its place, and root removes the home at the end
-// through the parent's descriptor (removeTreeAt), whatever links the worker left in it.
+// neither rename its home nor put anything in its place, and root removes the whole directory
+// at the end by descriptors (removeTree), whatever links the worker left in it.
 class BrowserAccount
 {
 public:
@@ -44,12 +42,11 @@ public:
     QStringList workerArguments() const;
 
 private:
-    BrowserAccount(uid_t uid, gid_t gid, QString parent, UniqueFd parentFd);
+    BrowserAccount(uid_t uid, gid_t gid, QString parent);
 
     uid_t m_uid;
     gid_t m_gid;
     QString m_parent; // root's, 0711
-    UniqueFd m_parentFd;
 };
 
 } // namespace cmcp
