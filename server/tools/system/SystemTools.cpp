@@ -104,13 +104,13 @@ QString summaryOf(const QString &text)
 struct KindCall
 {
     QString kind;
-    PreparedJob prepared;
+    PreparedJob prepared = {};
     QString text; // the command or the code
     QString what; // the job in the result's messages
     // Adds the kind's output fields and "success" to the result of a job that ran.
-    std::function<void(QJsonObject &, const JobResult &)> fields;
+    std::function<void(QJsonObject &, const JobResult &)> fields = {};
     // The job reading its standard input for as long as it runs (interactive: true).
-    std::function<JobRequest(const PreparedJob &)> interactive;
+    std::function<JobRequest(const PreparedJob &)> interactive = {};
 };
 
 KindCall commandCall(const SystemTools &tools, const QJsonObject &arguments, const BackgroundMode &)
@@ -120,8 +120,10 @@ KindCall commandCall(const SystemTools &tools, const QJsonObject &arguments, con
     request.command = arguments.value(QLatin1String("command")).toString();
     request.workingDir = arguments.value(QLatin1String("working_dir")).toString();
     request.timeoutSeconds = timeoutArgument(arguments);
-    KindCall call{kCommandKind, bash->prepare(request), request.command,
-                  QStringLiteral("the command")};
+    KindCall call{.kind = kCommandKind,
+                  .prepared = bash->prepare(request),
+                  .text = request.command,
+                  .what = QStringLiteral("the command")};
     call.fields = [](QJsonObject &value, const JobResult &result) {
         value.insert(QLatin1String("stdout"), result.standardOutput.text());
         value.insert(QLatin1String("stderr"), result.standardError.text());
@@ -142,7 +144,7 @@ KindCall pythonCall(const SystemTools &tools, const QJsonObject &arguments,
     request.code = arguments.value(QLatin1String("code")).toString();
     request.workingDir = arguments.value(QLatin1String("working_dir")).toString();
     request.timeoutSeconds = timeoutArgument(arguments);
-    KindCall call{kPythonKind, {}, request.code, QStringLiteral("the code")};
+    KindCall call{.kind = kPythonKind, .text = request.code, .what = QStringLiteral("the code")};
     if (mode.interactive && request.code.toUtf8().size() > kInteractiveCodeMaxBytes) {
         call.prepared.refusal = QStringLiteral("code for an interactive session is at most %1 "
                                                "bytes (it is passed as an argument); send the "
