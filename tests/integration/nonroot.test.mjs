@@ -5,9 +5,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { cleanEnv, cmcpdPath, settingArgs } from './lib/daemon.mjs';
@@ -35,10 +35,19 @@ describe('a daemon that is not root', { skip }, () => {
         chownSync(dir, NOBODY, NOBODY);
         writeFileSync(secretFile(), 'only the daemon reads this\n');
         chownSync(secretFile(), NOBODY, NOBODY);
+        // The daemon and its jail as installed, in a directory nobody can reach: the build tree
+        // may lie below one only root can search (a clone under /root, mode 0700).
+        const bin = join(dir, 'bin');
+        mkdirSync(bin, { mode: 0o755 });
+        const daemon = join(bin, 'cmcpd');
+        copyFileSync(cmcpdPath(), daemon);
+        copyFileSync(join(dirname(cmcpdPath()), 'jail', 'cmcp-jail'), join(bin, 'cmcp-jail'));
+        for (const program of [daemon, join(bin, 'cmcp-jail')])
+            chmodSync(program, 0o755);
         const args = ['--host', '127.0.0.1', '--port', '0',
             ...settingArgs({ SANDBOX_ROOT: join(dir, 'sandbox'), SANDBOX_REQUIRE: 'identity,namespaces,seccomp' })];
         child = spawn(setpriv, ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups',
-            '--pdeathsig', 'KILL', '--', cmcpdPath(), ...args], { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+            '--pdeathsig', 'KILL', '--', daemon, ...args], { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
         const port = await new Promise((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`no port within 10 s:\n${stderr}`)), 10_000);
             child.stderr.setEncoding('utf8');
