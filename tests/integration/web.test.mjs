@@ -6,11 +6,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { toolCalls } from './lib/tools.mjs';
-import { cleanEnv, cmcpdPath, eventually, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cleanEnv, cmcpdPath, eventually, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 import { ALLOWED, REFUSED, startWebFixture } from './lib/webfixture.mjs';
 
 async function connect(daemon, name) {
@@ -418,9 +418,16 @@ test('a WEB_ALLOWED_DOMAINS entry or search URL that cannot be read stops start-
         [{ WEB_SEARCH_URL: 'ftp://searx.local' }, "cmcpd: WEB_SEARCH_URL: 'ftp://searx.local' is not an http or https URL"],
     ];
     for (const [settings, line] of cases) {
-        const result = spawnSync(cmcpdPath(), ['--stdio', ...settingArgs(settings)],
-            { cwd: '/', env: cleanEnv(), input: '', timeout: 20_000, encoding: 'utf8' });
-        assert.equal(result.status, 1, result.stderr);
-        assert.deepEqual(result.stderr.split('\n').filter(text => text.startsWith('cmcpd:')), [line]);
+        // A working directory of its own: the tools set up before the web tools refuse create
+        // the relative SANDBOX_ROOT there.
+        const cwd = scratchDir();
+        try {
+            const result = spawnSync(cmcpdPath(), ['--stdio', ...settingArgs(settings)],
+                { cwd, env: cleanEnv(), input: '', timeout: 20_000, encoding: 'utf8' });
+            assert.equal(result.status, 1, result.stderr);
+            assert.deepEqual(result.stderr.split('\n').filter(text => text.startsWith('cmcpd:')), [line]);
+        } finally {
+            rmSync(cwd, { recursive: true, force: true });
+        }
     }
 });
