@@ -22,6 +22,11 @@ GuardedTcpServer::GuardedTcpServer(const HttpOptions &options, QObject *parent)
     const qint64 descriptors = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? qint64(limit.rlim_cur) : 1024;
     m_servedLimit = qMax<qint64>(8, descriptors - 128);
     m_acceptLimit = qMax<qint64>(16, descriptors - 32);
+    // Qt listens with a backlog of 50. Clients reconnecting together (a restart behind a load
+    // balancer, a burst of SSE readers) overflow that while the loop is busy, and what the kernel
+    // does then depends on its settings: retransmitted SYNs at best, resets at worst. The
+    // kernel caps this request at net.core.somaxconn.
+    setListenBacklogSize(4096);
 }
 
 void GuardedTcpServer::incomingConnection(qintptr descriptor)

@@ -21,9 +21,9 @@ const rssMb = pid => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/s
 // A raw GET that keeps what arrives; resolves once the response head is in.
 function openStream(port, path, headers = {}) {
     const socket = net.connect({ host: '127.0.0.1', port });
-    const stream = { socket, received: '', closed: false };
+    const stream = { socket, received: '', closed: false, error: null };
     socket.setEncoding('latin1');
-    socket.on('error', () => { /* counted as closed below */ });
+    socket.on('error', error => { stream.error = error; }); // counted as closed below
     socket.on('close', () => { stream.closed = true; });
     const head = Object.entries({ host: '127.0.0.1', accept: 'text/event-stream', ...headers })
         .map(([name, value]) => `${name}: ${value}\r\n`).join('');
@@ -33,7 +33,8 @@ function openStream(port, path, headers = {}) {
             if (stream.received.includes('\r\n\r\n'))
                 resolve();
         });
-        socket.on('close', () => reject(new Error(`${path} closed before answering: ${stream.received.slice(0, 200)}`)));
+        socket.on('close', () => reject(new Error(`${path} closed before answering (${stream.error?.code ?? 'no error'}): `
+                                                  + stream.received.slice(0, 200))));
         socket.on('connect', () => socket.write(`GET ${path} HTTP/1.1\r\n${head}\r\n`));
     });
     return stream;
@@ -66,12 +67,18 @@ describe('1,000 idle SSE streams', { timeout: 120_000 }, () => {
         const sessions = [];
         for (let i = 0; i < streamableStreams; ++i)
             sessions.push((await openSession(daemon.url)).session);
+        // Opened in waves, as clients arrive, not in one burst of SYNs.
         const streams = [];
-        for (let i = 0; i < legacyStreams; ++i)
-            streams.push(openStream(port, '/sse'));
-        for (const session of sessions)
-            streams.push(openStream(port, '/mcp', { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }));
-        await Promise.all(streams.map(s => s.ready));
+        const wave = async opening => {
+            const opened = opening.map(open => open());
+            await Promise.all(opened.map(s => s.ready));
+            streams.push(...opened);
+        };
+        const waveSize = 100;
+        for (let first = 0; first < legacyStreams; first += waveSize)
+            await wave(Array.from({ length: Math.min(waveSize, legacyStreams - first) }, () => () => openStream(port, '/sse')));
+        await wave(sessions.map(session => () => openStream(port, '/mcp',
+            { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' })));
         const openedMs = Date.now() - started;
         for (const s of streams)
             assert.match(s.received, /^HTTP\/1\.1 200 /, s.received.slice(0, 200));
