@@ -61,11 +61,13 @@ void AdminClient::tryConnect()
     m_socket = new QLocalSocket(this);
     m_splitter = admin::LineSplitter();
     connect(m_socket, &QLocalSocket::connected, this, [this] {
-        m_socket->write(admin::encode(Message::hello(QStringLiteral("cmcp-console"), QStringLiteral(CMCP_VERSION))));
+        m_socket->write(admin::encode(
+                Message::hello(QStringLiteral("cmcp-console"), QStringLiteral(CMCP_VERSION))));
     });
     connect(m_socket, &QLocalSocket::readyRead, this, &AdminClient::readLines);
     connect(m_socket, &QLocalSocket::disconnected, this, [this] {
-        lost(m_lastError.isEmpty() ? QStringLiteral("the daemon closed the connection") : m_lastError);
+        lost(m_lastError.isEmpty() ? QStringLiteral("the daemon closed the connection")
+                                   : m_lastError);
     });
     connect(m_socket, &QLocalSocket::errorOccurred, this, [this](QLocalSocket::LocalSocketError) {
         if (m_socket->state() != QLocalSocket::ConnectedState)
@@ -96,7 +98,8 @@ qint64 AdminClient::request(const QString &method, const QJsonObject &params, Re
     const qint64 id = m_nextId++;
     if (m_state != State::Connected) {
         if (handler)
-            handler({}, QStringLiteral("disconnected"), QStringLiteral("not connected to the daemon"));
+            handler({}, QStringLiteral("disconnected"),
+                    QStringLiteral("not connected to the daemon"));
         return id;
     }
     m_pending.insert(id, std::move(handler));
@@ -110,7 +113,8 @@ void AdminClient::readLines()
     for (const admin::LineSplitter::Line &line : lines) {
         if (line.oversized) {
             Q_EMIT errorReceived(QLatin1String(admin::errorOversized),
-                                 QStringLiteral("the daemon sent a line longer than %1 bytes").arg(admin::maxLineBytes));
+                                 QStringLiteral("the daemon sent a line longer than %1 bytes")
+                                         .arg(admin::maxLineBytes));
             continue;
         }
         QString problem;

@@ -44,7 +44,8 @@ public:
     const QString &serverVersion() const { return m_serverVersion; }
 
     // Returns the request id; the handler runs once, also when the connection ends first.
-    qint64 request(const QString &method, const QJsonObject &params = {}, ReplyHandler handler = {});
+    qint64 request(const QString &method, const QJsonObject &params = {},
+                   ReplyHandler handler = {});
 
 Q_SIGNALS:
     void stateChanged(cmcp::AdminClient::State state);

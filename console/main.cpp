@@ -21,21 +21,27 @@ int main(int argc, char *argv[])
     QApplication::setApplicationVersion(QStringLiteral(CMCP_VERSION));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Container-MCP console: live tool calls, sessions and settings of a running cmcpd."));
+    parser.setApplicationDescription(QStringLiteral(
+            "Container-MCP console: live tool calls, sessions and settings of a running cmcpd."));
     parser.addHelpOption();
     parser.addVersionOption();
     // The daemon's default (ADMIN_SOCKET) is relative to its working directory.
-    const QString defaultSocket = QProcessEnvironment::systemEnvironment().value(QStringLiteral("ADMIN_SOCKET"),
-                                                                                 QStringLiteral("volume/run/admin.sock"));
-    const QCommandLineOption socketOption(QStringLiteral("socket"),
-                                          QStringLiteral("The daemon's admin socket (default: $ADMIN_SOCKET or %1).").arg(defaultSocket),
-                                          QStringLiteral("PATH"), defaultSocket);
-    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
-                                              QStringLiteral("Save a picture of the window to FILE after --screenshot-after milliseconds, then quit (for the README)."),
-                                              QStringLiteral("FILE"));
-    const QCommandLineOption screenshotAfterOption(QStringLiteral("screenshot-after"),
-                                                   QStringLiteral("Delay before --screenshot, in milliseconds (default 3000)."),
-                                                   QStringLiteral("MS"), QStringLiteral("3000"));
+    const QString defaultSocket = QProcessEnvironment::systemEnvironment().value(
+            QStringLiteral("ADMIN_SOCKET"), QStringLiteral("volume/run/admin.sock"));
+    const QCommandLineOption socketOption(
+            QStringLiteral("socket"),
+            QStringLiteral("The daemon's admin socket (default: $ADMIN_SOCKET or %1).")
+                    .arg(defaultSocket),
+            QStringLiteral("PATH"), defaultSocket);
+    const QCommandLineOption screenshotOption(
+            QStringLiteral("screenshot"),
+            QStringLiteral("Save a picture of the window to FILE after --screenshot-after "
+                           "milliseconds, then quit (for the README)."),
+            QStringLiteral("FILE"));
+    const QCommandLineOption screenshotAfterOption(
+            QStringLiteral("screenshot-after"),
+            QStringLiteral("Delay before --screenshot, in milliseconds (default 3000)."),
+            QStringLiteral("MS"), QStringLiteral("3000"));
     parser.addOptions({socketOption, screenshotOption, screenshotAfterOption});
     parser.process(app);
     // Desktops set an icon theme; bare X servers and the offscreen platform do not.

@@ -8,7 +8,8 @@
 namespace cmcp {
 
 AdminLogSink::AdminLogSink(QObject *context, Receiver receiver)
-    : m_context(context), m_receiver(std::move(receiver))
+    : m_context(context),
+      m_receiver(std::move(receiver))
 {
 }
 
@@ -31,12 +32,15 @@ void AdminLogSink::sink_it_(const spdlog::details::log_msg &message)
     if (!m_context)
         return;
     const int level = int(message.level);
-    const QString logger = QString::fromUtf8(message.logger_name.data(), qsizetype(message.logger_name.size()));
-    const QString text = QString::fromUtf8(message.payload.data(), qsizetype(message.payload.size()));
+    const QString logger =
+            QString::fromUtf8(message.logger_name.data(), qsizetype(message.logger_name.size()));
+    const QString text =
+            QString::fromUtf8(message.payload.data(), qsizetype(message.payload.size()));
     // Posting an event is thread-safe; an event for an object deleted meanwhile is discarded.
-    QMetaObject::invokeMethod(m_context, [receiver = m_receiver, level, logger, text] {
-        receiver(level, logger, text);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_context,
+            [receiver = m_receiver, level, logger, text] { receiver(level, logger, text); },
+            Qt::QueuedConnection);
 }
 
 } // namespace cmcp

@@ -27,7 +27,7 @@ public:
 
 protected:
     void sink_it_(const spdlog::details::log_msg &message) override;
-    void flush_() override {}
+    void flush_() override { }
 
 private:
     QObject *m_context; // guarded by base_sink's mutex

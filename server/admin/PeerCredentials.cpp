@@ -38,9 +38,15 @@ QString refusalOf(const PeerCredentials &peer, uid_t daemonUid, std::optional<gi
         return {};
     return adminGroup
             ? QStringLiteral("uid %1 (pid %2) is neither root, the daemon's uid %3 nor in group %4")
-                      .arg(peer.uid).arg(peer.pid).arg(daemonUid).arg(*adminGroup)
-            : QStringLiteral("uid %1 (pid %2) is neither root nor the daemon's uid %3 (no ADMIN_GROUP)")
-                      .arg(peer.uid).arg(peer.pid).arg(daemonUid);
+                      .arg(peer.uid)
+                      .arg(peer.pid)
+                      .arg(daemonUid)
+                      .arg(*adminGroup)
+            : QStringLiteral(
+                      "uid %1 (pid %2) is neither root nor the daemon's uid %3 (no ADMIN_GROUP)")
+                      .arg(peer.uid)
+                      .arg(peer.pid)
+                      .arg(daemonUid);
 }
 
 } // namespace cmcp

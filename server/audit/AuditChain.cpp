@@ -33,7 +33,8 @@ QByteArray genesisHash()
 QByteArray sha256Hex(const QByteArray &bytes)
 {
     unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char *>(bytes.constData()), size_t(bytes.size()), digest);
+    SHA256(reinterpret_cast<const unsigned char *>(bytes.constData()), size_t(bytes.size()),
+           digest);
     return QByteArray(reinterpret_cast<const char *>(digest), sizeof digest).toHex();
 }
 

@@ -96,7 +96,9 @@ AuditOptions AuditOptions::fromSettings(const Settings &settings)
 }
 
 AuditLog::AuditLog(AuditOptions options, QObject *parent)
-    : QObject(parent), m_options(std::move(options)), m_lastHash(audit::genesisHash())
+    : QObject(parent),
+      m_options(std::move(options)),
+      m_lastHash(audit::genesisHash())
 {
 }
 
@@ -109,10 +111,11 @@ bool AuditLog::open(QString *error)
     }
     if (!resumeChain(error) || !openFile(error))
         return false;
-    const QJsonObject opened{{QLatin1String("event"), QLatin1String("audit_opened")},
-                             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
-                             {QLatin1String("pid"), double(QCoreApplication::applicationPid())},
-                             {QLatin1String("version"), QStringLiteral(CMCP_VERSION)}};
+    const QJsonObject opened{
+            {QLatin1String("event"), QLatin1String("audit_opened")},
+            {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
+            {QLatin1String("pid"), double(QCoreApplication::applicationPid())},
+            {QLatin1String("version"), QStringLiteral(CMCP_VERSION)}};
     if (!append(opened)) {
         *error = m_lastError;
         return false;
@@ -147,7 +150,8 @@ bool AuditLog::resumeChain(QString *error)
                       m_options.path.toStdString(), m_seq);
         QFile file(m_options.path);
         if (!file.open(QIODevice::Append) || file.write("\n", 1) != 1 || !file.flush()) {
-            *error = QStringLiteral("cannot end the partial record of %1: %2").arg(m_options.path, file.errorString());
+            *error = QStringLiteral("cannot end the partial record of %1: %2")
+                             .arg(m_options.path, file.errorString());
             return false;
         }
     }
@@ -162,7 +166,9 @@ bool AuditLog::openFile(QString *error)
         *error = systemError("cannot open the audit log", m_options.path);
         return false;
     }
-    struct stat status{};
+    struct stat status
+    {
+    };
     if (::fstat(m_fd.get(), &status) != 0) {
         *error = systemError("cannot stat the audit log", m_options.path);
         return false;
@@ -174,20 +180,25 @@ bool AuditLog::openFile(QString *error)
 bool AuditLog::rotate(QString *error)
 {
     const QList<int> rotated = rotatedNumbers(m_options.path);
-    const QString target = QStringLiteral("%1.%2").arg(m_options.path).arg(rotated.isEmpty() ? 1 : rotated.last() + 1);
+    const QString target = QStringLiteral("%1.%2")
+                                   .arg(m_options.path)
+                                   .arg(rotated.isEmpty() ? 1 : rotated.last() + 1);
     // The records written without their own fdatasync go to disk with the file they are in.
     if (::fdatasync(m_fd.get()) != 0) {
         *error = systemError("cannot flush the audit log", m_options.path);
         return false;
     }
-    if (::rename(QFile::encodeName(m_options.path).constData(), QFile::encodeName(target).constData()) != 0) {
+    if (::rename(QFile::encodeName(m_options.path).constData(),
+                 QFile::encodeName(target).constData())
+        != 0) {
         *error = systemError("cannot rotate the audit log to", target);
         return false;
     }
     // The rename is durable once the directory is synced.
     fsyncDirectoryAt(AT_FDCWD,
                      QFile::encodeName(QFileInfo(m_options.path).absolutePath()).constData());
-    spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(), target.toStdString(), m_seq);
+    spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(),
+                 target.toStdString(), m_seq);
     return openFile(error);
 }
 
@@ -229,7 +240,8 @@ bool AuditLog::append(const QJsonObject &fields, bool durable)
         error = QStringLiteral("the audit log %1 is not open").arg(m_options.path);
     } else if (m_lost > 0) {
         const QJsonObject gap{{QLatin1String("event"), QLatin1String("records_lost")},
-                              {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
+                              {QLatin1String("time"),
+                               QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
                               {QLatin1String("count"), double(m_lost)},
                               {QLatin1String("reason"), m_lastError}};
         if (appendSealed(gap, false, &error))
@@ -240,7 +252,8 @@ bool AuditLog::append(const QJsonObject &fields, bool durable)
     if (!error.isEmpty()) {
         ++m_lost;
         spdlog::error("audit: {} ({} record(s) lost so far{})", error.toStdString(), m_lost,
-                      m_options.required ? "; AUDIT_REQUIRED: the call fails" : "; AUDIT_REQUIRED is off: the call goes on unrecorded");
+                      m_options.required ? "; AUDIT_REQUIRED: the call fails"
+                                         : "; AUDIT_REQUIRED is off: the call goes on unrecorded");
         m_lastError = error;
         return false;
     }

@@ -17,9 +17,9 @@ struct ToolResult;
 
 struct AuditOptions
 {
-    QString path;                     // empty: no audit log
-    qint64 maxBytes = 64 << 20;       // a file is rotated before it would grow past this
-    bool required = false;            // a record that cannot be written fails the call
+    QString path; // empty: no audit log
+    qint64 maxBytes = 64 << 20; // a file is rotated before it would grow past this
+    bool required = false; // a record that cannot be written fails the call
     static AuditOptions fromSettings(const Settings &settings);
 };
 

@@ -58,9 +58,9 @@ QJsonObject callFields(const ToolCallRecord &call, const char *event)
 // The job accounting the system tools put at the top of their structuredContent.
 QJsonObject accounting(const QJsonObject &structured)
 {
-    static const char *const fields[] = {"success", "exit_code", "signal", "timed_out",
-                                         "cancelled", "oom_killed", "truncated", "wall_ms",
-                                         "cpu_ms", "peak_memory_kb", "insecure", "message"};
+    static const char *const fields[] = {"success",   "exit_code",      "signal",    "timed_out",
+                                         "cancelled", "oom_killed",     "truncated", "wall_ms",
+                                         "cpu_ms",    "peak_memory_kb", "insecure",  "message"};
     QJsonObject out;
     for (const char *field : fields) {
         const QJsonValue value = structured.value(QLatin1String(field));
@@ -85,7 +85,8 @@ QJsonObject resultSummary(const ToolResult &result)
             summary.insert(QLatin1String("accounting"), jobAccounting);
     } else if (result.isError && !result.content.isEmpty()) {
         // An unstructured error is a message for the model (a refusal, a bad path): keep it.
-        const QString message = result.content.first().toObject().value(QLatin1String("text")).toString();
+        const QString message =
+                result.content.first().toObject().value(QLatin1String("text")).toString();
         summary.insert(QLatin1String("error"), message.left(MaxErrorMessageLength));
     }
     return summary;

@@ -95,7 +95,8 @@ QString Verdict::report() const
                        .arg(reason)
                        .arg(records);
     if (recordsReportedLost > 0)
-        text += QStringLiteral("\nnote: the daemon recorded %1 record(s) lost to write failures (records_lost)")
+        text += QStringLiteral("\nnote: the daemon recorded %1 record(s) lost to write failures "
+                               "(records_lost)")
                         .arg(recordsReportedLost);
     return text;
 }
@@ -106,8 +107,9 @@ Verdict verifyFiles(const QStringList &paths)
     QList<AuditFile> files;
     for (const QString &path : paths)
         files.append(load(path));
-    std::stable_sort(files.begin(), files.end(),
-                     [](const AuditFile &a, const AuditFile &b) { return a.firstSeq < b.firstSeq; });
+    std::stable_sort(files.begin(), files.end(), [](const AuditFile &a, const AuditFile &b) {
+        return a.firstSeq < b.firstSeq;
+    });
 
     quint64 expectedSeq = 1;
     QByteArray expectedPrev = genesisHash();
@@ -126,27 +128,32 @@ Verdict verifyFiles(const QStringList &paths)
             const QByteArray &line = file.lines.at(i);
             const bool last = i == file.lines.size() - 1;
             if (last && file.endsInsideLine)
-                return broken(file, i, QStringLiteral("truncated: the last record has no end of line "
-                                                      "(a write cut short or the file cut)"));
+                return broken(file, i,
+                              QStringLiteral("truncated: the last record has no end of line "
+                                             "(a write cut short or the file cut)"));
             if (line.isEmpty())
                 return broken(file, i, QStringLiteral("an empty line: edited"));
             const OpenedRecord record = open(line);
             if (!record.problem.isEmpty())
                 return broken(file, i, record.problem);
             if (!record.hashMatches)
-                return broken(file, i, QStringLiteral("edited: the record no longer matches its hash"));
+                return broken(file, i,
+                              QStringLiteral("edited: the record no longer matches its hash"));
             if (record.seq != expectedSeq) {
                 if (expectedSeq == 1 && verdict.records == 0)
-                    return broken(file, i, QStringLiteral("deleted: the chain starts at record %1, not 1 "
-                                                          "(records removed, or an earlier rotated file "
-                                                          "not given)")
-                                                   .arg(record.seq));
+                    return broken(file, i,
+                                  QStringLiteral("deleted: the chain starts at record %1, not 1 "
+                                                 "(records removed, or an earlier rotated file "
+                                                 "not given)")
+                                          .arg(record.seq));
                 return broken(file, i, sequenceProblem(file, i, expectedSeq, record.seq));
             }
             if (record.prev != expectedPrev)
-                return broken(file, i, QStringLiteral("the chain is broken: prev is not the hash of record %1 "
-                                                      "(a record was replaced, or edited and re-hashed)")
-                                               .arg(expectedSeq - 1));
+                return broken(
+                        file, i,
+                        QStringLiteral("the chain is broken: prev is not the hash of record %1 "
+                                       "(a record was replaced, or edited and re-hashed)")
+                                .arg(expectedSeq - 1));
             if (isRecordsLost(line))
                 verdict.recordsReportedLost += lostCount(line);
             ++verdict.records;

@@ -18,11 +18,16 @@ enum Step { Unshare = 1, Setgroups, UidMap, Chroot, StepCount };
 const char *stepName(int step)
 {
     switch (step) {
-    case Unshare: return "creating a user namespace";
-    case Setgroups: return "writing /proc/self/setgroups";
-    case UidMap: return "writing /proc/self/uid_map";
-    case Chroot: return "chroot inside the user namespace";
-    default: return "an unknown step";
+    case Unshare:
+        return "creating a user namespace";
+    case Setgroups:
+        return "writing /proc/self/setgroups";
+    case UidMap:
+        return "writing /proc/self/uid_map";
+    case Chroot:
+        return "chroot inside the user namespace";
+    default:
+        return "an unknown step";
     }
 }
 
@@ -62,8 +67,7 @@ bool chromiumSandboxUsable(std::string &whyNot)
     if (child == 0)
         probeInChild(uid);
     int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) { }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return true;
     whyNot = WIFEXITED(status) && WEXITSTATUS(status) < StepCount

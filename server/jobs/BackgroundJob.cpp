@@ -10,8 +10,8 @@ namespace {
 
 // The output fields of the system tools' results: a background job's output is read with
 // job_output, so its status leaves them out.
-const char *const kOutputFields[] = {"stdout", "stderr", "output", "error", "stdout_handle",
-                                     "stderr_handle"};
+const char *const kOutputFields[] = {"stdout", "stderr",        "output",
+                                     "error",  "stdout_handle", "stderr_handle"};
 
 } // namespace
 
@@ -107,8 +107,7 @@ QJsonObject BackgroundJob::status() const
             {QStringLiteral("interactive"), m_description.interactive},
             {QStringLiteral("state"), state()},
             {QStringLiteral("started_at"), m_startedAt.toString(Qt::ISODateWithMs)},
-            {QStringLiteral("elapsed_ms"),
-             double(m_result ? m_elapsedAtEndMs : m_clock.elapsed())},
+            {QStringLiteral("elapsed_ms"), double(m_result ? m_elapsedAtEndMs : m_clock.elapsed())},
             {QStringLiteral("output_bytes"), double(m_log->keptBytes())},
             {QStringLiteral("output_dropped_bytes"), double(m_log->droppedBytes())},
             {QStringLiteral("timeout_seconds"), m_description.timeoutSeconds}};

@@ -6,11 +6,7 @@
 
 namespace cmcp {
 
-JobRegistry::JobRegistry(Limits limits, QObject *parent)
-    : QObject(parent),
-      m_limits(limits)
-{
-}
+JobRegistry::JobRegistry(Limits limits, QObject *parent) : QObject(parent), m_limits(limits) { }
 
 JobRegistry::~JobRegistry()
 {

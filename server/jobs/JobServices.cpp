@@ -17,8 +17,7 @@ QString JobServices::fileDirectoryFromSettings(const Settings &settings)
 
 bool JobServices::prepareFileDirectory(const QString &directory, QString *error)
 {
-    if (!QDir().mkpath(directory)
-        || ::chmod(QFile::encodeName(directory).constData(), 0700) != 0) {
+    if (!QDir().mkpath(directory) || ::chmod(QFile::encodeName(directory).constData(), 0700) != 0) {
         *error = QStringLiteral("cannot create the output directory %1").arg(directory);
         return false;
     }

@@ -75,8 +75,8 @@ void startBackgroundJob(const JobServices &services, const std::shared_ptr<ToolC
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    auto *job = new BackgroundJob(id, call->sessionId(), start.description, jailJob,
-                                  std::move(log), std::move(start.makeResult));
+    auto *job = new BackgroundJob(id, call->sessionId(), start.description, jailJob, std::move(log),
+                                  std::move(start.makeResult));
     registry.add(job);
     job->start();
 

@@ -32,9 +32,9 @@ QString OutputHandleStore::add(const QString &sessionId, const QString &path, qi
     return handle;
 }
 
-std::optional<OutputWindow> OutputHandleStore::read(const QString &sessionId,
-                                                    const QString &handle, qint64 offset,
-                                                    qint64 length, QString *error) const
+std::optional<OutputWindow> OutputHandleStore::read(const QString &sessionId, const QString &handle,
+                                                    qint64 offset, qint64 length,
+                                                    QString *error) const
 {
     const auto entry = m_entries.constFind(handle);
     if (entry == m_entries.cend() || entry->sessionId != sessionId) {

@@ -27,8 +27,8 @@ public:
     QString add(const QString &sessionId, const QString &path, qint64 totalBytes);
     // A window of the output. nullopt with a reason when the handle is not this session's (or
     // never existed), has expired, or offset lies beyond the output.
-    std::optional<OutputWindow> read(const QString &sessionId, const QString &handle,
-                                     qint64 offset, qint64 length, QString *error) const;
+    std::optional<OutputWindow> read(const QString &sessionId, const QString &handle, qint64 offset,
+                                     qint64 length, QString *error) const;
     // Every handle of the session goes, with its file.
     void endSession(const QString &sessionId);
 

@@ -23,7 +23,8 @@ struct FileOutcome
 {
     std::optional<T> value;
     QString error;
-    // Not done because it would not be cheap (see FileReadRequest::cheapOnly); neither value nor error.
+    // Not done because it would not be cheap (see FileReadRequest::cheapOnly); neither value nor
+    // error.
     bool deferred = false;
 
     static FileOutcome failure(QString message) { return {std::nullopt, std::move(message)}; }

@@ -117,8 +117,11 @@ JobRequest PythonManager::interactiveJob(const PreparedJob &prepared, const QStr
 {
     JobRequest job = *prepared.request;
     // Nothing of the prelude stays in __main__'s namespace, which the session then uses.
-    job.arguments = {QStringLiteral("-I"), QStringLiteral("-S"), QStringLiteral("-u"),
-                     QStringLiteral("-i"), QStringLiteral("-c"),
+    job.arguments = {QStringLiteral("-I"),
+                     QStringLiteral("-S"),
+                     QStringLiteral("-u"),
+                     QStringLiteral("-i"),
+                     QStringLiteral("-c"),
                      QStringLiteral("__import__('os').umask(0o002); exec(compile(__import__('sys')"
                                     ".argv[1], '<code>', 'exec'))"),
                      code};

@@ -32,7 +32,7 @@ public:
     // The server asks the client to come back for the rest (SEP-1699 polling): end the live
     // stream now and keep what follows for the client's reconnection. Transports that cannot
     // resume keep the channel open instead.
-    virtual void suspend() {}
+    virtual void suspend() { }
 };
 
 // Messages that belong to no client request (list changes, resource updates) take the session's

@@ -33,7 +33,8 @@ Message invalid(const QJsonObject &object, const QJsonValue &id, const QString &
 Message classify(const QJsonValue &value)
 {
     if (!value.isObject())
-        return invalid({}, QJsonValue::Null, QStringLiteral("a JSON-RPC message must be a JSON object"));
+        return invalid({}, QJsonValue::Null,
+                       QStringLiteral("a JSON-RPC message must be a JSON object"));
 
     const QJsonObject object = value.toObject();
     const QJsonValue id = object.value(QLatin1String("id"));
@@ -43,9 +44,11 @@ Message classify(const QJsonValue &value)
     const bool hasId = object.contains(QLatin1String("id"));
     // A peer that could not read a request's id answers its error with a null id (JSON-RPC 5.1).
     const bool errorWithoutId = id.isNull() && object.contains(QLatin1String("error"))
-            && !object.contains(QLatin1String("method")) && !object.contains(QLatin1String("result"));
+            && !object.contains(QLatin1String("method"))
+            && !object.contains(QLatin1String("result"));
     if (hasId && !isValidId(id) && !errorWithoutId)
-        return invalid(object, QJsonValue::Null, QStringLiteral("\"id\" must be a string or a number"));
+        return invalid(object, QJsonValue::Null,
+                       QStringLiteral("\"id\" must be a string or a number"));
 
     const QJsonValue params = object.value(QLatin1String("params"));
     if (object.contains(QLatin1String("method"))) {
@@ -67,7 +70,9 @@ Message classify(const QJsonValue &value)
     const bool hasError = object.contains(QLatin1String("error"));
     if (hasResult || hasError) {
         if (hasResult == hasError)
-            return invalid(object, id, QStringLiteral("a response has exactly one of \"result\" and \"error\""));
+            return invalid(
+                    object, id,
+                    QStringLiteral("a response has exactly one of \"result\" and \"error\""));
         if (!hasId)
             return invalid(object, id, QStringLiteral("a response needs an \"id\""));
         if (hasError && !object.value(QLatin1String("error")).isObject())
@@ -78,7 +83,9 @@ Message classify(const QJsonValue &value)
         message.object = object;
         return message;
     }
-    return invalid(object, id, QStringLiteral("neither a request, a notification nor a response (no \"method\", \"result\" or \"error\")"));
+    return invalid(object, id,
+                   QStringLiteral("neither a request, a notification nor a response (no "
+                                  "\"method\", \"result\" or \"error\")"));
 }
 
 Payload parsePayload(const QByteArray &bytes)
@@ -127,7 +134,8 @@ QJsonObject makeResult(const QJsonValue &id, const QJsonValue &result)
                        {QLatin1String("result"), result}};
 }
 
-QJsonObject makeError(const QJsonValue &id, int code, const QString &message, const QJsonValue &data)
+QJsonObject makeError(const QJsonValue &id, int code, const QString &message,
+                      const QJsonValue &data)
 {
     QJsonObject error{{QLatin1String("code"), code}, {QLatin1String("message"), message}};
     if (!data.isUndefined())
@@ -139,7 +147,8 @@ QJsonObject makeError(const QJsonValue &id, int code, const QString &message, co
 
 QJsonObject makeNotification(const QString &method, const QJsonObject &params)
 {
-    QJsonObject message{{QLatin1String("jsonrpc"), QLatin1String("2.0")}, {QLatin1String("method"), method}};
+    QJsonObject message{{QLatin1String("jsonrpc"), QLatin1String("2.0")},
+                        {QLatin1String("method"), method}};
     if (!params.isEmpty())
         message.insert(QLatin1String("params"), params);
     return message;

@@ -5,8 +5,8 @@
 namespace cmcp {
 
 namespace {
-constexpr std::array<const char *, 8> levelNames{"debug",    "info",  "notice", "warning",
-                                                 "error",    "critical", "alert", "emergency"};
+constexpr std::array<const char *, 8> levelNames{"debug", "info",     "notice", "warning",
+                                                 "error", "critical", "alert",  "emergency"};
 }
 
 QString logLevelName(LogLevel level)

@@ -23,8 +23,9 @@ QJsonObject schema(const char *json)
 
 QString encodeCursor(qsizetype offset)
 {
-    return QString::fromLatin1(QByteArray("o:" + QByteArray::number(offset))
-                                       .toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+    return QString::fromLatin1(
+            QByteArray("o:" + QByteArray::number(offset))
+                    .toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
 }
 
 std::optional<qsizetype> decodeCursor(const QString &cursor)
@@ -81,34 +82,42 @@ void McpServer::Request::fail(int code, const QString &message, const QJsonValue
 }
 
 McpServer::McpServer(ServerIdentity identity, QObject *parent)
-    : QObject(parent), m_identity(std::move(identity))
+    : QObject(parent),
+      m_identity(std::move(identity))
 {
     const char *cursorOnly = R"({"type":"object","properties":{"cursor":{"type":"string"}}})";
-    const char *uriOnly = R"({"type":"object","required":["uri"],"properties":{"uri":{"type":"string"}}})";
+    const char *uriOnly =
+            R"({"type":"object","required":["uri"],"properties":{"uri":{"type":"string"}}})";
     m_methods = {
-        {QStringLiteral("initialize"),
-         {&McpServer::initialize, schema(R"({"type":"object","required":["protocolVersion","capabilities","clientInfo"],
+            {QStringLiteral("initialize"),
+             {&McpServer::initialize,
+              schema(R"({"type":"object","required":["protocolVersion","capabilities","clientInfo"],
             "properties":{"protocolVersion":{"type":"string"},"capabilities":{"type":"object"},
             "clientInfo":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"version":{"type":"string"}}}}})")}},
-        {QStringLiteral("ping"), {&McpServer::ping, {}}},
-        {QStringLiteral("logging/setLevel"),
-         {&McpServer::setLogLevel, schema(R"({"type":"object","required":["level"],"properties":{"level":
+            {QStringLiteral("ping"), {&McpServer::ping, {}}},
+            {QStringLiteral("logging/setLevel"),
+             {&McpServer::setLogLevel,
+              schema(R"({"type":"object","required":["level"],"properties":{"level":
             {"enum":["debug","info","notice","warning","error","critical","alert","emergency"]}}})")}},
-        {QStringLiteral("tools/list"), {&McpServer::listTools, schema(cursorOnly)}},
-        {QStringLiteral("tools/call"),
-         {&McpServer::callTool, schema(R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},
+            {QStringLiteral("tools/list"), {&McpServer::listTools, schema(cursorOnly)}},
+            {QStringLiteral("tools/call"),
+             {&McpServer::callTool,
+              schema(R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},
             "arguments":{"type":"object"},"_meta":{"type":"object","properties":{"progressToken":{"type":["string","integer"]}}}}})")}},
-        {QStringLiteral("resources/list"), {&McpServer::listResources, schema(cursorOnly)}},
-        {QStringLiteral("resources/templates/list"), {&McpServer::listResourceTemplates, schema(cursorOnly)}},
-        {QStringLiteral("resources/read"), {&McpServer::readResource, schema(uriOnly)}},
-        {QStringLiteral("resources/subscribe"), {&McpServer::subscribe, schema(uriOnly)}},
-        {QStringLiteral("resources/unsubscribe"), {&McpServer::unsubscribe, schema(uriOnly)}},
-        {QStringLiteral("prompts/list"), {&McpServer::listPrompts, schema(cursorOnly)}},
-        {QStringLiteral("prompts/get"),
-         {&McpServer::getPrompt, schema(R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},
+            {QStringLiteral("resources/list"), {&McpServer::listResources, schema(cursorOnly)}},
+            {QStringLiteral("resources/templates/list"),
+             {&McpServer::listResourceTemplates, schema(cursorOnly)}},
+            {QStringLiteral("resources/read"), {&McpServer::readResource, schema(uriOnly)}},
+            {QStringLiteral("resources/subscribe"), {&McpServer::subscribe, schema(uriOnly)}},
+            {QStringLiteral("resources/unsubscribe"), {&McpServer::unsubscribe, schema(uriOnly)}},
+            {QStringLiteral("prompts/list"), {&McpServer::listPrompts, schema(cursorOnly)}},
+            {QStringLiteral("prompts/get"),
+             {&McpServer::getPrompt,
+              schema(R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},
             "arguments":{"type":"object","additionalProperties":{"type":"string"}}}})")}},
-        {QStringLiteral("completion/complete"),
-         {&McpServer::complete, schema(R"({"type":"object","required":["ref","argument"],"properties":{
+            {QStringLiteral("completion/complete"),
+             {&McpServer::complete,
+              schema(R"({"type":"object","required":["ref","argument"],"properties":{
             "ref":{"type":"object","required":["type"],"properties":{"type":{"enum":["ref/prompt","ref/resource"]},
                    "name":{"type":"string"},"uri":{"type":"string"}}},
             "argument":{"type":"object","required":["name","value"],"properties":{"name":{"type":"string"},"value":{"type":"string"}}},
@@ -124,8 +133,9 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
     connect(&m_resources, &ResourceRegistry::updated, this, [this](const QString &uri) {
         for (const auto &session : std::as_const(m_sessions)) {
             if (session->subscriptions().contains(uri))
-                session->sendUnrelated(jsonrpc::makeNotification(QStringLiteral("notifications/resources/updated"),
-                                                                 {{QLatin1String("uri"), uri}}));
+                session->sendUnrelated(
+                        jsonrpc::makeNotification(QStringLiteral("notifications/resources/updated"),
+                                                  {{QLatin1String("uri"), uri}}));
         }
     });
 }
@@ -136,7 +146,8 @@ McpServer::~McpServer()
         session->close(QStringLiteral("the server is shutting down"));
 }
 
-std::shared_ptr<Session> McpServer::openSession(const QString &transportName, SessionChannel *channel)
+std::shared_ptr<Session> McpServer::openSession(const QString &transportName,
+                                                SessionChannel *channel)
 {
     if (m_sessions.size() >= m_maxSessions) {
         spdlog::warn("refusing a new {} session: the limit of {} sessions is reached",
@@ -146,7 +157,8 @@ std::shared_ptr<Session> McpServer::openSession(const QString &transportName, Se
     // The id is a bearer secret on the HTTP transports: whoever knows it speaks for the session.
     auto session = std::make_shared<Session>(unguessableId(""), transportName, channel);
     m_sessions.insert(session->id(), session);
-    spdlog::debug("session {} opened on {}", session->id().toStdString(), transportName.toStdString());
+    spdlog::debug("session {} opened on {}", session->id().toStdString(),
+                  transportName.toStdString());
     Q_EMIT sessionOpened(session->id(), transportName);
     return session;
 }
@@ -161,8 +173,8 @@ void McpServer::closeSession(const QString &id, const QString &reason)
     Q_EMIT sessionClosed(id, reason);
 }
 
-bool McpServer::handlePayload(const std::shared_ptr<Session> &session, const jsonrpc::Payload &payload,
-                              std::shared_ptr<Exchange> exchange)
+bool McpServer::handlePayload(const std::shared_ptr<Session> &session,
+                              const jsonrpc::Payload &payload, std::shared_ptr<Exchange> exchange)
 {
     session->touch();
     auto singleError = [&](int code, const QString &message) {
@@ -172,19 +184,24 @@ bool McpServer::handlePayload(const std::shared_ptr<Session> &session, const jso
         return true;
     };
     if (payload.parseError)
-        return singleError(jsonrpc::ParseError, QStringLiteral("parse error: %1").arg(payload.parseErrorText));
+        return singleError(jsonrpc::ParseError,
+                           QStringLiteral("parse error: %1").arg(payload.parseErrorText));
     if (payload.batch) {
         if (payload.messages.isEmpty())
-            return singleError(jsonrpc::InvalidRequest, QStringLiteral("an empty batch is not a valid request"));
+            return singleError(jsonrpc::InvalidRequest,
+                               QStringLiteral("an empty batch is not a valid request"));
         if (!session->isInitialized() || !protocol::allowsBatches(session->protocolVersion()))
             return singleError(jsonrpc::InvalidRequest,
-                               QStringLiteral("JSON-RPC batches are not part of protocol revision %1 (only %2 has them)")
-                                       .arg(session->isInitialized() ? session->protocolVersion()
-                                                                     : QStringLiteral("(not negotiated yet)"),
+                               QStringLiteral("JSON-RPC batches are not part of protocol revision "
+                                              "%1 (only %2 has them)")
+                                       .arg(session->isInitialized()
+                                                    ? session->protocolVersion()
+                                                    : QStringLiteral("(not negotiated yet)"),
                                             protocol::V2025_03_26));
         for (const jsonrpc::Message &message : payload.messages) {
             if (message.method == QLatin1String("initialize"))
-                return singleError(jsonrpc::InvalidRequest, QStringLiteral("initialize must not be part of a batch"));
+                return singleError(jsonrpc::InvalidRequest,
+                                   QStringLiteral("initialize must not be part of a batch"));
         }
     }
 
@@ -192,8 +209,9 @@ bool McpServer::handlePayload(const std::shared_ptr<Session> &session, const jso
     for (const jsonrpc::Message &message : payload.messages) {
         switch (message.kind) {
         case jsonrpc::MessageKind::Invalid:
-            tracker->addResponse(jsonrpc::makeError(message.id, jsonrpc::InvalidRequest,
-                                                    QStringLiteral("invalid request: %1").arg(message.invalidReason)));
+            tracker->addResponse(jsonrpc::makeError(
+                    message.id, jsonrpc::InvalidRequest,
+                    QStringLiteral("invalid request: %1").arg(message.invalidReason)));
             break;
         case jsonrpc::MessageKind::Request:
             dispatchRequest(session, message, tracker);
@@ -203,8 +221,8 @@ bool McpServer::handlePayload(const std::shared_ptr<Session> &session, const jso
             break;
         case jsonrpc::MessageKind::Response:
             if (!session->deliverClientResponse(message.object))
-                spdlog::warn("session {}: a response to no request of ours (id {})", session->id().toStdString(),
-                             jsonrpc::idKey(message.id).toStdString());
+                spdlog::warn("session {}: a response to no request of ours (id {})",
+                             session->id().toStdString(), jsonrpc::idKey(message.id).toStdString());
             break;
         }
     }
@@ -212,14 +230,16 @@ bool McpServer::handlePayload(const std::shared_ptr<Session> &session, const jso
     return tracker->expectsReply();
 }
 
-void McpServer::dispatchRequest(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
+void McpServer::dispatchRequest(const std::shared_ptr<Session> &session,
+                                const jsonrpc::Message &message,
                                 const std::shared_ptr<PayloadTracker> &tracker)
 {
     const QString key = jsonrpc::idKey(message.id);
     if (session->isRequestInFlight(key)) {
         tracker->addResponse(jsonrpc::makeError(
                 message.id, jsonrpc::InvalidRequest,
-                QStringLiteral("request id %1 is already in use by a request in flight").arg(key.mid(2))));
+                QStringLiteral("request id %1 is already in use by a request in flight")
+                        .arg(key.mid(2))));
         return;
     }
     const quint64 serial = session->beginRequest(key, tracker);
@@ -227,21 +247,25 @@ void McpServer::dispatchRequest(const std::shared_ptr<Session> &session, const j
 
     const auto method = m_methods.constFind(message.method);
     if (method == m_methods.cend()) {
-        request.fail(jsonrpc::MethodNotFound, QStringLiteral("method not found: %1").arg(message.method));
+        request.fail(jsonrpc::MethodNotFound,
+                     QStringLiteral("method not found: %1").arg(message.method));
         return;
     }
     if (!session->isInitialized() && message.method != QLatin1String("initialize")
         && message.method != QLatin1String("ping")) {
         request.fail(jsonrpc::InvalidRequest,
-                     QStringLiteral("the session is not initialized: send initialize before %1").arg(message.method));
+                     QStringLiteral("the session is not initialized: send initialize before %1")
+                             .arg(message.method));
         return;
     }
     if (!message.params.isUndefined() && !message.params.isObject()) {
-        request.fail(jsonrpc::InvalidParams, QStringLiteral("params must be an object for %1").arg(message.method));
+        request.fail(jsonrpc::InvalidParams,
+                     QStringLiteral("params must be an object for %1").arg(message.method));
         return;
     }
     if (!method->paramsSchema.isEmpty()) {
-        const QString violation = SchemaValidator::validate(method->paramsSchema, request.params, QStringLiteral("params"));
+        const QString violation = SchemaValidator::validate(method->paramsSchema, request.params,
+                                                            QStringLiteral("params"));
         if (!violation.isEmpty()) {
             request.fail(jsonrpc::InvalidParams, violation);
             return;
@@ -251,16 +275,19 @@ void McpServer::dispatchRequest(const std::shared_ptr<Session> &session, const j
         (this->*(method->handler))(request);
     } catch (const std::exception &error) {
         spdlog::error("{} failed: {}", message.method.toStdString(), error.what());
-        request.fail(jsonrpc::InternalError, QStringLiteral("internal error in %1").arg(message.method));
+        request.fail(jsonrpc::InternalError,
+                     QStringLiteral("internal error in %1").arg(message.method));
     }
 }
 
-void McpServer::handleNotification(const std::shared_ptr<Session> &session, const jsonrpc::Message &message)
+void McpServer::handleNotification(const std::shared_ptr<Session> &session,
+                                   const jsonrpc::Message &message)
 {
     const QJsonObject params = message.params.toObject();
     if (message.method == QLatin1String("notifications/cancelled")) {
         const QJsonValue requestId = params.value(QLatin1String("requestId"));
-        const QString reason = params.value(QLatin1String("reason")).toString(QStringLiteral("cancelled by the client"));
+        const QString reason = params.value(QLatin1String("reason"))
+                                       .toString(QStringLiteral("cancelled by the client"));
         session->cancelRequest(jsonrpc::idKey(requestId), reason);
     } else if (message.method == QLatin1String("notifications/initialized")) {
         spdlog::debug("session {} initialized", session->id().toStdString());
@@ -276,15 +303,18 @@ void McpServer::initialize(const Request &request)
         return;
     }
     const QString requested = request.params.value(QLatin1String("protocolVersion")).toString();
-    const QString version = protocol::isSupported(requested) ? requested : protocol::supportedVersions().first();
+    const QString version =
+            protocol::isSupported(requested) ? requested : protocol::supportedVersions().first();
     const QJsonObject clientInfo = request.params.value(QLatin1String("clientInfo")).toObject();
     request.session->setNegotiated(version, clientInfo);
     spdlog::info("session {} ({}): client {} {} speaks {}", request.session->id().toStdString(),
                  request.session->transportName().toStdString(),
                  clientInfo.value(QLatin1String("name")).toString().toStdString(),
-                 clientInfo.value(QLatin1String("version")).toString().toStdString(), version.toStdString());
+                 clientInfo.value(QLatin1String("version")).toString().toStdString(),
+                 version.toStdString());
 
-    QJsonObject serverInfo{{QLatin1String("name"), m_identity.name}, {QLatin1String("version"), m_identity.version}};
+    QJsonObject serverInfo{{QLatin1String("name"), m_identity.name},
+                           {QLatin1String("version"), m_identity.version}};
     if (protocol::hasStructuredOutput(version))
         serverInfo.insert(QLatin1String("title"), m_identity.title);
     QJsonObject result{{QLatin1String("protocolVersion"), version},
@@ -297,12 +327,12 @@ void McpServer::initialize(const Request &request)
 QJsonObject McpServer::capabilities() const
 {
     return QJsonObject{
-        {QLatin1String("tools"), QJsonObject{{QLatin1String("listChanged"), true}}},
-        {QLatin1String("resources"),
-         QJsonObject{{QLatin1String("subscribe"), true}, {QLatin1String("listChanged"), true}}},
-        {QLatin1String("prompts"), QJsonObject{{QLatin1String("listChanged"), true}}},
-        {QLatin1String("logging"), QJsonObject{}},
-        {QLatin1String("completions"), QJsonObject{}},
+            {QLatin1String("tools"), QJsonObject{{QLatin1String("listChanged"), true}}},
+            {QLatin1String("resources"),
+             QJsonObject{{QLatin1String("subscribe"), true}, {QLatin1String("listChanged"), true}}},
+            {QLatin1String("prompts"), QJsonObject{{QLatin1String("listChanged"), true}}},
+            {QLatin1String("logging"), QJsonObject{}},
+            {QLatin1String("completions"), QJsonObject{}},
     };
 }
 
@@ -313,7 +343,8 @@ void McpServer::ping(const Request &request)
 
 void McpServer::setLogLevel(const Request &request)
 {
-    request.session->setLogLevel(*parseLogLevel(request.params.value(QLatin1String("level")).toString()));
+    request.session->setLogLevel(
+            *parseLogLevel(request.params.value(QLatin1String("level")).toString()));
     request.reply(QJsonObject{});
 }
 
@@ -323,7 +354,8 @@ bool McpServer::paginate(const Request &request, const QJsonArray &items, const 
     if (request.params.contains(QLatin1String("cursor"))) {
         const auto decoded = decodeCursor(request.params.value(QLatin1String("cursor")).toString());
         if (!decoded || *decoded > items.size()) {
-            request.fail(jsonrpc::InvalidParams, QStringLiteral("params.cursor: not a cursor this server issued"));
+            request.fail(jsonrpc::InvalidParams,
+                         QStringLiteral("params.cursor: not a cursor this server issued"));
             return false;
         }
         offset = *decoded;
@@ -360,15 +392,19 @@ void McpServer::callTool(const Request &request)
         return;
     }
     const QString version = request.session->protocolVersion();
-    const QString violation = SchemaValidator::validate(tool->inputSchema, arguments, QStringLiteral("arguments"));
+    const QString violation =
+            SchemaValidator::validate(tool->inputSchema, arguments, QStringLiteral("arguments"));
     if (!violation.isEmpty()) {
         endCallRecord(record, ToolCallOutcome::InvalidArguments, nullptr, violation);
         // Since 2025-11-25 the specification wants invalid arguments reported as a tool error,
         // so that the model can correct itself; earlier revisions use -32602.
         if (protocol::atLeast(version, protocol::V2025_11_25)) {
-            QJsonObject result{{QLatin1String("content"), ToolResult::error(QStringLiteral("invalid arguments for %1: %2")
-                                                                                     .arg(name, violation)).content},
-                               {QLatin1String("isError"), true}};
+            QJsonObject result{
+                    {QLatin1String("content"),
+                     ToolResult::error(
+                             QStringLiteral("invalid arguments for %1: %2").arg(name, violation))
+                             .content},
+                    {QLatin1String("isError"), true}};
             request.reply(result);
         } else {
             request.fail(jsonrpc::InvalidParams, violation);
@@ -379,7 +415,8 @@ void McpServer::callTool(const Request &request)
     if (const QString refusal = failClosedReason(); !refusal.isEmpty()) {
         const ToolResult refused = ToolResult::error(refusal);
         endCallRecord(record, ToolCallOutcome::Failed, &refused, refusal);
-        request.reply(QJsonObject{{QLatin1String("content"), refused.content}, {QLatin1String("isError"), true}});
+        request.reply(QJsonObject{{QLatin1String("content"), refused.content},
+                                  {QLatin1String("isError"), true}});
         return;
     }
 
@@ -405,7 +442,8 @@ void McpServer::callTool(const Request &request)
     tool->handler(call);
 }
 
-ToolCallRecord McpServer::startCallRecord(const Request &request, const QString &tool, const QJsonObject &arguments)
+ToolCallRecord McpServer::startCallRecord(const Request &request, const QString &tool,
+                                          const QJsonObject &arguments)
 {
     ToolCallRecord call;
     call.callId = ++m_lastCallId;
@@ -419,8 +457,8 @@ ToolCallRecord McpServer::startCallRecord(const Request &request, const QString 
     return call;
 }
 
-void McpServer::endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,
-                              const QString &detail)
+void McpServer::endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome,
+                              const ToolResult *result, const QString &detail)
 {
     call.outcome = outcome;
     call.detail = detail;
@@ -454,12 +492,18 @@ bool McpServer::cancelCall(quint64 callId, const QString &reason)
 QString toolCallOutcomeName(ToolCallOutcome outcome)
 {
     switch (outcome) {
-    case ToolCallOutcome::Succeeded: return QStringLiteral("succeeded");
-    case ToolCallOutcome::Failed: return QStringLiteral("failed");
-    case ToolCallOutcome::InvalidArguments: return QStringLiteral("invalid_arguments");
-    case ToolCallOutcome::UnknownTool: return QStringLiteral("unknown_tool");
-    case ToolCallOutcome::BrokeOutputSchema: return QStringLiteral("broke_output_schema");
-    case ToolCallOutcome::Cancelled: return QStringLiteral("cancelled");
+    case ToolCallOutcome::Succeeded:
+        return QStringLiteral("succeeded");
+    case ToolCallOutcome::Failed:
+        return QStringLiteral("failed");
+    case ToolCallOutcome::InvalidArguments:
+        return QStringLiteral("invalid_arguments");
+    case ToolCallOutcome::UnknownTool:
+        return QStringLiteral("unknown_tool");
+    case ToolCallOutcome::BrokeOutputSchema:
+        return QStringLiteral("broke_output_schema");
+    case ToolCallOutcome::Cancelled:
+        return QStringLiteral("cancelled");
     }
     return QStringLiteral("unknown");
 }
@@ -471,7 +515,8 @@ void McpServer::listResources(const Request &request)
     const QList<ResourceDefinition> resources = m_resources.listAll();
     m_resources.setCallingSession({});
     for (const ResourceDefinition &resource : resources) {
-        QJsonObject object{{QLatin1String("uri"), resource.uri}, {QLatin1String("name"), resource.name}};
+        QJsonObject object{{QLatin1String("uri"), resource.uri},
+                           {QLatin1String("name"), resource.name}};
         insertIfSet(object, "title", resource.title);
         insertIfSet(object, "description", resource.description);
         insertIfSet(object, "mimeType", resource.mimeType);
@@ -511,7 +556,9 @@ void McpServer::readResource(const Request &request)
     m_resources.setCallingSession(request.session->id());
     match->read(uri, match->variables, [request](const ResourceReadResult &result) {
         if (result.errorCode != 0)
-            request.fail(result.errorCode, result.error, QJsonObject{{QLatin1String("uri"), request.params.value(QLatin1String("uri"))}});
+            request.fail(result.errorCode, result.error,
+                         QJsonObject{{QLatin1String("uri"),
+                                      request.params.value(QLatin1String("uri"))}});
         else
             request.reply(QJsonObject{{QLatin1String("contents"), result.contents}});
     });
@@ -542,7 +589,8 @@ void McpServer::listPrompts(const Request &request)
         insertIfSet(object, "description", prompt.description);
         QJsonArray arguments;
         for (const PromptArgument &argument : prompt.arguments) {
-            QJsonObject a{{QLatin1String("name"), argument.name}, {QLatin1String("required"), argument.required}};
+            QJsonObject a{{QLatin1String("name"), argument.name},
+                          {QLatin1String("required"), argument.required}};
             insertIfSet(a, "description", argument.description);
             arguments.append(a);
         }
@@ -567,8 +615,10 @@ void McpServer::getPrompt(const Request &request)
         arguments.insert(it.key(), it.value().toString());
     for (const PromptArgument &argument : prompt->arguments) {
         if (argument.required && !arguments.contains(argument.name)) {
-            request.fail(jsonrpc::InvalidParams,
-                         QStringLiteral("params.arguments: missing required argument '%1' of prompt %2").arg(argument.name, name));
+            request.fail(
+                    jsonrpc::InvalidParams,
+                    QStringLiteral("params.arguments: missing required argument '%1' of prompt %2")
+                            .arg(argument.name, name));
             return;
         }
     }
@@ -583,31 +633,37 @@ void McpServer::complete(const Request &request)
     const QJsonObject argument = request.params.value(QLatin1String("argument")).toObject();
     Completer completer;
     if (ref.value(QLatin1String("type")) == QLatin1String("ref/prompt")) {
-        const PromptDefinition *prompt = m_prompts.find(ref.value(QLatin1String("name")).toString());
+        const PromptDefinition *prompt =
+                m_prompts.find(ref.value(QLatin1String("name")).toString());
         if (!prompt) {
-            request.fail(jsonrpc::InvalidParams, QStringLiteral("params.ref.name: unknown prompt '%1'")
-                                                         .arg(ref.value(QLatin1String("name")).toString()));
+            request.fail(jsonrpc::InvalidParams,
+                         QStringLiteral("params.ref.name: unknown prompt '%1'")
+                                 .arg(ref.value(QLatin1String("name")).toString()));
             return;
         }
         completer = prompt->complete;
     } else {
-        const ResourceTemplateDefinition *resourceTemplate = m_resources.findTemplate(ref.value(QLatin1String("uri")).toString());
+        const ResourceTemplateDefinition *resourceTemplate =
+                m_resources.findTemplate(ref.value(QLatin1String("uri")).toString());
         if (!resourceTemplate) {
-            request.fail(jsonrpc::InvalidParams, QStringLiteral("params.ref.uri: unknown resource template '%1'")
-                                                         .arg(ref.value(QLatin1String("uri")).toString()));
+            request.fail(jsonrpc::InvalidParams,
+                         QStringLiteral("params.ref.uri: unknown resource template '%1'")
+                                 .arg(ref.value(QLatin1String("uri")).toString()));
             return;
         }
         completer = resourceTemplate->complete;
     }
     QStringList values;
     if (completer)
-        values = completer(argument.value(QLatin1String("name")).toString(), argument.value(QLatin1String("value")).toString());
+        values = completer(argument.value(QLatin1String("name")).toString(),
+                           argument.value(QLatin1String("value")).toString());
     // The specification caps one answer at 100 values.
     constexpr int maxValues = 100;
     const qsizetype total = values.size();
-    QJsonObject completion{{QLatin1String("values"), QJsonArray::fromStringList(values.mid(0, maxValues))},
-                           {QLatin1String("total"), double(total)},
-                           {QLatin1String("hasMore"), total > maxValues}};
+    QJsonObject completion{
+            {QLatin1String("values"), QJsonArray::fromStringList(values.mid(0, maxValues))},
+            {QLatin1String("total"), double(total)},
+            {QLatin1String("hasMore"), total > maxValues}};
     request.reply(QJsonObject{{QLatin1String("completion"), completion}});
 }
 

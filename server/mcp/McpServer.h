@@ -67,7 +67,10 @@ public:
     // right after toolCallStarted and toolCallFinished are emitted, a non-empty answer is why
     // the call fails closed, with that reason as a tool error, before the tool runs or instead
     // of its result.
-    void setFailClosedCheck(std::function<QString()> check) { m_failClosedCheck = std::move(check); }
+    void setFailClosedCheck(std::function<QString()> check)
+    {
+        m_failClosedCheck = std::move(check);
+    }
 
 Q_SIGNALS:
     void sessionOpened(const QString &sessionId, const QString &transport);
@@ -94,7 +97,8 @@ private:
         QJsonValue id;
         QJsonObject params;
         void reply(const QJsonValue &result) const;
-        void fail(int code, const QString &message, const QJsonValue &data = QJsonValue::Undefined) const;
+        void fail(int code, const QString &message,
+                  const QJsonValue &data = QJsonValue::Undefined) const;
     };
     using Handler = void (McpServer::*)(const Request &);
     struct Method
@@ -105,14 +109,16 @@ private:
 
     void dispatchRequest(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
                          const std::shared_ptr<PayloadTracker> &tracker);
-    void handleNotification(const std::shared_ptr<Session> &session, const jsonrpc::Message &message);
+    void handleNotification(const std::shared_ptr<Session> &session,
+                            const jsonrpc::Message &message);
 
     void initialize(const Request &request);
     void ping(const Request &request);
     void setLogLevel(const Request &request);
     void listTools(const Request &request);
     void callTool(const Request &request);
-    ToolCallRecord startCallRecord(const Request &request, const QString &tool, const QJsonObject &arguments);
+    ToolCallRecord startCallRecord(const Request &request, const QString &tool,
+                                   const QJsonObject &arguments);
     void endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,
                        const QString &detail = {});
     void listResources(const Request &request);

@@ -18,19 +18,37 @@ inline const QStringList &supportedVersions()
     return versions;
 }
 
-inline bool isSupported(const QString &version) { return supportedVersions().contains(version); }
+inline bool isSupported(const QString &version)
+{
+    return supportedVersions().contains(version);
+}
 
 // The revision a Streamable HTTP request without MCP-Protocol-Version is assumed to use.
-inline const QString &assumedHttpVersion() { return V2025_03_26; }
+inline const QString &assumedHttpVersion()
+{
+    return V2025_03_26;
+}
 
 // The date strings order lexically as they order in time.
-inline bool atLeast(const QString &negotiated, const QString &revision) { return negotiated >= revision; }
+inline bool atLeast(const QString &negotiated, const QString &revision)
+{
+    return negotiated >= revision;
+}
 
 // JSON-RPC batches arrived in 2025-03-26 and left again in 2025-06-18.
-inline bool allowsBatches(const QString &v) { return v == V2025_03_26; }
+inline bool allowsBatches(const QString &v)
+{
+    return v == V2025_03_26;
+}
 // Tool annotations and audio content arrived in 2025-03-26.
-inline bool hasToolAnnotations(const QString &v) { return atLeast(v, V2025_03_26); }
+inline bool hasToolAnnotations(const QString &v)
+{
+    return atLeast(v, V2025_03_26);
+}
 // Structured tool output, output schemas, titles and elicitation arrived in 2025-06-18.
-inline bool hasStructuredOutput(const QString &v) { return atLeast(v, V2025_06_18); }
+inline bool hasStructuredOutput(const QString &v)
+{
+    return atLeast(v, V2025_06_18);
+}
 
 } // namespace cmcp::protocol

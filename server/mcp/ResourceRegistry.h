@@ -19,13 +19,16 @@ struct ResourceReadResult
     QString error;
 
     static ResourceReadResult success(const QJsonArray &contents) { return {contents, 0, {}}; }
-    static ResourceReadResult failure(int code, const QString &message) { return {{}, code, message}; }
+    static ResourceReadResult failure(int code, const QString &message)
+    {
+        return {{}, code, message};
+    }
 };
 
 using ResourceReadDone = std::function<void(const ResourceReadResult &)>;
 // `variables` holds the values a template matched; empty for a direct resource. Must not block.
-using ResourceReader = std::function<void(const QString &uri, const QHash<QString, QString> &variables,
-                                          ResourceReadDone done)>;
+using ResourceReader = std::function<void(
+        const QString &uri, const QHash<QString, QString> &variables, ResourceReadDone done)>;
 using Completer = std::function<QStringList(const QString &argument, const QString &prefix)>;
 
 struct ResourceDefinition

@@ -9,7 +9,9 @@
 namespace cmcp {
 
 Session::Session(const QString &id, const QString &transportName, SessionChannel *channel)
-    : m_id(id), m_transportName(transportName), m_channel(channel)
+    : m_id(id),
+      m_transportName(transportName),
+      m_channel(channel)
 {
     m_idle.start();
 }
@@ -43,14 +45,16 @@ void Session::cancelRequest(const QString &idKey, const QString &reason,
     auto it = m_inFlight.find(idKey);
     if (it == m_inFlight.end())
         return;
-    // The client asked for no response: settle first so a late result is ignored, then stop the work.
+    // The client asked for no response: settle first so a late result is ignored, then stop the
+    // work.
     auto cancel = std::move(it->cancel);
     settleRequest(idKey, it->serial, response);
     if (cancel)
         cancel(reason);
 }
 
-void Session::settleRequest(const QString &idKey, quint64 serial, const std::optional<QJsonObject> &response)
+void Session::settleRequest(const QString &idKey, quint64 serial,
+                            const std::optional<QJsonObject> &response)
 {
     auto it = m_inFlight.find(idKey);
     if (it == m_inFlight.end() || it->serial != serial)
@@ -98,7 +102,10 @@ void Session::requestFromClient(const QString &relatedIdKey, const QString &meth
     auto timer = std::make_unique<QTimer>();
     timer->setSingleShot(true);
     QObject::connect(timer.get(), &QTimer::timeout, this, [this, key, method, timeoutMs] {
-        failOutgoing(key, QStringLiteral("the client did not answer %1 within %2 ms").arg(method).arg(timeoutMs));
+        failOutgoing(key,
+                     QStringLiteral("the client did not answer %1 within %2 ms")
+                             .arg(method)
+                             .arg(timeoutMs));
     });
     timer->start(timeoutMs);
     m_outgoing.emplace(key, Outgoing{std::move(reply), std::move(timer)});
@@ -120,9 +127,10 @@ bool Session::deliverClientResponse(const QJsonObject &response)
     m_outgoing.erase(it);
     if (response.contains(QLatin1String("error"))) {
         const QJsonObject error = response.value(QLatin1String("error")).toObject();
-        reply({}, QStringLiteral("the client answered with error %1: %2")
-                          .arg(error.value(QLatin1String("code")).toInt())
-                          .arg(error.value(QLatin1String("message")).toString()));
+        reply({},
+              QStringLiteral("the client answered with error %1: %2")
+                      .arg(error.value(QLatin1String("code")).toInt())
+                      .arg(error.value(QLatin1String("message")).toString()));
     } else {
         reply(response.value(QLatin1String("result")).toObject(), {});
     }
@@ -159,7 +167,8 @@ void Session::close(const QString &reason)
 }
 
 PayloadTracker::PayloadTracker(std::shared_ptr<Exchange> exchange, bool batch)
-    : m_exchange(std::move(exchange)), m_batch(batch)
+    : m_exchange(std::move(exchange)),
+      m_batch(batch)
 {
 }
 

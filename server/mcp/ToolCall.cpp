@@ -33,7 +33,9 @@ void ToolCall::reportProgress(double progress, std::optional<double> total, cons
         params.insert(QLatin1String("total"), *total);
     if (!message.isEmpty())
         params.insert(QLatin1String("message"), message);
-    session->sendRelated(m_requestKey, jsonrpc::makeNotification(QStringLiteral("notifications/progress"), params));
+    session->sendRelated(
+            m_requestKey,
+            jsonrpc::makeNotification(QStringLiteral("notifications/progress"), params));
 }
 
 void ToolCall::reportOutput(qint64 bytes)
@@ -51,14 +53,17 @@ void ToolCall::log(LogLevel level, const QJsonValue &data, const QString &logger
     auto session = m_session.lock();
     if (!session || !session->wantsLog(level))
         return;
-    QJsonObject params{{QLatin1String("level"), logLevelName(level)}, {QLatin1String("data"), data}};
+    QJsonObject params{{QLatin1String("level"), logLevelName(level)},
+                       {QLatin1String("data"), data}};
     if (!logger.isEmpty())
         params.insert(QLatin1String("logger"), logger);
-    session->sendRelated(m_requestKey, jsonrpc::makeNotification(QStringLiteral("notifications/message"), params));
+    session->sendRelated(
+            m_requestKey,
+            jsonrpc::makeNotification(QStringLiteral("notifications/message"), params));
 }
 
-void ToolCall::requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
-                                 int timeoutMs)
+void ToolCall::requestFromClient(const QString &method, const QJsonObject &params,
+                                 ClientReply reply, int timeoutMs)
 {
     auto session = m_session.lock();
     if (!session || m_cancelled || m_finished) {

@@ -22,8 +22,9 @@ class ToolCall : public QObject
 public:
     using Finisher = std::function<void(const ToolResult &)>;
 
-    ToolCall(const std::shared_ptr<Session> &session, const QString &requestKey, const QString &toolName,
-             const QJsonObject &arguments, const QJsonValue &progressToken, Finisher finisher);
+    ToolCall(const std::shared_ptr<Session> &session, const QString &requestKey,
+             const QString &toolName, const QJsonObject &arguments, const QJsonValue &progressToken,
+             Finisher finisher);
 
     const QString &toolName() const { return m_toolName; }
     const QJsonObject &arguments() const { return m_arguments; }

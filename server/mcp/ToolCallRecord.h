@@ -10,12 +10,12 @@ struct ToolResult;
 
 // How a tools/call ended, as observers (the admin channel, the audit log) see it.
 enum class ToolCallOutcome {
-    Succeeded,        // the tool returned a result without isError
-    Failed,           // the tool returned isError (a refusal, a failed command, ...)
+    Succeeded, // the tool returned a result without isError
+    Failed, // the tool returned isError (a refusal, a failed command, ...)
     InvalidArguments, // the arguments broke the input schema; the tool never ran
-    UnknownTool,      // no such tool; nothing ran
+    UnknownTool, // no such tool; nothing ran
     BrokeOutputSchema, // the tool's structuredContent broke its outputSchema (a server bug)
-    Cancelled,        // the client cancelled, or its session ended, before the result
+    Cancelled, // the client cancelled, or its session ended, before the result
 };
 
 QString toolCallOutcomeName(ToolCallOutcome outcome);

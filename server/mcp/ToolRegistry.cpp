@@ -17,7 +17,8 @@ void ToolRegistry::add(ToolDefinition tool)
 
 bool ToolRegistry::remove(const QString &name)
 {
-    const auto removed = m_tools.removeIf([&](const ToolDefinition &tool) { return tool.name == name; });
+    const auto removed =
+            m_tools.removeIf([&](const ToolDefinition &tool) { return tool.name == name; });
     if (removed)
         Q_EMIT changed();
     return removed > 0;

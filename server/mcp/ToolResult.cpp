@@ -5,7 +5,8 @@ namespace cmcp {
 namespace {
 QJsonObject textBlock(const QString &text)
 {
-    return QJsonObject{{QLatin1String("type"), QLatin1String("text")}, {QLatin1String("text"), text}};
+    return QJsonObject{{QLatin1String("type"), QLatin1String("text")},
+                       {QLatin1String("text"), text}};
 }
 } // namespace
 

@@ -196,8 +196,9 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
     std::optional<PipePair> policyPipe = makePipe(error);
     if (!policyPipe)
         return std::nullopt;
-    const bool policyWritten = writePolicy(
-            policyPipe->write.get(), QJsonDocument(policy.toJson()).toJson(QJsonDocument::Compact), error);
+    const bool policyWritten =
+            writePolicy(policyPipe->write.get(),
+                        QJsonDocument(policy.toJson()).toJson(QJsonDocument::Compact), error);
     policyPipe->write.reset();
     if (!policyWritten)
         return std::nullopt;

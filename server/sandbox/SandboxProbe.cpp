@@ -26,13 +26,13 @@
 
 // Debian 12's headers stop at Landlock ABI 2; only the version query is needed here.
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#  define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
 #ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
+#  define SYS_landlock_create_ruleset 444
 #endif
 #ifndef SYS_openat2
-#define SYS_openat2 437 // glibc 2.36 has no wrapper
+#  define SYS_openat2 437 // glibc 2.36 has no wrapper
 #endif
 
 namespace cmcp {
@@ -44,9 +44,11 @@ SandboxLayer available(const char *name, const QString &detail, QJsonObject fact
     return {QString::fromLatin1(name), SandboxLayerState::Available, {}, detail, std::move(facts)};
 }
 
-SandboxLayer unavailable(const char *name, const QString &reason, const QString &detail = {}, QJsonObject facts = {})
+SandboxLayer unavailable(const char *name, const QString &reason, const QString &detail = {},
+                         QJsonObject facts = {})
 {
-    return {QString::fromLatin1(name), SandboxLayerState::Unavailable, reason, detail, std::move(facts)};
+    return {QString::fromLatin1(name), SandboxLayerState::Unavailable, reason, detail,
+            std::move(facts)};
 }
 
 qint64 hardLimit(int resource)
@@ -81,7 +83,11 @@ std::pair<int, int> probeNamespaces(QString *failure)
     if (pid == 0) {
         int results[2];
         results[0] = unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
-        results[1] = unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0 ? 0 : errno;
+        results[1] =
+                unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+                        == 0
+                ? 0
+                : errno;
         const ssize_t written = ::write(pipe->write.get(), results, sizeof results);
         _exit(written == ssize_t(sizeof results) ? 0 : 1);
     }
@@ -93,8 +99,7 @@ std::pair<int, int> probeNamespaces(QString *failure)
     while (got < 0 && errno == EINTR);
     pipe->read.reset();
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
     if (got != ssize_t(sizeof results)) {
         *failure = QStringLiteral("probe child ended without a result");
         return {-1, -1};
@@ -114,28 +119,34 @@ void probeNamespaceLayers(SandboxCapabilities &caps)
     if (userErrno == 0)
         caps.layers.append(available("userns", QStringLiteral("unshare(CLONE_NEWUSER) works")));
     else
-        caps.layers.append(unavailable("userns", QStringLiteral("unshare(CLONE_NEWUSER): ") + errnoName(userErrno)));
+        caps.layers.append(unavailable(
+                "userns", QStringLiteral("unshare(CLONE_NEWUSER): ") + errnoName(userErrno)));
     const QString kinds = QStringLiteral("mount, pid, net, ipc, uts");
     if (otherErrno == 0)
         caps.layers.append(available("namespaces", kinds));
     else
-        caps.layers.append(unavailable("namespaces", QStringLiteral("unshare(%1): %2").arg(kinds, errnoName(otherErrno))));
+        caps.layers.append(unavailable(
+                "namespaces", QStringLiteral("unshare(%1): %2").arg(kinds, errnoName(otherErrno))));
 }
 
 void probeLandlock(SandboxCapabilities &caps)
 {
-    const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    const long abi =
+            syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
     if (abi < 0) {
         const int error = errno;
         // ENOSYS: not built in; EOPNOTSUPP: built in but not in the boot's lsm= list.
         const QString why = error == ENOSYS ? QStringLiteral("kernel has no Landlock")
-                          : error == EOPNOTSUPP ? QStringLiteral("Landlock disabled at boot")
-                                                : QStringLiteral("Landlock refused");
-        caps.layers.append(unavailable("landlock", QStringLiteral("%1 (landlock_create_ruleset: %2)").arg(why, errnoName(error))));
+                : error == EOPNOTSUPP       ? QStringLiteral("Landlock disabled at boot")
+                                            : QStringLiteral("Landlock refused");
+        caps.layers.append(unavailable(
+                "landlock",
+                QStringLiteral("%1 (landlock_create_ruleset: %2)").arg(why, errnoName(error))));
         return;
     }
     caps.landlockAbi = int(abi);
-    caps.layers.append(available("landlock", QStringLiteral("ABI %1").arg(abi), {{QStringLiteral("abi"), int(abi)}}));
+    caps.layers.append(available("landlock", QStringLiteral("ABI %1").arg(abi),
+                                 {{QStringLiteral("abi"), int(abi)}}));
 }
 
 bool seccompActionAvailable(quint32 action)
@@ -147,24 +158,35 @@ void probeSeccomp(SandboxCapabilities &caps)
 {
     const int mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
     if (mode < 0) {
-        caps.layers.append(unavailable("seccomp", QStringLiteral("kernel has no seccomp (PR_GET_SECCOMP: %1)").arg(errnoName(errno))));
+        caps.layers.append(unavailable("seccomp",
+                                       QStringLiteral("kernel has no seccomp (PR_GET_SECCOMP: %1)")
+                                               .arg(errnoName(errno))));
         return;
     }
     if (!seccompActionAvailable(SECCOMP_RET_ERRNO)) {
-        caps.layers.append(unavailable("seccomp", QStringLiteral("no filter mode (SECCOMP_GET_ACTION_AVAIL ERRNO: %1)").arg(errnoName(errno))));
+        caps.layers.append(
+                unavailable("seccomp",
+                            QStringLiteral("no filter mode (SECCOMP_GET_ACTION_AVAIL ERRNO: %1)")
+                                    .arg(errnoName(errno))));
         return;
     }
     caps.seccompUserNotif = seccompActionAvailable(SECCOMP_RET_USER_NOTIF);
     // Mode 2 means the daemon itself already runs under a filter (a container): jails stack theirs.
-    QString detail = QStringLiteral("filter, errno") + (caps.seccompUserNotif ? QStringLiteral(", user-notif") : QStringLiteral(" (no user-notif)"));
+    QString detail = QStringLiteral("filter, errno")
+            + (caps.seccompUserNotif ? QStringLiteral(", user-notif")
+                                     : QStringLiteral(" (no user-notif)"));
     if (mode != 0)
         detail += QStringLiteral("; daemon already in mode %1").arg(mode);
-    caps.layers.append(available("seccomp", detail, {{QStringLiteral("daemonMode"), mode}, {QStringLiteral("userNotif"), caps.seccompUserNotif}}));
+    caps.layers.append(available("seccomp", detail,
+                                 {{QStringLiteral("daemonMode"), mode},
+                                  {QStringLiteral("userNotif"), caps.seccompUserNotif}}));
 }
 
 bool isFilesystem(const char *path, long magic)
 {
-    struct statfs info{};
+    struct statfs info
+    {
+    };
     return statfs(path, &info) == 0 && long(info.f_type) == magic;
 }
 
@@ -205,7 +227,8 @@ void probeCgroups(SandboxCapabilities &caps)
             v2Root = QStringLiteral("/sys/fs/cgroup/unified");
     }
     if (caps.cgroupMode == CgroupMode::None) {
-        caps.layers.append(unavailable("cgroup", QStringLiteral("no cgroup filesystem at /sys/fs/cgroup")));
+        caps.layers.append(
+                unavailable("cgroup", QStringLiteral("no cgroup filesystem at /sys/fs/cgroup")));
         return;
     }
 
@@ -220,7 +243,9 @@ void probeCgroups(SandboxCapabilities &caps)
     if (!v2Root.isEmpty()) {
         QFile file(v2Root + QStringLiteral("/cgroup.controllers"));
         if (file.open(QIODevice::ReadOnly))
-            v2Controllers = QString::fromLatin1(file.readAll()).simplified().split(QLatin1Char(' '), Qt::SkipEmptyParts);
+            v2Controllers = QString::fromLatin1(file.readAll())
+                                    .simplified()
+                                    .split(QLatin1Char(' '), Qt::SkipEmptyParts);
         if (memoryDir.isEmpty() && v2Controllers.contains(QLatin1String("memory")))
             memoryDir = v2Root;
     }
@@ -232,25 +257,34 @@ void probeCgroups(SandboxCapabilities &caps)
     if (memoryDir.isEmpty()) {
         reason = QStringLiteral("no memory controller in any hierarchy");
     } else {
-        const QByteArray child = QFile::encodeName(memoryDir + QStringLiteral("/cmcp-probe-%1").arg(getpid()));
+        const QByteArray child =
+                QFile::encodeName(memoryDir + QStringLiteral("/cmcp-probe-%1").arg(getpid()));
         if (mkdir(child.constData(), 0700) != 0)
-            reason = QStringLiteral("cannot create a cgroup in %1 (mkdir: %2)").arg(memoryDir, errnoName(errno));
+            reason = QStringLiteral("cannot create a cgroup in %1 (mkdir: %2)")
+                             .arg(memoryDir, errnoName(errno));
         else if (rmdir(child.constData()) != 0)
-            reason = QStringLiteral("cannot remove a probe cgroup in %1 (rmdir: %2)").arg(memoryDir, errnoName(errno));
+            reason = QStringLiteral("cannot remove a probe cgroup in %1 (rmdir: %2)")
+                             .arg(memoryDir, errnoName(errno));
         else
             caps.cgroupWritable = true;
     }
 
     const QString mode = cgroupModeName(caps.cgroupMode);
-    const QString detail = QStringLiteral("%1; v1: %2; v2: %3").arg(mode,
-        v1Controllers.isEmpty() ? QStringLiteral("none") : v1Controllers.join(QLatin1Char(',')),
-        v2Controllers.isEmpty() ? QStringLiteral("none") : v2Controllers.join(QLatin1Char(',')));
-    const QJsonObject facts{{QStringLiteral("mode"), mode},
-                            {QStringLiteral("writable"), caps.cgroupWritable},
-                            {QStringLiteral("memoryHierarchy"), memoryDir},
-                            {QStringLiteral("controllers"), QJsonArray::fromStringList(caps.cgroupControllers)}};
+    const QString detail =
+            QStringLiteral("%1; v1: %2; v2: %3")
+                    .arg(mode,
+                         v1Controllers.isEmpty() ? QStringLiteral("none")
+                                                 : v1Controllers.join(QLatin1Char(',')),
+                         v2Controllers.isEmpty() ? QStringLiteral("none")
+                                                 : v2Controllers.join(QLatin1Char(',')));
+    const QJsonObject facts{
+            {QStringLiteral("mode"), mode},
+            {QStringLiteral("writable"), caps.cgroupWritable},
+            {QStringLiteral("memoryHierarchy"), memoryDir},
+            {QStringLiteral("controllers"), QJsonArray::fromStringList(caps.cgroupControllers)}};
     if (caps.cgroupWritable)
-        caps.layers.append(available("cgroup", detail + QStringLiteral("; writable: ") + memoryDir, facts));
+        caps.layers.append(
+                available("cgroup", detail + QStringLiteral("; writable: ") + memoryDir, facts));
     else
         caps.layers.append(unavailable("cgroup", reason, detail, facts));
 }
@@ -260,9 +294,12 @@ void probeCgroups(SandboxCapabilities &caps)
 void probeOpenat2(SandboxCapabilities &caps)
 {
     QTemporaryDir dir;
-    const int dirFd = dir.isValid() ? ::open(QFile::encodeName(dir.path()).constData(), O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+    const int dirFd = dir.isValid()
+            ? ::open(QFile::encodeName(dir.path()).constData(), O_PATH | O_DIRECTORY | O_CLOEXEC)
+            : -1;
     if (dirFd < 0) {
-        caps.layers.append(unavailable("openat2", QStringLiteral("no temporary directory to probe in")));
+        caps.layers.append(
+                unavailable("openat2", QStringLiteral("no temporary directory to probe in")));
         return;
     }
     open_how how{};
@@ -278,11 +315,16 @@ void probeOpenat2(SandboxCapabilities &caps)
         ::close(int(outside));
     ::close(dirFd);
     if (inside < 0)
-        caps.layers.append(unavailable("openat2", QStringLiteral("openat2(RESOLVE_BENEATH): ") + errnoName(insideErrno)));
+        caps.layers.append(unavailable(
+                "openat2", QStringLiteral("openat2(RESOLVE_BENEATH): ") + errnoName(insideErrno)));
     else if (outside >= 0 || outsideErrno != EXDEV)
-        caps.layers.append(unavailable("openat2", QStringLiteral("RESOLVE_BENEATH let \"..\" through (%1)").arg(outside >= 0 ? QStringLiteral("opened") : errnoName(outsideErrno))));
+        caps.layers.append(unavailable(
+                "openat2",
+                QStringLiteral("RESOLVE_BENEATH let \"..\" through (%1)")
+                        .arg(outside >= 0 ? QStringLiteral("opened") : errnoName(outsideErrno))));
     else
-        caps.layers.append(available("openat2", QStringLiteral("RESOLVE_BENEATH refuses \"..\" (EXDEV)")));
+        caps.layers.append(
+                available("openat2", QStringLiteral("RESOLVE_BENEATH refuses \"..\" (EXDEV)")));
 }
 
 void probeAppArmor(SandboxCapabilities &caps)
@@ -295,12 +337,13 @@ void probeAppArmor(SandboxCapabilities &caps)
     // libapparmor's errno codes (aa_is_enabled(2)).
     const int error = errno;
     const QString why = error == ENOSYS ? QStringLiteral("kernel has no AppArmor")
-                      : error == ECANCELED ? QStringLiteral("AppArmor disabled at boot")
-                      : error == ENOENT ? QStringLiteral("AppArmor enabled but securityfs is not mounted")
-                      : error == EPERM || error == EACCES ? QStringLiteral("AppArmor state not readable")
-                                                         : QStringLiteral("AppArmor unavailable");
-    caps.layers.append(unavailable("apparmor", QStringLiteral("%1 (aa_is_enabled: %2)").arg(why, errnoName(error)),
-                                   {}, {{QStringLiteral("errno"), errnoName(error)}}));
+            : error == ECANCELED        ? QStringLiteral("AppArmor disabled at boot")
+            : error == ENOENT ? QStringLiteral("AppArmor enabled but securityfs is not mounted")
+            : error == EPERM || error == EACCES ? QStringLiteral("AppArmor state not readable")
+                                                : QStringLiteral("AppArmor unavailable");
+    caps.layers.append(unavailable(
+            "apparmor", QStringLiteral("%1 (aa_is_enabled: %2)").arg(why, errnoName(error)), {},
+            {{QStringLiteral("errno"), errnoName(error)}}));
 }
 
 } // namespace
@@ -308,10 +351,14 @@ void probeAppArmor(SandboxCapabilities &caps)
 QString cgroupModeName(CgroupMode mode)
 {
     switch (mode) {
-    case CgroupMode::Unified: return QStringLiteral("v2 unified");
-    case CgroupMode::Hybrid: return QStringLiteral("hybrid");
-    case CgroupMode::Legacy: return QStringLiteral("v1");
-    case CgroupMode::None: break;
+    case CgroupMode::Unified:
+        return QStringLiteral("v2 unified");
+    case CgroupMode::Hybrid:
+        return QStringLiteral("hybrid");
+    case CgroupMode::Legacy:
+        return QStringLiteral("v1");
+    case CgroupMode::None:
+        break;
     }
     return QStringLiteral("none");
 }
@@ -319,9 +366,12 @@ QString cgroupModeName(CgroupMode mode)
 QString sandboxLayerStateName(SandboxLayerState state)
 {
     switch (state) {
-    case SandboxLayerState::Available: return QStringLiteral("available");
-    case SandboxLayerState::Disabled: return QStringLiteral("disabled");
-    case SandboxLayerState::Unavailable: break;
+    case SandboxLayerState::Available:
+        return QStringLiteral("available");
+    case SandboxLayerState::Disabled:
+        return QStringLiteral("disabled");
+    case SandboxLayerState::Unavailable:
+        break;
     }
     return QStringLiteral("unavailable");
 }
@@ -347,12 +397,16 @@ QString SandboxCapabilities::table() const
     for (const SandboxLayer &entry : layers)
         nameWidth = qMax(nameWidth, entry.name.size());
     const qsizetype stateWidth = 11; // "unavailable"
-    QStringList lines{QStringLiteral("layer").leftJustified(nameWidth) + QStringLiteral("  ") + QStringLiteral("state").leftJustified(stateWidth) + QStringLiteral("  detail")};
+    QStringList lines{QStringLiteral("layer").leftJustified(nameWidth) + QStringLiteral("  ")
+                      + QStringLiteral("state").leftJustified(stateWidth)
+                      + QStringLiteral("  detail")};
     for (const SandboxLayer &entry : layers) {
         QString text = entry.reason;
         if (!entry.detail.isEmpty())
             text += (text.isEmpty() ? QString() : QStringLiteral("; ")) + entry.detail;
-        lines.append(entry.name.leftJustified(nameWidth) + QStringLiteral("  ") + sandboxLayerStateName(entry.state).leftJustified(stateWidth) + QStringLiteral("  ") + text);
+        lines.append(entry.name.leftJustified(nameWidth) + QStringLiteral("  ")
+                     + sandboxLayerStateName(entry.state).leftJustified(stateWidth)
+                     + QStringLiteral("  ") + text);
     }
     return lines.join(QLatin1Char('\n'));
 }
@@ -381,14 +435,20 @@ QJsonObject SandboxCapabilities::toJson() const
 SandboxCapabilities SandboxProbe::run()
 {
     SandboxCapabilities caps;
-    // Identity first, like the jail: without root (CAP_SETUID) there is no pool of host uids to drop to.
+    // Identity first, like the jail: without root (CAP_SETUID) there is no pool of host uids to
+    // drop to.
     caps.root = geteuid() == 0;
     if (caps.root)
-        caps.layers.append(available("identity", QStringLiteral("running as root: jails drop to the uid pool")));
+        caps.layers.append(available(
+                "identity", QStringLiteral("running as root: jails drop to the uid pool")));
     caps.nofileHard = hardLimit(RLIMIT_NOFILE);
     caps.nprocHard = hardLimit(RLIMIT_NPROC);
-    caps.layers.append(available("rlimits", QStringLiteral("hard nofile %1, nproc %2").arg(limitText(caps.nofileHard), limitText(caps.nprocHard)),
-                                 {{QStringLiteral("nofileHard"), caps.nofileHard}, {QStringLiteral("nprocHard"), caps.nprocHard}}));
+    caps.layers.append(
+            available("rlimits",
+                      QStringLiteral("hard nofile %1, nproc %2")
+                              .arg(limitText(caps.nofileHard), limitText(caps.nprocHard)),
+                      {{QStringLiteral("nofileHard"), caps.nofileHard},
+                       {QStringLiteral("nprocHard"), caps.nprocHard}}));
     probeCgroups(caps);
     probeNamespaceLayers(caps);
     if (!caps.root) {
@@ -397,10 +457,14 @@ SandboxCapabilities SandboxProbe::run()
         // daemon's uid is mapped to the job's. The mount and pid namespaces, Landlock and seccomp
         // then keep the job away from the daemon's files and process.
         const SandboxLayer identity = caps.isAvailable(u"userns") && caps.isAvailable(u"namespaces")
-                ? available("identity", QStringLiteral("not root (euid %1): jobs keep this uid, mapped "
-                                                       "alone into a user namespace of their own").arg(geteuid()))
-                : unavailable("identity", QStringLiteral("not root (euid %1) and no user namespaces: jails "
-                                                         "can neither switch to the uid pool nor map this uid").arg(geteuid()));
+                ? available("identity",
+                            QStringLiteral("not root (euid %1): jobs keep this uid, mapped "
+                                           "alone into a user namespace of their own")
+                                    .arg(geteuid()))
+                : unavailable("identity",
+                              QStringLiteral("not root (euid %1) and no user namespaces: jails "
+                                             "can neither switch to the uid pool nor map this uid")
+                                      .arg(geteuid()));
         caps.layers.prepend(identity);
     }
     probeOpenat2(caps);

@@ -42,7 +42,8 @@ void ConnectionGuard::onReadyRead()
         m_socket->readAll(); // drain so the HTTP parser sees nothing of a refused request
         return;
     }
-    if (const std::optional<RequestFraming::Refusal> refusal = m_framing.feed(m_socket->peek(m_socket->bytesAvailable())))
+    if (const std::optional<RequestFraming::Refusal> refusal =
+                m_framing.feed(m_socket->peek(m_socket->bytesAvailable())))
         return refuse(refusal->status, refusal->reason);
     follow();
 }
@@ -80,7 +81,8 @@ void ConnectionGuard::enter(Phase phase, qint64 deadlineMs)
 
 bool ConnectionGuard::answerPending() const
 {
-    return http::isStreaming(m_socket) || http::responsesComplete(m_socket) < m_framing.requestsComplete();
+    return http::isStreaming(m_socket)
+            || http::responsesComplete(m_socket) < m_framing.requestsComplete();
 }
 
 void ConnectionGuard::onDeadline()
@@ -108,13 +110,15 @@ void ConnectionGuard::onDeadline()
 
 void ConnectionGuard::timeOut(const char *what, int seconds)
 {
-    const QByteArray why = QByteArray("the request ") + what + " did not arrive within the deadline ("
-                           + (qstrcmp(what, "headers") == 0 ? "MCP_HEADER_TIMEOUT_SECONDS" : "MCP_BODY_TIMEOUT_SECONDS")
-                           + '=' + QByteArray::number(seconds) + ')';
+    const QByteArray why = QByteArray("the request ") + what
+            + " did not arrive within the deadline ("
+            + (qstrcmp(what, "headers") == 0 ? "MCP_HEADER_TIMEOUT_SECONDS"
+                                             : "MCP_BODY_TIMEOUT_SECONDS")
+            + '=' + QByteArray::number(seconds) + ')';
     if (answerPending()) {
         // An answer is still owed on this connection: a 408 would be read as that answer.
-        spdlog::info("dropping a connection from {}: {}", m_socket->peerAddress().toString().toStdString(),
-                     why.toStdString());
+        spdlog::info("dropping a connection from {}: {}",
+                     m_socket->peerAddress().toString().toStdString(), why.toStdString());
         m_closing = true;
         m_socket->abort();
         return;
@@ -125,12 +129,14 @@ void ConnectionGuard::timeOut(const char *what, int seconds)
 void ConnectionGuard::refuse(int status, const QByteArray &why)
 {
     const bool timedOut = status == 408;
-    spdlog::log(timedOut ? spdlog::level::info : spdlog::level::warn, "refusing a request from {}: {}",
-                m_socket->peerAddress().toString().toStdString(), why.toStdString());
+    spdlog::log(timedOut ? spdlog::level::info : spdlog::level::warn,
+                "refusing a request from {}: {}", m_socket->peerAddress().toString().toStdString(),
+                why.toStdString());
     m_closing = true;
     m_deadline.stop();
     m_socket->readAll();
-    http::writeJsonRpcError(m_socket, status, -32600, QString::fromUtf8(why), {{"Connection", "close"}});
+    http::writeJsonRpcError(m_socket, status, -32600, QString::fromUtf8(why),
+                            {{"Connection", "close"}});
     m_socket->flush();
     if (timedOut) {
         // A client this slow gets no more time: closed once the answer is out (or the grace ends).
@@ -139,7 +145,8 @@ void ConnectionGuard::refuse(int status, const QByteArray &why)
         return;
     }
     // Let a client sending a too large request finish and read the answer, but not for long.
-    QTimer::singleShot(closeGraceMs, m_socket, [socket = m_socket] { socket->disconnectFromHost(); });
+    QTimer::singleShot(closeGraceMs, m_socket,
+                       [socket = m_socket] { socket->disconnectFromHost(); });
 }
 
 } // namespace cmcp

@@ -13,13 +13,15 @@
 namespace cmcp {
 
 GuardedTcpServer::GuardedTcpServer(const HttpOptions &options, QObject *parent)
-    : QTcpServer(parent), m_options(options)
+    : QTcpServer(parent),
+      m_options(options)
 {
     // Qt 6.4 treats EMFILE from accept() as a temporary error and retries at once: out of
     // descriptors the event loop would spin at full CPU. So sockets are counted and kept
     // below the descriptor limit, leaving room for files and child processes.
     rlimit limit{};
-    const qint64 descriptors = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? qint64(limit.rlim_cur) : 1024;
+    const qint64 descriptors =
+            getrlimit(RLIMIT_NOFILE, &limit) == 0 ? qint64(limit.rlim_cur) : 1024;
     m_servedLimit = qMax<qint64>(8, descriptors - 128);
     m_acceptLimit = qMax<qint64>(16, descriptors - 32);
     // Qt listens with a backlog of 50. Clients reconnecting together (a restart behind a load
@@ -44,12 +46,14 @@ void GuardedTcpServer::incomingConnection(qintptr descriptor)
         // Answer and close rather than leave the client hanging.
         ++m_refusedSinceWarning;
         if (!m_lastRefusalWarning.isValid() || m_lastRefusalWarning.hasExpired(10000)) {
-            spdlog::warn("refused {} connection(s): {} sockets are open, the most the descriptor limit allows",
+            spdlog::warn("refused {} connection(s): {} sockets are open, the most the descriptor "
+                         "limit allows",
                          m_refusedSinceWarning, m_openSockets - 1);
             m_refusedSinceWarning = 0;
             m_lastRefusalWarning.start();
         }
-        http::writeJsonRpcError(socket, 503, -32000, QStringLiteral("too many open connections: try again later"),
+        http::writeJsonRpcError(socket, 503, -32000,
+                                QStringLiteral("too many open connections: try again later"),
                                 {{"Connection", "close"}, {"Retry-After", "1"}});
         connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
         socket->disconnectFromHost();

@@ -53,7 +53,10 @@ HttpServer::~HttpServer() = default;
 quint16 HttpServer::start(QString *error)
 {
     if (m_options.address.isNull()) {
-        *error = QStringLiteral("MCP_HOST=\"%1\" does not resolve to an address this machine can listen on").arg(m_options.host);
+        *error =
+                QStringLiteral(
+                        "MCP_HOST=\"%1\" does not resolve to an address this machine can listen on")
+                        .arg(m_options.host);
         return 0;
     }
     auto *tcp = new GuardedTcpServer(m_options, this);
@@ -82,7 +85,8 @@ bool HttpServer::originAllowed(const QByteArray &origin) const
     if (!m_options.allowedOrigins.isEmpty())
         return m_options.allowedOrigins.contains(text, Qt::CaseInsensitive);
     const QUrl url(text);
-    if (!url.isValid() || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")))
+    if (!url.isValid()
+        || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")))
         return false;
     QString host = url.host().toLower();
     if (host.contains(QLatin1Char(':')))
@@ -104,16 +108,19 @@ bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *so
 {
     const QString path = request.url().path();
     if (!hostAllowed(request.value("host"))) {
-        spdlog::warn("403 for {} {}: Host '{}' is not allowed", request.remoteAddress().toString().toStdString(),
-                     path.toStdString(), request.value("host").toStdString());
-        http::writeJsonRpcError(socket, 403, -32600,
-                                QStringLiteral("Host header '%1' is not allowed (MCP_ALLOWED_HOSTS)")
-                                        .arg(QString::fromLatin1(request.value("host"))));
+        spdlog::warn("403 for {} {}: Host '{}' is not allowed",
+                     request.remoteAddress().toString().toStdString(), path.toStdString(),
+                     request.value("host").toStdString());
+        http::writeJsonRpcError(
+                socket, 403, -32600,
+                QStringLiteral("Host header '%1' is not allowed (MCP_ALLOWED_HOSTS)")
+                        .arg(QString::fromLatin1(request.value("host"))));
         return true;
     }
     if (!originAllowed(request.value("origin"))) {
-        spdlog::warn("403 for {} {}: Origin '{}' is not allowed", request.remoteAddress().toString().toStdString(),
-                     path.toStdString(), request.value("origin").toStdString());
+        spdlog::warn("403 for {} {}: Origin '{}' is not allowed",
+                     request.remoteAddress().toString().toStdString(), path.toStdString(),
+                     request.value("origin").toStdString());
         http::writeJsonRpcError(socket, 403, -32600,
                                 QStringLiteral("Origin '%1' is not allowed (MCP_ALLOWED_ORIGINS)")
                                         .arg(QString::fromLatin1(request.value("origin"))));
@@ -124,7 +131,8 @@ bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *so
         return true;
     }
     if (!tokenAccepted(request.value("authorization"))) {
-        http::writeJsonRpcError(socket, 401, -32600, QStringLiteral("a valid bearer token is required"),
+        http::writeJsonRpcError(socket, 401, -32600,
+                                QStringLiteral("a valid bearer token is required"),
                                 {{"WWW-Authenticate", "Bearer realm=\"cmcp\""}});
         return true;
     }
@@ -149,10 +157,11 @@ void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *s
 
 void HttpServer::writeHealth(QTcpSocket *socket)
 {
-    const QJsonObject health{{QLatin1String("status"), QLatin1String("ok")},
-                             {QLatin1String("version"), QStringLiteral(CMCP_VERSION)},
-                             {QLatin1String("sessions"), m_mcp.sessionCount()},
-                             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)}};
+    const QJsonObject health{
+            {QLatin1String("status"), QLatin1String("ok")},
+            {QLatin1String("version"), QStringLiteral(CMCP_VERSION)},
+            {QLatin1String("sessions"), m_mcp.sessionCount()},
+            {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)}};
     http::writeJson(socket, 200, QJsonDocument(health).toJson(QJsonDocument::Compact));
 }
 

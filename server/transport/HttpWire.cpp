@@ -14,28 +14,47 @@ constexpr char responsesProperty[] = "cmcp_http_responses";
 QByteArray reasonPhrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 406: return "Not Acceptable";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 202:
+        return "Accepted";
+    case 204:
+        return "No Content";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 406:
+        return "Not Acceptable";
+    case 408:
+        return "Request Timeout";
+    case 409:
+        return "Conflict";
+    case 411:
+        return "Length Required";
+    case 413:
+        return "Content Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Status";
     }
 }
 
-void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body, bool close)
+void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body,
+                   bool close)
 {
     if (!socket || socket->state() != QAbstractSocket::ConnectedState)
         return;
@@ -63,9 +82,11 @@ void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Hea
     writeResponse(socket, status, headers, body);
 }
 
-void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message, const Headers &extra)
+void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message,
+                       const Headers &extra)
 {
-    writeJson(socket, status, jsonrpc::serialize(jsonrpc::makeError(QJsonValue::Null, code, message)), extra);
+    writeJson(socket, status,
+              jsonrpc::serialize(jsonrpc::makeError(QJsonValue::Null, code, message)), extra);
 }
 
 void setStreaming(QTcpSocket *socket, bool streaming)

@@ -19,7 +19,7 @@ const QString transportName = QStringLiteral("sse");
 class LegacySseTransport::Channel : public SessionChannel, public Exchange
 {
 public:
-    explicit Channel(std::unique_ptr<SseStream> stream) : stream(std::move(stream)) {}
+    explicit Channel(std::unique_ptr<SseStream> stream) : stream(std::move(stream)) { }
 
     void send(const QJsonValue &message)
     {
@@ -44,9 +44,12 @@ public:
 };
 
 LegacySseTransport::LegacySseTransport(McpServer &mcp, const HttpOptions &options, QObject *parent)
-    : QObject(parent), m_mcp(mcp), m_options(options)
+    : QObject(parent),
+      m_mcp(mcp),
+      m_options(options)
 {
-    connect(&mcp, &McpServer::sessionClosed, this, [this](const QString &id) { m_channels.remove(id); });
+    connect(&mcp, &McpServer::sessionClosed, this,
+            [this](const QString &id) { m_channels.remove(id); });
 }
 
 LegacySseTransport::~LegacySseTransport()
@@ -68,20 +71,24 @@ void LegacySseTransport::handle(const QHttpServerRequest &request, QTcpSocket *s
 
 void LegacySseTransport::openStream(const QHttpServerRequest &, QTcpSocket *socket)
 {
-    auto stream = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+    auto stream = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds,
+                                              m_options.maxStreamBufferBytes);
     auto channel = std::make_shared<Channel>(std::move(stream));
     channel->session = m_mcp.openSession(transportName, channel.get());
     if (!channel->session) {
-        http::writeJsonRpcError(socket, 503, jsonrpc::RequestFailed,
-                                QStringLiteral("too many sessions (MCP_MAX_SESSIONS): try again later"));
+        http::writeJsonRpcError(
+                socket, 503, jsonrpc::RequestFailed,
+                QStringLiteral("too many sessions (MCP_MAX_SESSIONS): try again later"));
         return;
     }
     const QString id = channel->session->id();
     m_channels.insert(id, channel);
     // The stream is the session: when the client goes, so does the session.
     connect(channel->stream.get(), &SseStream::closed, this, [this, id] {
-        QMetaObject::invokeMethod(this, [this, id] { m_mcp.closeSession(id, QStringLiteral("the SSE stream closed")); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                this,
+                [this, id] { m_mcp.closeSession(id, QStringLiteral("the SSE stream closed")); },
+                Qt::QueuedConnection);
     });
     channel->stream->start();
     channel->stream->sendEvent("/messages?session_id=" + id.toLatin1(), "endpoint");
@@ -95,7 +102,8 @@ void LegacySseTransport::postMessage(const QHttpServerRequest &request, QTcpSock
         id = query.queryItemValue(QStringLiteral("sessionId"));
     if (id.isEmpty()) {
         http::writeJsonRpcError(socket, 400, jsonrpc::InvalidRequest,
-                                QStringLiteral("the session_id query parameter is required (from the endpoint event of /sse)"));
+                                QStringLiteral("the session_id query parameter is required (from "
+                                               "the endpoint event of /sse)"));
         return;
     }
     const std::shared_ptr<Channel> channel = m_channels.value(id);

@@ -64,9 +64,10 @@ std::optional<RequestFraming::Refusal> RequestFraming::inspectHeader()
         }
     }
     if (length > m_maxBody)
-        return refuse(413, QByteArray("the request body of ") + QByteArray::number(length)
-                                   + " bytes exceeds the limit of " + QByteArray::number(m_maxBody)
-                                   + " bytes (MCP_MAX_BODY_MB)");
+        return refuse(413,
+                      QByteArray("the request body of ") + QByteArray::number(length)
+                              + " bytes exceeds the limit of " + QByteArray::number(m_maxBody)
+                              + " bytes (MCP_MAX_BODY_MB)");
     m_bodyLeft = length;
     return std::nullopt;
 }

@@ -30,7 +30,7 @@ public:
     std::optional<Refusal> feed(QByteArrayView fresh);
 
     bool refused() const { return m_refused; }
-    qint64 bodyLeft() const { return m_bodyLeft; }        // of the request being read
+    qint64 bodyLeft() const { return m_bodyLeft; } // of the request being read
     qsizetype headerBytes() const { return m_header.size(); } // of the header block being read
     // Requests whose headers and whole body have arrived.
     quint64 requestsComplete() const { return m_requestsComplete; }

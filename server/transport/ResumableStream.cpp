@@ -10,7 +10,9 @@ constexpr int retryMilliseconds = 500;
 } // namespace
 
 ResumableStream::ResumableStream(int id, const HttpOptions &options, QObject *parent)
-    : QObject(parent), m_id(id), m_options(options)
+    : QObject(parent),
+      m_id(id),
+      m_options(options)
 {
 }
 
@@ -35,12 +37,14 @@ std::optional<QPair<int, quint64>> ResumableStream::parseEventId(const QByteArra
     return QPair<int, quint64>{id, seq};
 }
 
-bool ResumableStream::attach(QTcpSocket *socket, const QByteArray &sessionId, std::optional<quint64> afterSeq)
+bool ResumableStream::attach(QTcpSocket *socket, const QByteArray &sessionId,
+                             std::optional<quint64> afterSeq)
 {
     const quint64 firstKept = m_events.isEmpty() ? m_nextSeq : m_events.first().first;
     if (afterSeq && *afterSeq + 1 < firstKept)
         return false;
-    m_live = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+    m_live = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds,
+                                         m_options.maxStreamBufferBytes);
     m_live->start({{"Mcp-Session-Id", sessionId}});
     m_live->sendRetry(retryMilliseconds);
     if (!afterSeq)

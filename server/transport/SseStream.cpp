@@ -5,7 +5,9 @@
 namespace cmcp {
 
 SseStream::SseStream(QTcpSocket *socket, int keepAliveSeconds, qint64 maxBuffer, QObject *parent)
-    : QObject(parent), m_socket(socket), m_maxBuffer(maxBuffer)
+    : QObject(parent),
+      m_socket(socket),
+      m_maxBuffer(maxBuffer)
 {
     m_keepAlive.setInterval(keepAliveSeconds * 1000);
     connect(&m_keepAlive, &QTimer::timeout, this, [this] { writeChunk(": keep-alive\n\n"); });
@@ -75,7 +77,8 @@ void SseStream::writeChunk(const QByteArray &payload)
     m_keepAlive.start();
     if (m_socket->bytesToWrite() > m_maxBuffer) {
         spdlog::warn("dropping an SSE reader from {}: {} bytes unread exceed the {} byte bound",
-                     m_socket->peerAddress().toString().toStdString(), m_socket->bytesToWrite(), m_maxBuffer);
+                     m_socket->peerAddress().toString().toStdString(), m_socket->bytesToWrite(),
+                     m_maxBuffer);
         m_socket->abort();
     }
 }

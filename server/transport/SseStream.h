@@ -16,7 +16,8 @@ class SseStream : public QObject
 {
     Q_OBJECT
 public:
-    SseStream(QTcpSocket *socket, int keepAliveSeconds, qint64 maxBuffer, QObject *parent = nullptr);
+    SseStream(QTcpSocket *socket, int keepAliveSeconds, qint64 maxBuffer,
+              QObject *parent = nullptr);
     ~SseStream() override;
 
     void start(const http::Headers &extraHeaders = {});

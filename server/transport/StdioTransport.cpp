@@ -16,8 +16,11 @@ namespace cmcp {
 class StdioTransport::LineExchange : public Exchange
 {
 public:
-    explicit LineExchange(StdioTransport &transport) : m_transport(transport) {}
-    void sendRelated(const QJsonObject &message) override { m_transport.writeLine(jsonrpc::serialize(message)); }
+    explicit LineExchange(StdioTransport &transport) : m_transport(transport) { }
+    void sendRelated(const QJsonObject &message) override
+    {
+        m_transport.writeLine(jsonrpc::serialize(message));
+    }
     void complete(const QJsonValue &responses) override
     {
         if (!responses.isUndefined())
@@ -33,7 +36,9 @@ private:
 };
 
 StdioTransport::StdioTransport(McpServer &mcp, QObject *parent)
-    : QObject(parent), m_mcp(mcp), m_exchange(std::make_shared<LineExchange>(*this))
+    : QObject(parent),
+      m_mcp(mcp),
+      m_exchange(std::make_shared<LineExchange>(*this))
 {
 }
 

@@ -39,8 +39,12 @@ using OpenResumable = std::function<std::shared_ptr<ResumableStream>()>;
 class PostExchange : public Exchange
 {
 public:
-    PostExchange(QTcpSocket *socket, const QString &sessionId, const HttpOptions &options, OpenResumable openResumable)
-        : m_socket(socket), m_sessionHeader(sessionId.toLatin1()), m_options(options), m_openResumable(std::move(openResumable))
+    PostExchange(QTcpSocket *socket, const QString &sessionId, const HttpOptions &options,
+                 OpenResumable openResumable)
+        : m_socket(socket),
+          m_sessionHeader(sessionId.toLatin1()),
+          m_options(options),
+          m_openResumable(std::move(openResumable))
     {
     }
 
@@ -111,7 +115,8 @@ private:
             m_resumable->attach(m_socket, m_sessionHeader, std::nullopt);
             return;
         }
-        m_stream = std::make_unique<SseStream>(m_socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+        m_stream = std::make_unique<SseStream>(m_socket, m_options.keepAliveSeconds,
+                                               m_options.maxStreamBufferBytes);
         m_stream->start({{"Mcp-Session-Id", m_sessionHeader}});
     }
 
@@ -142,7 +147,8 @@ public:
         if (getStream && getStream->isOpen())
             getStream->sendEvent(jsonrpc::serialize(message), "message");
         else
-            spdlog::debug("no GET stream open: dropped {}", message.value(QLatin1String("method")).toString().toStdString());
+            spdlog::debug("no GET stream open: dropped {}",
+                          message.value(QLatin1String("method")).toString().toStdString());
     }
 
     // Opens a resumable stream, kept for resumption while it runs and for a while after.
@@ -167,10 +173,14 @@ public:
     int nextStreamId = 1;
 };
 
-StreamableHttpTransport::StreamableHttpTransport(McpServer &mcp, const HttpOptions &options, QObject *parent)
-    : QObject(parent), m_mcp(mcp), m_options(options)
+StreamableHttpTransport::StreamableHttpTransport(McpServer &mcp, const HttpOptions &options,
+                                                 QObject *parent)
+    : QObject(parent),
+      m_mcp(mcp),
+      m_options(options)
 {
-    connect(&mcp, &McpServer::sessionClosed, this, [this](const QString &id) { m_channels.remove(id); });
+    connect(&mcp, &McpServer::sessionClosed, this,
+            [this](const QString &id) { m_channels.remove(id); });
     m_reaper.setInterval(qBound(1, m_options.sessionIdleSeconds / 4, 60) * 1000);
     connect(&m_reaper, &QTimer::timeout, this, &StreamableHttpTransport::reapIdleSessions);
     m_reaper.start();
@@ -197,29 +207,35 @@ void StreamableHttpTransport::handle(const QHttpServerRequest &request, QTcpSock
     }
 }
 
-bool StreamableHttpTransport::protocolVersionAccepted(const QHttpServerRequest &request, QTcpSocket *socket)
+bool StreamableHttpTransport::protocolVersionAccepted(const QHttpServerRequest &request,
+                                                      QTcpSocket *socket)
 {
     const QByteArray version = request.value("mcp-protocol-version");
     if (version.isEmpty() || protocol::isSupported(QString::fromLatin1(version)))
         return true;
     http::writeJsonRpcError(socket, 400, jsonrpc::InvalidRequest,
                             QStringLiteral("unsupported MCP-Protocol-Version '%1' (supported: %2)")
-                                    .arg(QString::fromLatin1(version), protocol::supportedVersions().join(QLatin1String(", "))));
+                                    .arg(QString::fromLatin1(version),
+                                         protocol::supportedVersions().join(QLatin1String(", "))));
     return false;
 }
 
-std::shared_ptr<Session> StreamableHttpTransport::requestedSession(const QHttpServerRequest &request, QTcpSocket *socket)
+std::shared_ptr<Session>
+StreamableHttpTransport::requestedSession(const QHttpServerRequest &request, QTcpSocket *socket)
 {
     const QString id = QString::fromLatin1(request.value("mcp-session-id"));
     if (id.isEmpty()) {
-        http::writeJsonRpcError(socket, 400, jsonrpc::RequestFailed,
-                                QStringLiteral("the Mcp-Session-Id header is required: send initialize first"));
+        http::writeJsonRpcError(
+                socket, 400, jsonrpc::RequestFailed,
+                QStringLiteral("the Mcp-Session-Id header is required: send initialize first"));
         return nullptr;
     }
     const auto channel = m_channels.value(id);
     if (!channel) {
-        http::writeJsonRpcError(socket, 404, jsonrpc::RequestFailed,
-                                QStringLiteral("session not found (it ended or never existed): initialize a new one"));
+        http::writeJsonRpcError(
+                socket, 404, jsonrpc::RequestFailed,
+                QStringLiteral(
+                        "session not found (it ended or never existed): initialize a new one"));
         return nullptr;
     }
     return channel->session;
@@ -228,8 +244,10 @@ std::shared_ptr<Session> StreamableHttpTransport::requestedSession(const QHttpSe
 void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcpSocket *socket)
 {
     if (!accepts(request, "application/json") || !accepts(request, "text/event-stream")) {
-        http::writeJsonRpcError(socket, 406, jsonrpc::InvalidRequest,
-                                QStringLiteral("the Accept header must list both application/json and text/event-stream"));
+        http::writeJsonRpcError(
+                socket, 406, jsonrpc::InvalidRequest,
+                QStringLiteral(
+                        "the Accept header must list both application/json and text/event-stream"));
         return;
     }
     if (!request.value("content-type").toLower().startsWith("application/json")) {
@@ -244,15 +262,18 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
     std::shared_ptr<Session> session;
     if (isInitialize) {
         if (!request.value("mcp-session-id").isEmpty()) {
-            http::writeJsonRpcError(socket, 400, jsonrpc::InvalidRequest,
-                                    QStringLiteral("initialize opens a new session: send it without Mcp-Session-Id"));
+            http::writeJsonRpcError(
+                    socket, 400, jsonrpc::InvalidRequest,
+                    QStringLiteral(
+                            "initialize opens a new session: send it without Mcp-Session-Id"));
             return;
         }
         auto channel = std::make_shared<Channel>();
         channel->session = m_mcp.openSession(transportName, channel.get());
         if (!channel->session) {
-            http::writeJsonRpcError(socket, 503, jsonrpc::RequestFailed,
-                                    QStringLiteral("too many sessions (MCP_MAX_SESSIONS): try again later"));
+            http::writeJsonRpcError(
+                    socket, 503, jsonrpc::RequestFailed,
+                    QStringLiteral("too many sessions (MCP_MAX_SESSIONS): try again later"));
             return;
         }
         session = channel->session;
@@ -270,10 +291,12 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
         std::weak_ptr<Channel> channel = m_channels.value(session->id());
         openResumable = [channel, this] {
             auto alive = channel.lock();
-            return alive ? alive->openResumable(m_options) : std::make_shared<ResumableStream>(0, m_options);
+            return alive ? alive->openResumable(m_options)
+                         : std::make_shared<ResumableStream>(0, m_options);
         };
     }
-    auto exchange = std::make_shared<PostExchange>(socket, session->id(), m_options, std::move(openResumable));
+    auto exchange = std::make_shared<PostExchange>(socket, session->id(), m_options,
+                                                   std::move(openResumable));
     if (!m_mcp.handlePayload(session, payload, exchange))
         http::writeResponse(socket, 202, {}, {});
     // A failed initialize leaves no session behind.
@@ -299,9 +322,10 @@ void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpS
         const auto position = ResumableStream::parseEventId(lastEventId);
         const auto stream = position ? channel->streams.value(position->first) : nullptr;
         if (!stream || !stream->attach(socket, session->id().toLatin1(), position->second))
-            http::writeJsonRpcError(socket, 404, jsonrpc::InvalidRequest,
-                                    QStringLiteral("cannot resume after event '%1': unknown, or no longer kept")
-                                            .arg(QString::fromLatin1(lastEventId)));
+            http::writeJsonRpcError(
+                    socket, 404, jsonrpc::InvalidRequest,
+                    QStringLiteral("cannot resume after event '%1': unknown, or no longer kept")
+                            .arg(QString::fromLatin1(lastEventId)));
         return;
     }
     if (channel->getStream && channel->getStream->isOpen()) {
@@ -309,7 +333,8 @@ void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpS
                                 QStringLiteral("this session already has a GET stream open"));
         return;
     }
-    channel->getStream = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
+    channel->getStream = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds,
+                                                     m_options.maxStreamBufferBytes);
     channel->getStream->start({{"Mcp-Session-Id", session->id().toLatin1()}});
     session->touch();
 }
@@ -331,11 +356,14 @@ void StreamableHttpTransport::reapIdleSessions()
     QStringList idle;
     for (const auto &channel : std::as_const(m_channels)) {
         const bool streaming = channel->getStream && channel->getStream->isOpen();
-        if (!streaming && channel->session->requestsInFlight() == 0 && channel->session->idleMilliseconds() > limit)
+        if (!streaming && channel->session->requestsInFlight() == 0
+            && channel->session->idleMilliseconds() > limit)
             idle.append(channel->session->id());
     }
     for (const QString &id : std::as_const(idle))
-        m_mcp.closeSession(id, QStringLiteral("idle for more than %1 s (MCP_SESSION_IDLE_SECONDS)").arg(m_options.sessionIdleSeconds));
+        m_mcp.closeSession(id,
+                           QStringLiteral("idle for more than %1 s (MCP_SESSION_IDLE_SECONDS)")
+                                   .arg(m_options.sessionIdleSeconds));
 }
 
 } // namespace cmcp

@@ -35,7 +35,8 @@ private:
     void handleDelete(const QHttpServerRequest &request, QTcpSocket *socket);
     // The session the request names; on a missing, unknown or mismatched session the error
     // response is written and null returned.
-    std::shared_ptr<Session> requestedSession(const QHttpServerRequest &request, QTcpSocket *socket);
+    std::shared_ptr<Session> requestedSession(const QHttpServerRequest &request,
+                                              QTcpSocket *socket);
     bool protocolVersionAccepted(const QHttpServerRequest &request, QTcpSocket *socket);
     void reapIdleSessions();
 

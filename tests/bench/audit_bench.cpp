@@ -38,8 +38,9 @@ ToolCallRecord typicalCall(quint64 id)
     call.transport = QStringLiteral("streamable-http");
     call.clientName = QStringLiteral("bench");
     call.tool = QStringLiteral("system_run_command");
-    call.arguments = QJsonObject{{QStringLiteral("command"), QStringLiteral("ls -la | grep notes && cat data/notes.md")},
-                                 {QStringLiteral("timeout"), 30}};
+    call.arguments = QJsonObject{
+            {QStringLiteral("command"), QStringLiteral("ls -la | grep notes && cat data/notes.md")},
+            {QStringLiteral("timeout"), 30}};
     call.startedAt = QDateTime::currentDateTimeUtc();
     call.durationMs = 12;
     return call;
@@ -47,10 +48,13 @@ ToolCallRecord typicalCall(quint64 id)
 
 ToolResult typicalResult()
 {
-    return ToolResult::structured({{QStringLiteral("success"), true}, {QStringLiteral("exit_code"), 0},
+    return ToolResult::structured({{QStringLiteral("success"), true},
+                                   {QStringLiteral("exit_code"), 0},
                                    {QStringLiteral("stdout"), QString(600, QLatin1Char('x'))},
-                                   {QStringLiteral("stderr"), QString()}, {QStringLiteral("wall_ms"), 11},
-                                   {QStringLiteral("cpu_ms"), 3}, {QStringLiteral("timed_out"), false}});
+                                   {QStringLiteral("stderr"), QString()},
+                                   {QStringLiteral("wall_ms"), 11},
+                                   {QStringLiteral("cpu_ms"), 3},
+                                   {QStringLiteral("timed_out"), false}});
 }
 
 struct Figures
@@ -61,7 +65,9 @@ struct Figures
 Figures summarize(std::vector<double> micros)
 {
     std::sort(micros.begin(), micros.end());
-    auto at = [&micros](double q) { return micros[std::min(micros.size() - 1, size_t(q * double(micros.size())))]; };
+    auto at = [&micros](double q) {
+        return micros[std::min(micros.size() - 1, size_t(q * double(micros.size())))];
+    };
     return {at(0.5), at(0.9), at(0.99)};
 }
 
@@ -85,7 +91,8 @@ Figures measure(const QString &directory, int calls, const char *mode)
         const auto start = Clock::now();
         if (std::string(mode) == "records") {
             prev = audit::seal(audit::callStartedFields(call), quint64(2 * i + 1), prev).hash;
-            prev = audit::seal(audit::callFinishedFields(call, &result), quint64(2 * i + 2), prev).hash;
+            prev = audit::seal(audit::callFinishedFields(call, &result), quint64(2 * i + 2), prev)
+                           .hash;
         } else {
             const bool durable = std::string(mode) == "durable";
             if (!log.append(audit::callStartedFields(call), false)
@@ -101,16 +108,24 @@ Figures measure(const QString &directory, int calls, const char *mode)
 
 const char *fileSystemName(const QString &directory)
 {
-    struct statfs info{};
+    struct statfs info
+    {
+    };
     if (statfs(QFile::encodeName(directory).constData(), &info) != 0)
         return "?";
     switch (info.f_type) {
-    case 0xEF53: return "ext4";
-    case 0x01021994: return "tmpfs";
-    case 0x794c7630: return "overlayfs";
-    case 0x9123683E: return "btrfs";
-    case 0x58465342: return "xfs";
-    default: return "other";
+    case 0xEF53:
+        return "ext4";
+    case 0x01021994:
+        return "tmpfs";
+    case 0x794c7630:
+        return "overlayfs";
+    case 0x9123683E:
+        return "btrfs";
+    case 0x58465342:
+        return "xfs";
+    default:
+        return "other";
     }
 }
 

@@ -23,10 +23,13 @@ namespace {
 
 admin::CallRecord call(qint64 id, bool finished)
 {
-    QJsonObject object{{"callId", double(id)}, {"sessionId", "0123456789abcdef"}, {"clientName", "bench"},
+    QJsonObject object{{"callId", double(id)},
+                       {"sessionId", "0123456789abcdef"},
+                       {"clientName", "bench"},
                        {"tool", id % 3 ? "file_read" : "system_run_command"},
                        {"arguments", QJsonObject{{"path", QStringLiteral("notes/%1.txt").arg(id)}}},
-                       {"startedAt", "2026-01-01T10:00:00.000Z"}, {"status", finished ? "succeeded" : "running"}};
+                       {"startedAt", "2026-01-01T10:00:00.000Z"},
+                       {"status", finished ? "succeeded" : "running"}};
     if (finished)
         object.insert("durationMs", 3);
     return admin::CallRecord::fromJson(object);
@@ -42,7 +45,8 @@ int main(int argc, char *argv[])
     parser.addHelpOption();
     const QCommandLineOption callsOption("calls", "Calls to stream (default 20000).", "N", "20000");
     const QCommandLineOption rateOption("rate", "Calls per second (default 5000).", "R", "5000");
-    const QCommandLineOption maxOption("max-calls", "History kept by the model (default 5000).", "M", "5000");
+    const QCommandLineOption maxOption("max-calls", "History kept by the model (default 5000).",
+                                       "M", "5000");
     const QCommandLineOption noProxyOption("no-proxy", "Show the model without the filter proxy.");
     parser.addOptions({callsOption, rateOption, maxOption, noProxyOption});
     parser.process(app);
@@ -86,10 +90,12 @@ int main(int argc, char *argv[])
     }
     std::sort(batchMs.begin(), batchMs.end());
     std::sort(flushMs.begin(), flushMs.end());
-    std::printf("calls %d in batches of %d (%d events each): batch median %.2f ms, p99 %.2f ms, worst %.2f ms; "
+    std::printf("calls %d in batches of %d (%d events each): batch median %.2f ms, p99 %.2f ms, "
+                "worst %.2f ms; "
                 "model and proxy alone median %.2f ms; rows kept %d of %d; total %.0f ms\n",
                 calls, perBatch, 2 * perBatch, batchMs.at(batchMs.size() / 2),
-                batchMs.at(std::min<qsizetype>(batchMs.size() - 1, batchMs.size() * 99 / 100)), batchMs.last(),
-                flushMs.at(flushMs.size() / 2), model.rowCount(), model.maxCalls(), total.nsecsElapsed() / 1e6);
+                batchMs.at(std::min<qsizetype>(batchMs.size() - 1, batchMs.size() * 99 / 100)),
+                batchMs.last(), flushMs.at(flushMs.size() / 2), model.rowCount(), model.maxCalls(),
+                total.nsecsElapsed() / 1e6);
     return 0;
 }

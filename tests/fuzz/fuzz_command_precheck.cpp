@@ -10,7 +10,8 @@ using namespace cmcp;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const QString command = QString::fromUtf8(reinterpret_cast<const char *>(data), qsizetype(size));
+    const QString command =
+            QString::fromUtf8(reinterpret_cast<const char *>(data), qsizetype(size));
 
     ShellLexer lexer(command);
     // Every token consumes input: the stream ends within a bound.
@@ -25,8 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
 
-    static const QStringList allowList{QStringLiteral("ls"), QStringLiteral("cat"), QStringLiteral("grep"),
-                                       QStringLiteral("find"), QStringLiteral("echo")};
+    static const QStringList allowList{QStringLiteral("ls"), QStringLiteral("cat"),
+                                       QStringLiteral("grep"), QStringLiteral("find"),
+                                       QStringLiteral("echo")};
     const PrecheckVerdict verdict = precheckCommand(command, allowList);
     FUZZ_CHECK(verdict.allowed == verdict.reason.isEmpty());
     if (verdict.allowed)

@@ -28,7 +28,8 @@ void checkCompound(const css::Compound &compound, int depth)
         FUZZ_CHECK(!name.empty());
     for (const css::AttributeSelector &attribute : compound.attributes) {
         FUZZ_CHECK(!attribute.name.empty() && isLowerCase(attribute.name));
-        FUZZ_CHECK(attribute.match != css::AttributeSelector::Match::Exists || attribute.value.empty());
+        FUZZ_CHECK(attribute.match != css::AttributeSelector::Match::Exists
+                   || attribute.value.empty());
     }
     for (const css::PseudoClass &pseudo : compound.pseudoClasses) {
         if (pseudo.kind == css::PseudoClass::Kind::Not)

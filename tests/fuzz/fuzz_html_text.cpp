@@ -34,7 +34,7 @@ namespace {
 class Input
 {
 public:
-    Input(const uint8_t *data, size_t size) : m_data(data), m_size(size) {}
+    Input(const uint8_t *data, size_t size) : m_data(data), m_size(size) { }
     bool atEnd() const { return m_at >= m_size; }
     uint8_t byte() { return m_at < m_size ? m_data[m_at++] : 0; }
     std::string_view bytes(size_t count)
@@ -55,7 +55,8 @@ private:
 // matter to the extractor (no-break and zero-width spaces, two- to four-byte sequences).
 std::string utf8Text(std::string_view raw)
 {
-    static const char *const wide[] = {"\u00a0", "\u00e9", "\u200b", "\u2028", "\u4e2d", "\U0001F600", "\u0301", "\ufeff"};
+    static const char *const wide[] = {"\u00a0", "\u00e9",     "\u200b", "\u2028",
+                                       "\u4e2d", "\U0001F600", "\u0301", "\ufeff"};
     std::string text;
     for (const char c : raw) {
         const auto b = static_cast<unsigned char>(c);
@@ -67,9 +68,11 @@ std::string utf8Text(std::string_view raw)
     return text;
 }
 
-const char *const attributeNames[] = {"class", "id", "hidden", "aria-hidden", "style", "role", "href", "src",
-                                      "alt", "lang", "title", "start", "type", "colspan", "data-x", "CLASS"};
-const char *const unknownTags[] = {"<my-widget>", "<X-Y data-a=1>", "<svg:rect/>", "<a", "<", "<Main>"};
+const char *const attributeNames[] = {"class", "id",      "hidden", "aria-hidden", "style", "role",
+                                      "href",  "src",     "alt",    "lang",        "title", "start",
+                                      "type",  "colspan", "data-x", "CLASS"};
+const char *const unknownTags[] = {"<my-widget>", "<X-Y data-a=1>", "<svg:rect/>", "<a",
+                                   "<",           "<Main>"};
 const char *const whitespace[] = {" ", "\n", "\t", "\r\n", "  \n\n  ", "\f"};
 
 // Owns a document tree in gumbo's structures; the vectors point into storage that stays put.
@@ -90,8 +93,10 @@ public:
             case 0:
             case 1:
             case 7: {
-                GumboNode *element = newNode((op & 7) == 7 ? GUMBO_NODE_TEMPLATE : GUMBO_NODE_ELEMENT, current);
-                element->v.element.tag = (op & 7) == 7 ? GUMBO_TAG_TEMPLATE : GumboTag(input.byte() % GUMBO_TAG_LAST);
+                GumboNode *element =
+                        newNode((op & 7) == 7 ? GUMBO_NODE_TEMPLATE : GUMBO_NODE_ELEMENT, current);
+                element->v.element.tag = (op & 7) == 7 ? GUMBO_TAG_TEMPLATE
+                                                       : GumboTag(input.byte() % GUMBO_TAG_LAST);
                 if (element->v.element.tag == GUMBO_TAG_UNKNOWN) {
                     const char *written = unknownTags[argument % std::size(unknownTags)];
                     element->v.element.original_tag = {written, strlen(written)};
@@ -107,7 +112,8 @@ public:
                 newText(GUMBO_NODE_TEXT, current, utf8Text(input.bytes(argument + 1)));
                 break;
             case 4:
-                newText(GUMBO_NODE_WHITESPACE, current, whitespace[argument % std::size(whitespace)]);
+                newText(GUMBO_NODE_WHITESPACE, current,
+                        whitespace[argument % std::size(whitespace)]);
                 break;
             case 5:
                 if (current->type == GUMBO_NODE_ELEMENT || current->type == GUMBO_NODE_TEMPLATE)
@@ -124,13 +130,15 @@ public:
         for (size_t i = 0; i < m_nodes.size(); ++i) {
             GumboNode &node = m_nodes[i];
             std::vector<void *> &children = m_children[i];
-            GumboVector vector{children.data(), unsigned(children.size()), unsigned(children.size())};
+            GumboVector vector{children.data(), unsigned(children.size()),
+                               unsigned(children.size())};
             if (node.type == GUMBO_NODE_DOCUMENT)
                 node.v.document.children = vector;
             else if (node.type == GUMBO_NODE_ELEMENT || node.type == GUMBO_NODE_TEMPLATE) {
                 node.v.element.children = vector;
                 std::vector<void *> &attributes = m_attributes[i];
-                node.v.element.attributes = {attributes.data(), unsigned(attributes.size()), unsigned(attributes.size())};
+                node.v.element.attributes = {attributes.data(), unsigned(attributes.size()),
+                                             unsigned(attributes.size())};
             }
         }
     }
@@ -194,7 +202,11 @@ bool isValidUtf8(const std::string &text)
 {
     for (size_t i = 0; i < text.size();) {
         const auto lead = static_cast<unsigned char>(text[i]);
-        const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 6 ? 2 : (lead >> 4) == 14 ? 3 : (lead >> 3) == 30 ? 4 : 0;
+        const size_t length = lead < 0x80 ? 1
+                : (lead >> 5) == 6        ? 2
+                : (lead >> 4) == 14       ? 3
+                : (lead >> 3) == 30       ? 4
+                                          : 0;
         if (length == 0 || i + length > text.size())
             return false;
         for (size_t k = 1; k < length; ++k)
@@ -227,7 +239,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     html::TextOptions options;
     options.format = flags & 1 ? html::TextFormat::Markdown : html::TextFormat::Text;
     options.maxBytes = limits[(flags >> 2) & 3];
-    options.resolveUrl = [](std::string_view url) { return html::resolveUrl("https://example.org/a/b?q#f", url); };
+    options.resolveUrl = [](std::string_view url) {
+        return html::resolveUrl("https://example.org/a/b?q#f", url);
+    };
 
     if (selector.empty()) {
         options.readable = flags & 2;
@@ -237,7 +251,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const css::ParseResult parsed = css::parseSelectorList(selector);
     if (!parsed.selectors)
         return 0;
-    const std::vector<const GumboNode *> matched = css::select(tree.document(), *parsed.selectors, 64);
+    const std::vector<const GumboNode *> matched =
+            css::select(tree.document(), *parsed.selectors, 64);
     FUZZ_CHECK(matched.size() <= 64);
     const std::set<const GumboNode *> distinct(matched.begin(), matched.end());
     FUZZ_CHECK(distinct.size() == matched.size());

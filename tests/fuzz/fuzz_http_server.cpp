@@ -63,7 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     total.start();
     quiet.start();
     qint64 seen = 0;
-    while (client.state() == QAbstractSocket::ConnectedState && total.elapsed() < 200 && quiet.elapsed() < 10) {
+    while (client.state() == QAbstractSocket::ConnectedState && total.elapsed() < 200
+           && quiet.elapsed() < 10) {
         QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
         client.waitForReadyRead(1);
         const qint64 now = client.bytesAvailable();

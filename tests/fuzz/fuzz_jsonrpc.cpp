@@ -21,11 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (const jsonrpc::Message &message : payload.messages) {
         switch (message.kind) {
         case jsonrpc::MessageKind::Request:
-            FUZZ_CHECK(!message.method.isEmpty() || message.object.contains(QLatin1String("method")));
+            FUZZ_CHECK(!message.method.isEmpty()
+                       || message.object.contains(QLatin1String("method")));
             (void)jsonrpc::idKey(message.id);
             // What the server answers must itself parse as one valid response.
             {
-                const QByteArray reply = jsonrpc::serialize(jsonrpc::makeResult(message.id, QJsonObject{}));
+                const QByteArray reply =
+                        jsonrpc::serialize(jsonrpc::makeResult(message.id, QJsonObject{}));
                 const jsonrpc::Payload again = jsonrpc::parsePayload(reply);
                 FUZZ_CHECK(!again.parseError && again.messages.size() == 1);
                 FUZZ_CHECK(again.messages.first().kind == jsonrpc::MessageKind::Response);

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     RequestFraming pieces(maxBody);
     std::optional<RequestFraming::Refusal> refusal;
     for (qsizetype at = 0; at < stream.size() && !refusal; at += readSize)
-        refusal = pieces.feed(QByteArrayView(stream).sliced(at, qMin(readSize, stream.size() - at)));
+        refusal =
+                pieces.feed(QByteArrayView(stream).sliced(at, qMin(readSize, stream.size() - at)));
     RequestFraming whole(maxBody);
     const std::optional<RequestFraming::Refusal> wholeRefusal = whole.feed(stream);
 

@@ -1,5 +1,6 @@
 // The schema validator with fuzzed schemas and instances: a broken schema must fail closed, never
-// crash, loop or recurse without bound ($ref cycles). Input: schema JSON, a NUL byte, instance JSON.
+// crash, loop or recurse without bound ($ref cycles). Input: schema JSON, a NUL byte, instance
+// JSON.
 #include "FuzzSupport.h"
 #include "mcp/SchemaValidator.h"
 
@@ -17,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const QJsonDocument schema = QJsonDocument::fromJson(split < 0 ? bytes : bytes.left(split));
     if (!schema.isObject())
         return 0;
-    const QJsonDocument instanceDocument = QJsonDocument::fromJson(split < 0 ? QByteArray("{}") : bytes.mid(split + 1));
+    const QJsonDocument instanceDocument =
+            QJsonDocument::fromJson(split < 0 ? QByteArray("{}") : bytes.mid(split + 1));
     const QJsonValue instance = instanceDocument.isArray() ? QJsonValue(instanceDocument.array())
                                                            : QJsonValue(instanceDocument.object());
     const QString verdict = SchemaValidator::validate(schema.object(), instance);

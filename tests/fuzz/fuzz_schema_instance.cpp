@@ -18,10 +18,12 @@ namespace {
 const QList<QJsonObject> &toolSchemas()
 {
     static const QList<QJsonObject> schemas{
-            fileschemas::readInput(),    fileschemas::writeInput(),     fileschemas::listInput(),
-            fileschemas::deleteInput(),  fileschemas::moveInput(),      fileschemas::editInput(),
-            fileschemas::searchInput(),  systemschemas::commandInput(), systemschemas::pythonInput(),
-            systemschemas::envInput(),   fileschemas::readOutput(),     fileschemas::editOutput(),
+            fileschemas::readInput(),       fileschemas::writeInput(),
+            fileschemas::listInput(),       fileschemas::deleteInput(),
+            fileschemas::moveInput(),       fileschemas::editInput(),
+            fileschemas::searchInput(),     systemschemas::commandInput(),
+            systemschemas::pythonInput(),   systemschemas::envInput(),
+            fileschemas::readOutput(),      fileschemas::editOutput(),
             systemschemas::commandOutput(), systemschemas::pythonOutput(),
     };
     return schemas;
@@ -35,9 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     QJsonParseError error;
     const QJsonDocument document = QJsonDocument::fromJson(bytes, &error);
     // Arguments that are not JSON still reach the validator as a string or an array.
-    const QJsonValue instance = document.isObject()  ? QJsonValue(document.object())
-                              : document.isArray()   ? QJsonValue(document.array())
-                                                     : QJsonValue(QString::fromUtf8(bytes));
+    const QJsonValue instance = document.isObject() ? QJsonValue(document.object())
+            : document.isArray()                    ? QJsonValue(document.array())
+                                                    : QJsonValue(QString::fromUtf8(bytes));
     for (const QJsonObject &schema : toolSchemas()) {
         const QString verdict = SchemaValidator::validate(schema, instance);
         // Our own schemas are valid: a failure names a location, never the schema.

@@ -28,8 +28,8 @@ namespace {
 // Readies `dir` for a test daemon: open to the pool's uids (jobs must reach the workspace
 // inside) and with its custom env file written; gives the admin socket's path and the file's.
 // A failure fails the calling test (check QTest::currentTestFailed()).
-void prepareDaemonDirectory(const QTemporaryDir &dir, const QByteArray &customEnv,
-                            QString &socket, QString &customFile)
+void prepareDaemonDirectory(const QTemporaryDir &dir, const QByteArray &customEnv, QString &socket,
+                            QString &customFile)
 {
     QVERIFY(dir.isValid());
     QCOMPARE(::chmod(QFile::encodeName(dir.path()).constData(), 0755), 0);
@@ -70,7 +70,8 @@ public:
         process.start(QStringLiteral(CMCPD_PATH), arguments);
         if (!process.waitForStarted(10000))
             return false;
-        const QRegularExpression listening(QStringLiteral("listening on http://127\\.0\\.0\\.1:(\\d+)/mcp"));
+        const QRegularExpression listening(
+                QStringLiteral("listening on http://127\\.0\\.0\\.1:(\\d+)/mcp"));
         QElapsedTimer timer;
         timer.start();
         while (timer.elapsed() < 30000 && process.state() == QProcess::Running) {
@@ -129,7 +130,10 @@ public:
     }
     QJsonObject request(const QString &method, const QJsonObject &params, int *status = nullptr)
     {
-        std::unique_ptr<QNetworkReply> reply(post({{"jsonrpc", "2.0"}, {"id", double(nextId++)}, {"method", method}, {"params", params}}));
+        std::unique_ptr<QNetworkReply> reply(post({{"jsonrpc", "2.0"},
+                                                   {"id", double(nextId++)},
+                                                   {"method", method},
+                                                   {"params", params}}));
         if (!wait(reply.get()))
             return {};
         if (status)
@@ -140,16 +144,22 @@ public:
     }
     QNetworkReply *callAsync(const QString &tool, const QJsonObject &arguments)
     {
-        return post({{"jsonrpc", "2.0"}, {"id", double(nextId++)}, {"method", "tools/call"},
+        return post({{"jsonrpc", "2.0"},
+                     {"id", double(nextId++)},
+                     {"method", "tools/call"},
                      {"params", QJsonObject{{"name", tool}, {"arguments", arguments}}}});
     }
     bool initialize(const QString &clientName)
     {
-        const QJsonObject result = request("initialize", {{"protocolVersion", "2025-06-18"}, {"capabilities", QJsonObject{}},
-                                                         {"clientInfo", QJsonObject{{"name", clientName}, {"version", "1"}}}});
+        const QJsonObject result =
+                request("initialize",
+                        {{"protocolVersion", "2025-06-18"},
+                         {"capabilities", QJsonObject{}},
+                         {"clientInfo", QJsonObject{{"name", clientName}, {"version", "1"}}}});
         if (!result.contains("result") || sessionId.isEmpty())
             return false;
-        std::unique_ptr<QNetworkReply> reply(post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
+        std::unique_ptr<QNetworkReply> reply(
+                post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
         return wait(reply.get());
     }
 };
@@ -197,19 +207,21 @@ std::optional<ReceivedEvent> waitForEvent(const QList<ReceivedEvent> &events,
 }
 
 // A request on the admin channel, waited for: its result, or the error's code and message.
-QJsonObject adminRequest(cmcp::AdminClient &client, const QString &method, const QJsonObject &params,
-                         QString *errorCode = nullptr, QString *errorMessage = nullptr)
+QJsonObject adminRequest(cmcp::AdminClient &client, const QString &method,
+                         const QJsonObject &params, QString *errorCode = nullptr,
+                         QString *errorMessage = nullptr)
 {
     bool done = false;
     QJsonObject reply;
-    client.request(method, params, [&](const QJsonObject &result, const QString &code, const QString &message) {
-        reply = result;
-        if (errorCode)
-            *errorCode = code;
-        if (errorMessage)
-            *errorMessage = message;
-        done = true;
-    });
+    client.request(method, params,
+                   [&](const QJsonObject &result, const QString &code, const QString &message) {
+                       reply = result;
+                       if (errorCode)
+                           *errorCode = code;
+                       if (errorMessage)
+                           *errorMessage = message;
+                       done = true;
+                   });
     QElapsedTimer timer;
     timer.start();
     while (!done && timer.elapsed() < 10000)

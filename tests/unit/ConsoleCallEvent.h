@@ -9,9 +9,13 @@
 inline QJsonObject consoleCallEvent(qint64 id, const QString &status,
                                     const QString &tool = QStringLiteral("file_read"))
 {
-    QJsonObject object{{"callId", double(id)}, {"sessionId", "abcdef0123456789"}, {"clientName", "client"},
-                       {"tool", tool}, {"arguments", QJsonObject{{"path", "notes.txt"}}},
-                       {"startedAt", "2026-01-01T10:00:00.000Z"}, {"status", status}};
+    QJsonObject object{{"callId", double(id)},
+                       {"sessionId", "abcdef0123456789"},
+                       {"clientName", "client"},
+                       {"tool", tool},
+                       {"arguments", QJsonObject{{"path", "notes.txt"}}},
+                       {"startedAt", "2026-01-01T10:00:00.000Z"},
+                       {"status", status}};
     if (status != u"running")
         object.insert("durationMs", 12);
     return object;

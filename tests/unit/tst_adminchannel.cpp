@@ -42,14 +42,17 @@ enum PeerOutcome { Refused = 0, ConnectDenied = 10, Greeted = 20, Unexpected = 3
 
 // Forks a child that drops to uid/gid/groups and connects to the socket. Only async-signal-safe
 // calls in the child: this process has threads.
-int connectAsOtherUser(const QByteArray &path, uid_t uid, gid_t gid, const std::vector<gid_t> &groups)
+int connectAsOtherUser(const QByteArray &path, uid_t uid, gid_t gid,
+                       const std::vector<gid_t> &groups)
 {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path.constData(), std::min<size_t>(path.size(), sizeof address.sun_path - 1));
+    std::memcpy(address.sun_path, path.constData(),
+                std::min<size_t>(path.size(), sizeof address.sun_path - 1));
     const pid_t child = ::fork();
     if (child == 0) {
-        if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
+        if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0
+            || ::setuid(uid) != 0)
             ::_exit(91);
         ::alarm(10);
         const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -100,23 +103,25 @@ private:
 
     QStringList daemonArguments(const QStringList &extra = {}) const
     {
-        QStringList arguments{"--port", "0", "--config", m_customFile,
-                              "--set", "ADMIN_SOCKET=" + m_socket,
-                              "--set", "SANDBOX_ROOT=" + m_dir.filePath("sandbox"),
-                              "--set", "BASH_ALLOWED_COMMANDS=sleep,echo",
-                              "--set", "BASH_WARM_JOBS=0", "--set", "PYTHON_WARM_JOBS=0",
+        QStringList arguments{"--port", "0", "--config", m_customFile, "--set",
+                              "ADMIN_SOCKET=" + m_socket, "--set",
+                              "SANDBOX_ROOT=" + m_dir.filePath("sandbox"), "--set",
+                              "BASH_ALLOWED_COMMANDS=sleep,echo", "--set", "BASH_WARM_JOBS=0",
+                              "--set", "PYTHON_WARM_JOBS=0",
                               // A pool of its own: a job's end kills every process of its uid,
                               // and other tests' daemons run in parallel.
                               "--set", "SANDBOX_UID_BASE=126000", "--set", "SANDBOX_UID_COUNT=50"};
         return arguments + extra;
     }
 
-    std::optional<ReceivedEvent> waitForEvent(const std::function<bool(const ReceivedEvent &)> &matches, int timeoutMs = 10000)
+    std::optional<ReceivedEvent>
+    waitForEvent(const std::function<bool(const ReceivedEvent &)> &matches, int timeoutMs = 10000)
     {
         return ::waitForEvent(m_events, matches, timeoutMs);
     }
 
-    QJsonObject request(const QString &method, const QJsonObject &params, QString *errorCode = nullptr, QString *errorMessage = nullptr)
+    QJsonObject request(const QString &method, const QJsonObject &params,
+                        QString *errorCode = nullptr, QString *errorMessage = nullptr)
     {
         return adminRequest(*m_client, method, params, errorCode, errorMessage);
     }
@@ -124,7 +129,8 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        prepareDaemonDirectory(m_dir, "# written by the test\nFILE_ALLOWED_EXTENSIONS=txt,md\n", m_socket, m_customFile);
+        prepareDaemonDirectory(m_dir, "# written by the test\nFILE_ALLOWED_EXTENSIONS=txt,md\n",
+                               m_socket, m_customFile);
         if (QTest::currentTestFailed())
             return;
         m_daemon = std::make_unique<Daemon>();
@@ -141,7 +147,9 @@ private Q_SLOTS:
 
     void socketIsPrivate()
     {
-        struct stat status{};
+        struct stat status
+        {
+        };
         QCOMPARE(::stat(QFile::encodeName(m_socket).constData(), &status), 0);
         QVERIFY(S_ISSOCK(status.st_mode));
         QCOMPARE(status.st_mode & 0777, mode_t(0600));
@@ -157,32 +165,51 @@ private Q_SLOTS:
         for (int i = 0; i < calls; ++i) {
             const QString path = QStringLiteral("note%1.txt").arg(i / 2); // written, then read
             const QJsonObject response = i % 2 == 0
-                    ? m_mcp.request("tools/call", {{"name", "file_write"}, {"arguments", QJsonObject{{"path", path}, {"content", "hello"}}}})
-                    : m_mcp.request("tools/call", {{"name", "file_read"}, {"arguments", QJsonObject{{"path", path}}}});
+                    ? m_mcp.request(
+                            "tools/call",
+                            {{"name", "file_write"},
+                             {"arguments", QJsonObject{{"path", path}, {"content", "hello"}}}})
+                    : m_mcp.request(
+                            "tools/call",
+                            {{"name", "file_read"}, {"arguments", QJsonObject{{"path", path}}}});
             QVERIFY2(response.contains("result"), QJsonDocument(response).toJson());
             // The events of earlier calls were cleared: this is the one for this call.
             const auto finished = waitForEvent([&](const ReceivedEvent &event) {
                 return event.name == QLatin1String(admin::eventCallFinished)
-                        && event.data.value("call").toObject().value("arguments").toObject().value("path").toString() == path;
+                        && event.data.value("call")
+                                   .toObject()
+                                   .value("arguments")
+                                   .toObject()
+                                   .value("path")
+                                   .toString()
+                        == path;
             });
             QVERIFY(finished);
             const QJsonObject call = finished->data.value("call").toObject();
             QCOMPARE(call.value("clientName").toString(), QStringLiteral("admin-e2e"));
             QCOMPARE(call.value("status").toString(), QStringLiteral("succeeded"));
-            const qint64 finishedAt = QDateTime::fromString(call.value("startedAt").toString(), Qt::ISODateWithMs).toMSecsSinceEpoch()
+            const qint64 finishedAt =
+                    QDateTime::fromString(call.value("startedAt").toString(), Qt::ISODateWithMs)
+                            .toMSecsSinceEpoch()
                     + qint64(call.value("durationMs").toDouble());
             latencies.append(finished->receivedAtMs - finishedAt);
             // Its start was announced before its end.
             const qint64 callId = qint64(call.value("callId").toDouble());
-            QVERIFY(std::any_of(m_events.cbegin(), m_events.cend(), [callId](const ReceivedEvent &event) {
-                return event.name == QLatin1String(admin::eventCallStarted)
-                        && qint64(event.data.value("call").toObject().value("callId").toDouble()) == callId;
-            }));
+            QVERIFY(std::any_of(m_events.cbegin(), m_events.cend(),
+                                [callId](const ReceivedEvent &event) {
+                                    return event.name == QLatin1String(admin::eventCallStarted)
+                                            && qint64(event.data.value("call")
+                                                              .toObject()
+                                                              .value("callId")
+                                                              .toDouble())
+                                            == callId;
+                                }));
             m_events.clear();
         }
         std::sort(latencies.begin(), latencies.end());
         const qint64 median = latencies.at(latencies.size() / 2);
-        qInfo("call finished → console event: median %lld ms, max %lld ms over %d calls", median, latencies.last(), calls);
+        qInfo("call finished → console event: median %lld ms, max %lld ms over %d calls", median,
+              latencies.last(), calls);
         QVERIFY2(median <= 100, qPrintable(QString::number(median)));
         QVERIFY2(latencies.last() <= 2000, qPrintable(QString::number(latencies.last())));
     }
@@ -190,13 +217,19 @@ private Q_SLOTS:
     void argumentsAreRedacted()
     {
         m_events.clear();
-        m_mcp.request("tools/call", {{"name", "no_such_tool"}, {"arguments", QJsonObject{{"password", "hunter2"}, {"user", "ann"}}}});
-        const auto finished = waitForEvent([](const ReceivedEvent &event) { return event.name == QLatin1String(admin::eventCallFinished); });
+        m_mcp.request("tools/call",
+                      {{"name", "no_such_tool"},
+                       {"arguments", QJsonObject{{"password", "hunter2"}, {"user", "ann"}}}});
+        const auto finished = waitForEvent([](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventCallFinished);
+        });
         QVERIFY(finished);
         const QJsonObject call = finished->data.value("call").toObject();
         QCOMPARE(call.value("status").toString(), QStringLiteral("unknown_tool"));
-        QCOMPARE(call.value("arguments").toObject().value("password").toString(), QStringLiteral("********"));
-        QCOMPARE(call.value("arguments").toObject().value("user").toString(), QStringLiteral("ann"));
+        QCOMPARE(call.value("arguments").toObject().value("password").toString(),
+                 QStringLiteral("********"));
+        QCOMPARE(call.value("arguments").toObject().value("user").toString(),
+                 QStringLiteral("ann"));
         for (const ReceivedEvent &event : std::as_const(m_events))
             QVERIFY(!QJsonDocument(event.data).toJson().contains("hunter2"));
     }
@@ -214,9 +247,12 @@ private Q_SLOTS:
         QHash<QString, QJsonObject> config;
         for (const QJsonValue &setting : snapshot.value("config").toArray())
             config.insert(setting.toObject().value("name").toString(), setting.toObject());
-        QCOMPARE(config.value("ADMIN_SOCKET").value("origin").toString(), QStringLiteral("command line"));
-        QCOMPARE(config.value("FILE_ALLOWED_EXTENSIONS").value("origin").toString(), QStringLiteral("custom file"));
-        QCOMPARE(config.value("MCP_SESSION_IDLE_SECONDS").value("origin").toString(), QStringLiteral("default file"));
+        QCOMPARE(config.value("ADMIN_SOCKET").value("origin").toString(),
+                 QStringLiteral("command line"));
+        QCOMPARE(config.value("FILE_ALLOWED_EXTENSIONS").value("origin").toString(),
+                 QStringLiteral("custom file"));
+        QCOMPARE(config.value("MCP_SESSION_IDLE_SECONDS").value("origin").toString(),
+                 QStringLiteral("default file"));
         QVERIFY(config.value("LOG_LEVEL").value("live").toBool());
         QVERIFY(!config.value("BASH_NETWORK").value("live").toBool());
         const QJsonObject layers = snapshot.value("sandbox").toObject().value("layers").toObject();
@@ -228,13 +264,16 @@ private Q_SLOTS:
     void cancelARunningCall()
     {
         m_events.clear();
-        std::unique_ptr<QNetworkReply> reply(m_mcp.callAsync("system_run_command", {{"command", "sleep 30"}}));
+        std::unique_ptr<QNetworkReply> reply(
+                m_mcp.callAsync("system_run_command", {{"command", "sleep 30"}}));
         const auto started = waitForEvent([](const ReceivedEvent &event) {
             return event.name == QLatin1String(admin::eventCallStarted)
-                    && event.data.value("call").toObject().value("tool").toString() == u"system_run_command";
+                    && event.data.value("call").toObject().value("tool").toString()
+                    == u"system_run_command";
         });
         QVERIFY(started);
-        const qint64 callId = qint64(started->data.value("call").toObject().value("callId").toDouble());
+        const qint64 callId =
+                qint64(started->data.value("call").toObject().value("callId").toDouble());
         // It is listed in flight.
         const QJsonArray inFlight = request(admin::methodSnapshot, {}).value("calls").toArray();
         QVERIFY(std::any_of(inFlight.begin(), inFlight.end(), [callId](const QJsonValue &call) {
@@ -244,16 +283,20 @@ private Q_SLOTS:
         QString code, message;
         request(admin::methodCancelCall, {{"callId", double(callId)}}, &code, &message);
         m_daemon->readLog();
-        QVERIFY2(code.isEmpty(), qPrintable(message + QStringLiteral("\n") + m_daemon->log.right(3000)));
+        QVERIFY2(code.isEmpty(),
+                 qPrintable(message + QStringLiteral("\n") + m_daemon->log.right(3000)));
         const auto finished = waitForEvent([callId](const ReceivedEvent &event) {
             return event.name == QLatin1String(admin::eventCallFinished)
-                    && qint64(event.data.value("call").toObject().value("callId").toDouble()) == callId;
+                    && qint64(event.data.value("call").toObject().value("callId").toDouble())
+                    == callId;
         });
         QVERIFY(finished);
-        QCOMPARE(finished->data.value("call").toObject().value("status").toString(), QStringLiteral("cancelled"));
+        QCOMPARE(finished->data.value("call").toObject().value("status").toString(),
+                 QStringLiteral("cancelled"));
         QVERIFY(McpClient::wait(reply.get(), 10000));
         const QJsonObject response = rpcMessage(reply->readAll());
-        QVERIFY2(response.value("error").toObject().value("message").toString().contains("cancelled by an administrator"),
+        QVERIFY2(response.value("error").toObject().value("message").toString().contains(
+                         "cancelled by an administrator"),
                  QJsonDocument(response).toJson());
 
         request(admin::methodCancelCall, {{"callId", double(callId)}}, &code);
@@ -269,13 +312,16 @@ private Q_SLOTS:
     {
         m_events.clear();
         std::unique_ptr<QNetworkReply> reply(m_mcp.callAsync(
-                "system_run_command", {{"command", "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.2; done"}}));
+                "system_run_command",
+                {{"command", "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.2; done"}}));
         const auto started = waitForEvent([](const ReceivedEvent &event) {
             return event.name == QLatin1String(admin::eventCallStarted)
-                    && event.data.value("call").toObject().value("tool").toString() == u"system_run_command";
+                    && event.data.value("call").toObject().value("tool").toString()
+                    == u"system_run_command";
         });
         QVERIFY(started);
-        const qint64 callId = qint64(started->data.value("call").toObject().value("callId").toDouble());
+        const qint64 callId =
+                qint64(started->data.value("call").toObject().value("callId").toDouble());
         const auto isProgressOfCall = [callId](const ReceivedEvent &event) {
             return event.name == QLatin1String(admin::eventCallProgress)
                     && qint64(event.data.value("callId").toDouble()) == callId;
@@ -289,7 +335,8 @@ private Q_SLOTS:
         }));
         QVERIFY(waitForEvent([callId](const ReceivedEvent &event) {
             return event.name == QLatin1String(admin::eventCallFinished)
-                    && qint64(event.data.value("call").toObject().value("callId").toDouble()) == callId;
+                    && qint64(event.data.value("call").toObject().value("callId").toDouble())
+                    == callId;
         }));
         QVERIFY(McpClient::wait(reply.get(), 10000));
         QList<ReceivedEvent> progress;
@@ -306,13 +353,15 @@ private Q_SLOTS:
         for (qsizetype i = 1; i < progress.size(); ++i) {
             const QJsonObject &before = progress.at(i - 1).data;
             const QJsonObject &after = progress.at(i).data;
-            QVERIFY(after.value("outputBytes").toDouble() >= before.value("outputBytes").toDouble());
+            QVERIFY(after.value("outputBytes").toDouble()
+                    >= before.value("outputBytes").toDouble());
             // The daemon's clock: at least one interval apart (a few ms of timer slack allowed).
             QVERIFY2(after.value("elapsedMs").toDouble() - before.value("elapsedMs").toDouble()
                              >= admin::progressIntervalMs - 20,
                      qPrintable(QJsonDocument(before).toJson() + QJsonDocument(after).toJson()));
         }
-        QVERIFY(progress.last().data.value("outputBytes").toDouble() >= QByteArray("line 1\n").size() * 2);
+        QVERIFY(progress.last().data.value("outputBytes").toDouble()
+                >= QByteArray("line 1\n").size() * 2);
     }
 
     void settingsFollowTheStartupRules()
@@ -324,24 +373,32 @@ private Q_SLOTS:
         QCOMPARE(code, QString(admin::errorBadParams));
         request(admin::methodSubscribeLog, {{"level", "info"}}, &code);
         QCOMPARE(code, QString());
-        QJsonObject reply = request(admin::methodSetSetting, {{"name", "LOG_LEVEL"}, {"value", "debug"}}, &code, &message);
+        QJsonObject reply = request(admin::methodSetSetting,
+                                    {{"name", "LOG_LEVEL"}, {"value", "debug"}}, &code, &message);
         QCOMPARE(code, QString());
         QVERIFY(reply.value("appliedLive").toBool());
-        QCOMPARE(reply.value("setting").toObject().value("origin").toString(), QStringLiteral("admin console"));
-        QVERIFY(waitForEvent([](const ReceivedEvent &event) { return event.name == QLatin1String(admin::eventSettingChanged); }));
+        QCOMPARE(reply.value("setting").toObject().value("origin").toString(),
+                 QStringLiteral("admin console"));
         QVERIFY(waitForEvent([](const ReceivedEvent &event) {
-            return event.name == QLatin1String(admin::eventLog) && event.data.value("level").toString() == u"info"
-                    && event.data.value("text").toString().contains("LOG_LEVEL changed from the console");
+            return event.name == QLatin1String(admin::eventSettingChanged);
+        }));
+        QVERIFY(waitForEvent([](const ReceivedEvent &event) {
+            return event.name == QLatin1String(admin::eventLog)
+                    && event.data.value("level").toString() == u"info"
+                    && event.data.value("text").toString().contains(
+                            "LOG_LEVEL changed from the console");
         }));
         request(admin::methodSubscribeLog, {{"level", "off"}}, &code);
         QCOMPARE(code, QString());
 
-        reply = request(admin::methodSetSetting, {{"name", "FILE_ALLOWED_EXTENSIONS"}, {"value", "txt,md,log"}}, &code);
+        reply = request(admin::methodSetSetting,
+                        {{"name", "FILE_ALLOWED_EXTENSIONS"}, {"value", "txt,md,log"}}, &code);
         QCOMPARE(code, QString());
         QVERIFY(reply.value("appliedLive").toBool());
         QVERIFY(!reply.value("restartRequired").toBool());
         // A setting the running daemon cannot take is saved for the next start, and says so.
-        reply = request(admin::methodSetSetting, {{"name", "MCP_MAX_SESSIONS"}, {"value", "500"}}, &code);
+        reply = request(admin::methodSetSetting, {{"name", "MCP_MAX_SESSIONS"}, {"value", "500"}},
+                        &code);
         QCOMPARE(code, QString());
         QVERIFY(!reply.value("appliedLive").toBool());
         QVERIFY(reply.value("restartRequired").toBool());
@@ -357,10 +414,12 @@ private Q_SLOTS:
         QVERIFY(saved.contains("MCP_MAX_SESSIONS=500\n"));
         QCOMPARE(saved.count("FILE_ALLOWED_EXTENSIONS"), 1);
 
-        request(admin::methodSetSetting, {{"name", "BASH_TIMEOUT_MAX"}, {"value", "soon"}}, &code, &message);
+        request(admin::methodSetSetting, {{"name", "BASH_TIMEOUT_MAX"}, {"value", "soon"}}, &code,
+                &message);
         QCOMPARE(code, QString(admin::errorInvalidValue));
         QVERIFY2(message.contains("must be an integer between"), qPrintable(message));
-        request(admin::methodSetSetting, {{"name", "BASH_TIMEOUT_DEFAULT"}, {"value", "500"}}, &code, &message);
+        request(admin::methodSetSetting, {{"name", "BASH_TIMEOUT_DEFAULT"}, {"value", "500"}},
+                &code, &message);
         QCOMPARE(code, QString(admin::errorInvalidValue));
         QVERIFY2(message.contains("BASH_TIMEOUT_MAX"), qPrintable(message));
         request(admin::methodSetSetting, {{"name", "NO_SUCH"}, {"value", "1"}}, &code, &message);
@@ -398,7 +457,7 @@ private Q_SLOTS:
         QCOMPARE(reply->errorCode, QString(admin::errorUnknownMethod));
         QCOMPARE(reply->id, std::optional<qint64>(3));
         raw.write(admin::encode(admin::Message::request(4, admin::methodSnapshot)));
-        for (reply = next(); reply && reply->type == admin::MessageType::Event; reply = next()) {}
+        for (reply = next(); reply && reply->type == admin::MessageType::Event; reply = next()) { }
         QVERIFY(reply);
         QCOMPARE(int(reply->type), int(admin::MessageType::Reply));
         QCOMPARE(reply->id, std::optional<qint64>(4));
@@ -416,7 +475,9 @@ private Q_SLOTS:
         QCOMPARE(::chmod(path.constData(), 0666), 0);
         QCOMPARE(connectAsOtherUser(path, 65534, 65534, {}), int(Refused));
         QCOMPARE(::chmod(path.constData(), 0600), 0);
-        QTRY_VERIFY_WITH_TIMEOUT((m_daemon->readLog(), m_daemon->log.contains("connection refused: uid 65534")), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                (m_daemon->readLog(), m_daemon->log.contains("connection refused: uid 65534")),
+                5000);
         // The console's connection is unaffected.
         QCOMPARE(m_client->state(), AdminClient::State::Connected);
     }
@@ -428,7 +489,8 @@ private Q_SLOTS:
         request(admin::methodCloseSession, {{"sessionId", m_mcp.sessionId}}, &code);
         QCOMPARE(code, QString());
         QVERIFY(waitForEvent([this](const ReceivedEvent &event) {
-            return event.name == QLatin1String(admin::eventSessionClosed) && event.data.value("sessionId").toString() == m_mcp.sessionId;
+            return event.name == QLatin1String(admin::eventSessionClosed)
+                    && event.data.value("sessionId").toString() == m_mcp.sessionId;
         }));
         int status = 0;
         m_mcp.request("tools/list", {}, &status);
@@ -462,8 +524,11 @@ private Q_SLOTS:
             QSKIP("no group named users");
         m_daemon->stop();
         m_daemon = std::make_unique<Daemon>();
-        QVERIFY2(m_daemon->start(m_dir.path(), daemonArguments({"--set", "ADMIN_GROUP=users"})), qPrintable(m_daemon->log));
-        struct stat status{};
+        QVERIFY2(m_daemon->start(m_dir.path(), daemonArguments({"--set", "ADMIN_GROUP=users"})),
+                 qPrintable(m_daemon->log));
+        struct stat status
+        {
+        };
         QCOMPARE(::stat(QFile::encodeName(m_socket).constData(), &status), 0);
         QCOMPARE(status.st_mode & 0777, mode_t(0660));
         QCOMPARE(status.st_gid, users->gr_gid);

@@ -92,7 +92,8 @@ private Q_SLOTS:
         QVERIFY(reply);
         QCOMPARE(reply->errorCode, QString(errorOversized));
 
-        m_console->write(R"({"type":"request","id":5,"method":"x","params":7})" "\n");
+        m_console->write(R"({"type":"request","id":5,"method":"x","params":7})"
+                         "\n");
         reply = nextMessage();
         QVERIFY(reply);
         QCOMPARE(reply->errorCode, QString(errorMalformed));
@@ -161,7 +162,7 @@ private Q_SLOTS:
         QCOMPARE(droppedReported, qint64(m_peer->droppedTotal()));
         QCOMPARE(received + droppedReported, qint64(sent));
         // What was queued: the soft limit, plus what the kernel and the read buffer held.
-    QVERIFY(qint64(received) * 2000 <= AdminPeer::softLimit + 1024 * 1024);
+        QVERIFY(qint64(received) * 2000 <= AdminPeer::softLimit + 1024 * 1024);
         m_peer->sendEvent(Message::event(eventCounters, {{"after", true}}));
         const auto after = nextMessage();
         QVERIFY(after);

@@ -28,7 +28,8 @@ private Q_SLOTS:
     void roundTrips()
     {
         QFETCH(int, kind);
-        const QJsonObject body{{"callId", 42}, {"nested", QJsonObject{{"list", QJsonArray{1, "two"}}}}};
+        const QJsonObject body{{"callId", 42},
+                               {"nested", QJsonObject{{"list", QJsonArray{1, "two"}}}}};
         const Message messages[] = {
                 Message::hello("cmcpd", "1.2.3"),
                 Message::event(eventCallFinished, body),
@@ -36,7 +37,9 @@ private Q_SLOTS:
                 Message::reply(7, body),
                 Message::error(7, errorNotFound, "no call 42 is running"),
                 Message::error(std::nullopt, errorMalformed, "not JSON"),
-                Message::event(eventCallProgress, {{"callId", 42}, {"elapsedMs", 1250}, {"outputBytes", 9007199254740991.0}}),
+                Message::event(
+                        eventCallProgress,
+                        {{"callId", 42}, {"elapsedMs", 1250}, {"outputBytes", 9007199254740991.0}}),
         };
         const Message &sent = messages[kind];
         const QByteArray line = encode(sent);
@@ -60,7 +63,8 @@ private Q_SLOTS:
     {
         const QByteArray line = encode(Message::event(eventLog, {{"text", "two\nlines"}}));
         QCOMPARE(line.count('\n'), 1);
-        QCOMPARE(decode(line, nullptr)->body.value("text").toString(), QStringLiteral("two\nlines"));
+        QCOMPARE(decode(line, nullptr)->body.value("text").toString(),
+                 QStringLiteral("two\nlines"));
     }
 
     void versionMismatch()
@@ -87,15 +91,25 @@ private Q_SLOTS:
         QTest::newRow("array") << QByteArray("[1,2]") << "must be a JSON object";
         QTest::newRow("no type") << QByteArray(R"({"id":1})") << "\"type\"";
         QTest::newRow("unknown type") << QByteArray(R"({"type":"shout"})") << "\"type\"";
-        QTest::newRow("string id") << QByteArray(R"({"type":"request","id":"1","method":"snapshot"})") << "\"id\"";
-        QTest::newRow("fractional id") << QByteArray(R"({"type":"request","id":1.5,"method":"snapshot"})") << "\"id\"";
-        QTest::newRow("negative id") << QByteArray(R"({"type":"request","id":-1,"method":"snapshot"})") << "\"id\"";
-        QTest::newRow("request without id") << QByteArray(R"({"type":"request","method":"snapshot"})") << "needs an \"id\"";
-        QTest::newRow("request without method") << QByteArray(R"({"type":"request","id":1})") << "\"method\"";
-        QTest::newRow("params not object") << QByteArray(R"({"type":"request","id":1,"method":"x","params":[1]})") << "\"params\"";
-        QTest::newRow("hello without version") << QByteArray(R"({"type":"hello"})") << "\"version\"";
-        QTest::newRow("event without name") << QByteArray(R"({"type":"event","data":{}})") << "\"event\"";
-        QTest::newRow("error without code") << QByteArray(R"({"type":"error","id":3})") << "\"code\"";
+        QTest::newRow("string id")
+                << QByteArray(R"({"type":"request","id":"1","method":"snapshot"})") << "\"id\"";
+        QTest::newRow("fractional id")
+                << QByteArray(R"({"type":"request","id":1.5,"method":"snapshot"})") << "\"id\"";
+        QTest::newRow("negative id")
+                << QByteArray(R"({"type":"request","id":-1,"method":"snapshot"})") << "\"id\"";
+        QTest::newRow("request without id")
+                << QByteArray(R"({"type":"request","method":"snapshot"})") << "needs an \"id\"";
+        QTest::newRow("request without method")
+                << QByteArray(R"({"type":"request","id":1})") << "\"method\"";
+        QTest::newRow("params not object")
+                << QByteArray(R"({"type":"request","id":1,"method":"x","params":[1]})")
+                << "\"params\"";
+        QTest::newRow("hello without version")
+                << QByteArray(R"({"type":"hello"})") << "\"version\"";
+        QTest::newRow("event without name")
+                << QByteArray(R"({"type":"event","data":{}})") << "\"event\"";
+        QTest::newRow("error without code")
+                << QByteArray(R"({"type":"error","id":3})") << "\"code\"";
     }
     void malformed()
     {
@@ -156,8 +170,10 @@ private Q_SLOTS:
         QCOMPARE(redacted.value("command").toString(), QStringLiteral("ls"));
         QCOMPARE(redacted.value("password").toString(), QStringLiteral("********"));
         QCOMPARE(redacted.value("API_KEY").toString(), QStringLiteral("********"));
-        QCOMPARE(redacted.value("headers").toObject().value("Authorization").toString(), QStringLiteral("********"));
-        QCOMPARE(redacted.value("headers").toObject().value("Accept").toString(), QStringLiteral("*/*"));
+        QCOMPARE(redacted.value("headers").toObject().value("Authorization").toString(),
+                 QStringLiteral("********"));
+        QCOMPARE(redacted.value("headers").toObject().value("Accept").toString(),
+                 QStringLiteral("*/*"));
         const QJsonObject env = redacted.value("env").toArray().at(0).toObject();
         QCOMPARE(env.value("github_token").toString(), QStringLiteral("********"));
         QCOMPARE(env.value("name").toString(), QStringLiteral("n"));

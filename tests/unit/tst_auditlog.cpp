@@ -197,7 +197,8 @@ void TestAuditLog::tamperingIsFound()
         lines.insert(1, QByteArray());
     } else if (edit == u"moveHash") {
         QJsonObject fields = objectOf(lines[1]);
-        lines[1] = QJsonDocument(fields).toJson(QJsonDocument::Compact); // keys sorted: hash not last
+        lines[1] =
+                QJsonDocument(fields).toJson(QJsonDocument::Compact); // keys sorted: hash not last
     } else if (edit == u"insert") {
         const audit::OpenedRecord before = audit::open(lines[1]);
         lines.insert(2, audit::seal(note(42), before.seq + 1, before.hash).line);
@@ -360,12 +361,19 @@ void TestAuditLog::secretsAreRedacted()
     QVERIFY(!audit::looksLikeSecretKey(u"command"));
     const QJsonObject redacted = audit::redactSecrets(sampleCall().arguments);
     QCOMPARE(redacted.value(u"api_key"_s).toString(), u"[redacted]"_s);
-    QCOMPARE(redacted.value(u"nested"_s).toArray().first().toObject().value(u"password"_s).toString(), u"[redacted]"_s);
+    QCOMPARE(redacted.value(u"nested"_s)
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(u"password"_s)
+                     .toString(),
+             u"[redacted]"_s);
     const QString command = redacted.value(u"command"_s).toString();
     QVERIFY2(!command.contains(u"abc123"_s), qPrintable(command));
     QVERIFY2(command.contains(u"Bearer [redacted]"_s), qPrintable(command));
     const QJsonObject inline_ = audit::redactSecrets(
-            {{u"command"_s, u"PASSWORD=hunter2 tool --api-key 'k 1' --token=t0k \"secret\": \"s3\" ls"_s}});
+            {{u"command"_s,
+              u"PASSWORD=hunter2 tool --api-key 'k 1' --token=t0k \"secret\": \"s3\" ls"_s}});
     const QString text = inline_.value(u"command"_s).toString();
     for (const char *secret : {"hunter2", "k 1", "t0k", "s3"})
         QVERIFY2(!text.contains(QLatin1String(secret)), qPrintable(text));
@@ -378,7 +386,8 @@ void TestAuditLog::recordsSummarizeResults()
     const QJsonObject started = audit::callStartedFields(call);
     QCOMPARE(started.value(u"event"_s).toString(), u"call_started"_s);
     QCOMPARE(started.value(u"call"_s).toInt(), 7);
-    QCOMPARE(started.value(u"arguments"_s).toObject().value(u"api_key"_s).toString(), u"[redacted]"_s);
+    QCOMPARE(started.value(u"arguments"_s).toObject().value(u"api_key"_s).toString(),
+             u"[redacted]"_s);
     QVERIFY(!QJsonDocument(started).toJson().contains("k-999"));
 
     call.outcome = ToolCallOutcome::Failed;
@@ -393,8 +402,10 @@ void TestAuditLog::recordsSummarizeResults()
     QCOMPARE(summary.value(u"error"_s).toString(), u"'rm' is not in BASH_ALLOWED_COMMANDS"_s);
 
     // Structured results: the job's accounting, never the output.
-    const ToolResult job = ToolResult::structured({{u"success"_s, false}, {u"exit_code"_s, 3},
-                                                   {u"wall_ms"_s, 40}, {u"stdout"_s, u"TOPSECRET"_s}},
+    const ToolResult job = ToolResult::structured({{u"success"_s, false},
+                                                   {u"exit_code"_s, 3},
+                                                   {u"wall_ms"_s, 40},
+                                                   {u"stdout"_s, u"TOPSECRET"_s}},
                                                   true);
     finished = audit::callFinishedFields(call, &job);
     summary = finished.value(u"result"_s).toObject();

@@ -69,7 +69,8 @@ private Q_SLOTS:
         pool.browse({QUrl(QStringLiteral("http://slow/500")), {}, false, false},
                     [&](const BrowseOutcome &o) { loading = o; });
         QTest::qWait(100); // the page is with the worker
-        pool.setPolicy(options().arguments + QStringList{QStringLiteral("--rules=new")}, 5000, 1024);
+        pool.setPolicy(options().arguments + QStringList{QStringLiteral("--rules=new")}, 5000,
+                       1024);
         const BrowseOutcome next = browse(pool, QStringLiteral("http://ok/second"));
         QVERIFY2(next.success, qPrintable(next.error));
         QCOMPARE(next.title, QStringLiteral("--rules=new"));
@@ -87,7 +88,9 @@ private Q_SLOTS:
                     [&](const BrowseOutcome &o) { slow = o; });
         const BrowseOutcome crashed = browse(pool, QStringLiteral("http://crash/"));
         QVERIFY(!crashed.success);
-        QVERIFY2(crashed.error.startsWith(QLatin1String("the browser worker crashed (signal 11) while loading this page; a new worker is being started")),
+        QVERIFY2(crashed.error.startsWith(
+                         QLatin1String("the browser worker crashed (signal 11) while loading this "
+                                       "page; a new worker is being started")),
                  qPrintable(crashed.error));
         // The other page the worker had fails the same way.
         QTRY_VERIFY(slow.has_value());
@@ -133,7 +136,8 @@ private Q_SLOTS:
         BrowserPool pool(broken);
         const BrowseOutcome outcome = browse(pool, QStringLiteral("http://ok/"));
         QVERIFY(!outcome.success);
-        QVERIFY2(outcome.error.startsWith(QLatin1String("the browser worker could not be started (/nonexistent/cmcp-browser")),
+        QVERIFY2(outcome.error.startsWith(QLatin1String(
+                         "the browser worker could not be started (/nonexistent/cmcp-browser")),
                  qPrintable(outcome.error));
         // It is tried again with the next call, not in a loop meanwhile.
         QCOMPARE(pool.workersStarted(), 1);

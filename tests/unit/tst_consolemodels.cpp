@@ -53,7 +53,8 @@ private Q_SLOTS:
         QCOMPARE(status.data(CallModel::StatusRole).toString(), QStringLiteral("failed"));
         QCOMPARE(status.data().toString(), QStringLiteral("failed"));
         QVERIFY(status.data(Qt::ForegroundRole).isValid());
-        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("12 ms"));
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(),
+                 QStringLiteral("12 ms"));
         QCOMPARE(model.index(1, CallModel::DurationColumn).data().toString(), QString());
     }
 
@@ -73,7 +74,8 @@ private Q_SLOTS:
         QCOMPARE(changed.count(), 0); // batched
         model.flush();
         QCOMPARE(changed.count(), 1);
-        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("2.8 s · 4.0 kB"));
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(),
+                 QStringLiteral("2.8 s · 4.0 kB"));
         QCOMPARE(model.index(1, CallModel::DurationColumn).data().toString(), QString());
         const QString detail = callDetailText(model.call(0));
         QVERIFY2(detail.contains("2.8 s so far, 4096 bytes of output"), qPrintable(detail));
@@ -85,7 +87,8 @@ private Q_SLOTS:
         model.enqueueProgress(admin::ProgressRecord::fromJson(
                 {{"callId", 99}, {"elapsedMs", 3000}, {"outputBytes", 1}}));
         model.flush();
-        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("12 ms"));
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(),
+                 QStringLiteral("12 ms"));
         QCOMPARE(model.rowCount(), 2);
     }
 
@@ -96,7 +99,8 @@ private Q_SLOTS:
         model.enqueueProgress(admin::ProgressRecord::fromJson(
                 {{"callId", 3}, {"elapsedMs", 300}, {"outputBytes", 10}}));
         model.flush();
-        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(), QStringLiteral("0.3 s · 10 bytes"));
+        QCOMPARE(model.index(0, CallModel::DurationColumn).data().toString(),
+                 QStringLiteral("0.3 s · 10 bytes"));
     }
 
     void startAndFinishInOneBatchMakeOneRow()
@@ -106,7 +110,8 @@ private Q_SLOTS:
         model.enqueue(consoleCall(5, "succeeded"));
         model.flush();
         QCOMPARE(model.rowCount(), 1);
-        QCOMPARE(model.index(0, 0).data(CallModel::StatusRole).toString(), QStringLiteral("succeeded"));
+        QCOMPARE(model.index(0, 0).data(CallModel::StatusRole).toString(),
+                 QStringLiteral("succeeded"));
     }
 
     void historyIsBounded()
@@ -147,19 +152,25 @@ private Q_SLOTS:
         CallModel model;
         model.enqueue(consoleCall(1, "succeeded", "system_run_command"));
         model.flush();
-        QCOMPARE(model.index(0, CallModel::SessionColumn).data().toString(), QStringLiteral("abcdef01"));
-        QCOMPARE(model.index(0, CallModel::ToolColumn).data().toString(), QStringLiteral("system_run_command"));
-        QCOMPARE(model.index(0, CallModel::ArgumentsColumn).data().toString(), QStringLiteral("path=\"notes.txt\""));
+        QCOMPARE(model.index(0, CallModel::SessionColumn).data().toString(),
+                 QStringLiteral("abcdef01"));
+        QCOMPARE(model.index(0, CallModel::ToolColumn).data().toString(),
+                 QStringLiteral("system_run_command"));
+        QCOMPARE(model.index(0, CallModel::ArgumentsColumn).data().toString(),
+                 QStringLiteral("path=\"notes.txt\""));
         QCOMPARE(model.index(0, CallModel::StatusColumn).data().toString(), QStringLiteral("ok"));
-        QCOMPARE(model.headerData(CallModel::ToolColumn, Qt::Horizontal).toString(), QStringLiteral("Tool"));
+        QCOMPARE(model.headerData(CallModel::ToolColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("Tool"));
     }
 
     void shortArgumentsAreCut()
     {
-        const QString text = CallModel::shortArguments({{"command", QString(500, u'x')}, {"timeout", 5}}, 40);
+        const QString text =
+                CallModel::shortArguments({{"command", QString(500, u'x')}, {"timeout", 5}}, 40);
         QCOMPARE(text.size(), 40);
         QVERIFY(text.endsWith(u'…'));
-        QCOMPARE(CallModel::shortArguments({{"a", "one\n  two"}, {"b", 5}}), QStringLiteral("a=\"one two\", b=5"));
+        QCOMPARE(CallModel::shortArguments({{"a", "one\n  two"}, {"b", 5}}),
+                 QStringLiteral("a=\"one two\", b=5"));
     }
 
     void detailShowsEverything()
@@ -170,8 +181,9 @@ private Q_SLOTS:
         finished.insert("outputHead", "first part");
         finished.insert("outputTail", "last part");
         const QString text = callDetailText(admin::CallRecord::fromJson(finished));
-        for (const char *expected : {"Call 4", "system_run_command", "abcdef0123456789", "client", "12 ms",
-                                     "exit status 2", "notes.txt", "exit_code", "first part", "last part"})
+        for (const char *expected :
+             {"Call 4", "system_run_command", "abcdef0123456789", "client", "12 ms",
+              "exit status 2", "notes.txt", "exit_code", "first part", "last part"})
             QVERIFY2(text.contains(QLatin1String(expected)), expected);
     }
 
@@ -193,13 +205,16 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 2);
         model.callStarted("s2", "inspector");
         model.callStarted("s2", "inspector");
-        QCOMPARE(model.index(1, SessionModel::ClientColumn).data().toString(), QStringLiteral("inspector"));
+        QCOMPARE(model.index(1, SessionModel::ClientColumn).data().toString(),
+                 QStringLiteral("inspector"));
         QCOMPARE(model.index(1, SessionModel::CallsColumn).data().toInt(), 2);
         model.setNow(QDateTime::fromString("2026-01-01T11:30:00.000Z", Qt::ISODateWithMs));
-        QCOMPARE(model.index(0, SessionModel::AgeColumn).data().toString(), QStringLiteral("1 h 30 min"));
+        QCOMPARE(model.index(0, SessionModel::AgeColumn).data().toString(),
+                 QStringLiteral("1 h 30 min"));
         model.closed("s1");
         QCOMPARE(model.rowCount(), 1);
-        QCOMPARE(model.index(0, 0).data(SessionModel::SessionIdRole).toString(), QStringLiteral("s2"));
+        QCOMPARE(model.index(0, 0).data(SessionModel::SessionIdRole).toString(),
+                 QStringLiteral("s2"));
         model.closed("unknown");
         QCOMPARE(model.rowCount(), 1);
     }

@@ -719,7 +719,9 @@ exec ls -l /proc/self/fd
         QVERIFY(!job.isRunning());
         // Failed starts leak nothing (Qt 6.4's QProcess leaked a pipe on each one).
         const auto openDescriptors = [] {
-            return QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot).size();
+            return QDir(QStringLiteral("/proc/self/fd"))
+                    .entryList(QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot)
+                    .size();
         };
         const qsizetype before = openDescriptors();
         for (int i = 0; i < 10; ++i) {

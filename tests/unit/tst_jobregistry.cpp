@@ -48,17 +48,16 @@ private:
         if (!log->open(&error))
             qFatal("%s", qPrintable(error));
         BackgroundJob::Description description{QStringLiteral("test"), program, interactive, 30};
-        return new BackgroundJob(unguessableId("job_"), session, description, jail,
-                                 std::move(log), [](const JobResult &result) {
-                                     return ToolResult::structured(
-                                             {{QStringLiteral("exit_code"),
-                                               result.exitCode.value_or(-1)}});
-                                 });
+        return new BackgroundJob(
+                unguessableId("job_"), session, description, jail, std::move(log),
+                [](const JobResult &result) {
+                    return ToolResult::structured(
+                            {{QStringLiteral("exit_code"), result.exitCode.value_or(-1)}});
+                });
     }
 
-    BackgroundJob *startJob(JobRegistry &registry, const QString &session,
-                            const QString &program, const QStringList &arguments,
-                            bool interactive = false)
+    BackgroundJob *startJob(JobRegistry &registry, const QString &session, const QString &program,
+                            const QStringList &arguments, bool interactive = false)
     {
         BackgroundJob *job = makeJob(session, program, arguments, interactive);
         registry.add(job);
@@ -102,7 +101,8 @@ private Q_SLOTS:
     void anotherSessionFindsNoJob()
     {
         JobRegistry registry({4, 16, 16});
-        BackgroundJob *job = startJob(registry, QStringLiteral("A"), QStringLiteral("/bin/true"), {});
+        BackgroundJob *job =
+                startJob(registry, QStringLiteral("A"), QStringLiteral("/bin/true"), {});
         QCOMPARE(registry.find(QStringLiteral("A"), job->id()), job);
         QCOMPARE(registry.find(QStringLiteral("B"), job->id()), nullptr);
         QCOMPARE(registry.find(QString(), job->id()), nullptr);
@@ -143,8 +143,8 @@ private Q_SLOTS:
         JobRegistry registry({4, 16, 16});
         BackgroundJob *mine = startJob(registry, QStringLiteral("A"), QStringLiteral("/bin/sleep"),
                                        {QStringLiteral("30")});
-        BackgroundJob *other = startJob(registry, QStringLiteral("B"),
-                                        QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
+        BackgroundJob *other = startJob(registry, QStringLiteral("B"), QStringLiteral("/bin/sleep"),
+                                        {QStringLiteral("30")});
         QPointer<BackgroundJob> mineGuard(mine);
         const QString mineId = mine->id();
         registry.endSession(QStringLiteral("A"));
@@ -207,15 +207,17 @@ private Q_SLOTS:
         QCOMPARE(allOutput(*kept.at(1)), QByteArray("3\n"));
         const QJsonObject status = kept.at(1)->status();
         QCOMPARE(status.value(QStringLiteral("state")).toString(), QStringLiteral("exited"));
-        QCOMPARE(status.value(QStringLiteral("result")).toObject().value(QStringLiteral("exit_code")),
+        QCOMPARE(status.value(QStringLiteral("result"))
+                         .toObject()
+                         .value(QStringLiteral("exit_code")),
                  0);
     }
 
     void interactiveInputReachesTheProgram()
     {
         JobRegistry registry({4, 16, 16});
-        BackgroundJob *job = startJob(registry, QStringLiteral("A"), QStringLiteral("/bin/cat"),
-                                      {}, true);
+        BackgroundJob *job =
+                startJob(registry, QStringLiteral("A"), QStringLiteral("/bin/cat"), {}, true);
         QString error;
         QVERIFY2(job->writeInput("first\n", false, &error), qPrintable(error));
         QTRY_COMPARE_WITH_TIMEOUT(allOutput(*job), QByteArray("first\n"), 10000);
@@ -294,7 +296,9 @@ private Q_SLOTS:
             JobOutputLog log(path, 1024);
             QString error;
             QVERIFY(log.open(&error));
-            struct stat info{};
+            struct stat info
+            {
+            };
             QCOMPARE(::stat(QFile::encodeName(path).constData(), &info), 0);
             QCOMPARE(info.st_mode & 07777, mode_t(0600));
             // Exclusive creation: an existing file is never reused.

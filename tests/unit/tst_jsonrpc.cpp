@@ -71,26 +71,31 @@ void TestJsonRpc::classifiesValidMessages_data()
     QTest::addColumn<QJsonValue>("id");
     QTest::addColumn<bool>("hasParams");
 
-    QTest::newRow("request, numeric id") << u"{'jsonrpc':'2.0','id':1,'method':'ping'}"_s
-                                         << MessageKind::Request << u"ping"_s << QJsonValue(1) << false;
+    QTest::newRow("request, numeric id")
+            << u"{'jsonrpc':'2.0','id':1,'method':'ping'}"_s << MessageKind::Request << u"ping"_s
+            << QJsonValue(1) << false;
     QTest::newRow("request, string id, object params")
             << u"{'jsonrpc':'2.0','id':'a-1','method':'tools/call','params':{'name':'x'}}"_s
             << MessageKind::Request << u"tools/call"_s << QJsonValue(u"a-1"_s) << true;
-    QTest::newRow("request, array params") << u"{'jsonrpc':'2.0','id':0,'method':'m','params':[1,2]}"_s
-                                           << MessageKind::Request << u"m"_s << QJsonValue(0) << true;
-    QTest::newRow("request, fractional id") << u"{'jsonrpc':'2.0','id':1.5,'method':'m'}"_s
-                                            << MessageKind::Request << u"m"_s << QJsonValue(1.5) << false;
+    QTest::newRow("request, array params")
+            << u"{'jsonrpc':'2.0','id':0,'method':'m','params':[1,2]}"_s << MessageKind::Request
+            << u"m"_s << QJsonValue(0) << true;
+    QTest::newRow("request, fractional id")
+            << u"{'jsonrpc':'2.0','id':1.5,'method':'m'}"_s << MessageKind::Request << u"m"_s
+            << QJsonValue(1.5) << false;
     QTest::newRow("notification") << u"{'jsonrpc':'2.0','method':'notifications/initialized'}"_s
                                   << MessageKind::Notification << u"notifications/initialized"_s
                                   << QJsonValue(QJsonValue::Undefined) << false;
     QTest::newRow("notification with params")
             << u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':3}}"_s
-            << MessageKind::Notification << u"notifications/cancelled"_s << QJsonValue(QJsonValue::Undefined)
-            << true;
-    QTest::newRow("result response") << u"{'jsonrpc':'2.0','id':'cmcp-1','result':{}}"_s
-                                     << MessageKind::Response << QString() << QJsonValue(u"cmcp-1"_s) << false;
-    QTest::newRow("error response") << u"{'jsonrpc':'2.0','id':7,'error':{'code':-1,'message':'no'}}"_s
-                                    << MessageKind::Response << QString() << QJsonValue(7) << false;
+            << MessageKind::Notification << u"notifications/cancelled"_s
+            << QJsonValue(QJsonValue::Undefined) << true;
+    QTest::newRow("result response")
+            << u"{'jsonrpc':'2.0','id':'cmcp-1','result':{}}"_s << MessageKind::Response
+            << QString() << QJsonValue(u"cmcp-1"_s) << false;
+    QTest::newRow("error response")
+            << u"{'jsonrpc':'2.0','id':7,'error':{'code':-1,'message':'no'}}"_s
+            << MessageKind::Response << QString() << QJsonValue(7) << false;
 }
 
 void TestJsonRpc::classifiesValidMessages()
@@ -123,29 +128,34 @@ void TestJsonRpc::rejectsInvalidMessages_data()
                                      << u"\"jsonrpc\" must be \"2.0\""_s;
     QTest::newRow("jsonrpc 1.0") << valueFrom(u"{'jsonrpc':'1.0','id':'x','method':'ping'}"_s)
                                  << QJsonValue(u"x"_s) << u"\"jsonrpc\" must be \"2.0\""_s;
-    QTest::newRow("jsonrpc number 2.0") << valueFrom(u"{'jsonrpc':2.0,'id':1,'method':'ping'}"_s) << QJsonValue(1)
-                                        << u"\"jsonrpc\" must be \"2.0\""_s;
+    QTest::newRow("jsonrpc number 2.0") << valueFrom(u"{'jsonrpc':2.0,'id':1,'method':'ping'}"_s)
+                                        << QJsonValue(1) << u"\"jsonrpc\" must be \"2.0\""_s;
     QTest::newRow("id null") << valueFrom(u"{'jsonrpc':'2.0','id':null,'method':'ping'}"_s) << null
                              << u"\"id\" must be a string or a number"_s;
-    QTest::newRow("id object") << valueFrom(u"{'jsonrpc':'2.0','id':{'a':1},'method':'ping'}"_s) << null
-                               << u"\"id\" must be a string or a number"_s;
+    QTest::newRow("id object") << valueFrom(u"{'jsonrpc':'2.0','id':{'a':1},'method':'ping'}"_s)
+                               << null << u"\"id\" must be a string or a number"_s;
     QTest::newRow("id bool") << valueFrom(u"{'jsonrpc':'2.0','id':true,'method':'ping'}"_s) << null
                              << u"\"id\" must be a string or a number"_s;
     QTest::newRow("id array") << valueFrom(u"{'jsonrpc':'2.0','id':[1],'method':'ping'}"_s) << null
                               << u"\"id\" must be a string or a number"_s;
-    QTest::newRow("method number") << valueFrom(u"{'jsonrpc':'2.0','id':2,'method':5}"_s) << QJsonValue(2)
-                                   << u"\"method\" must be a non-empty string"_s;
-    QTest::newRow("method null") << valueFrom(u"{'jsonrpc':'2.0','id':2,'method':null}"_s) << QJsonValue(2)
-                                 << u"\"method\" must be a non-empty string"_s;
+    QTest::newRow("method number") << valueFrom(u"{'jsonrpc':'2.0','id':2,'method':5}"_s)
+                                   << QJsonValue(2) << u"\"method\" must be a non-empty string"_s;
+    QTest::newRow("method null") << valueFrom(u"{'jsonrpc':'2.0','id':2,'method':null}"_s)
+                                 << QJsonValue(2) << u"\"method\" must be a non-empty string"_s;
     QTest::newRow("method empty") << valueFrom(u"{'jsonrpc':'2.0','id':'e','method':''}"_s)
-                                  << QJsonValue(u"e"_s) << u"\"method\" must be a non-empty string"_s;
-    QTest::newRow("notification method empty") << valueFrom(u"{'jsonrpc':'2.0','method':''}"_s) << null
-                                                << u"\"method\" must be a non-empty string"_s;
-    QTest::newRow("params string") << valueFrom(u"{'jsonrpc':'2.0','id':3,'method':'ping','params':'x'}"_s)
-                                   << QJsonValue(3) << u"\"params\" must be an object or an array"_s;
-    QTest::newRow("params number") << valueFrom(u"{'jsonrpc':'2.0','id':3,'method':'ping','params':4}"_s)
-                                   << QJsonValue(3) << u"\"params\" must be an object or an array"_s;
-    QTest::newRow("params null") << valueFrom(u"{'jsonrpc':'2.0','id':3,'method':'ping','params':null}"_s)
+                                  << QJsonValue(u"e"_s)
+                                  << u"\"method\" must be a non-empty string"_s;
+    QTest::newRow("notification method empty")
+            << valueFrom(u"{'jsonrpc':'2.0','method':''}"_s) << null
+            << u"\"method\" must be a non-empty string"_s;
+    QTest::newRow("params string")
+            << valueFrom(u"{'jsonrpc':'2.0','id':3,'method':'ping','params':'x'}"_s)
+            << QJsonValue(3) << u"\"params\" must be an object or an array"_s;
+    QTest::newRow("params number")
+            << valueFrom(u"{'jsonrpc':'2.0','id':3,'method':'ping','params':4}"_s) << QJsonValue(3)
+            << u"\"params\" must be an object or an array"_s;
+    QTest::newRow("params null") << valueFrom(
+            u"{'jsonrpc':'2.0','id':3,'method':'ping','params':null}"_s)
                                  << QJsonValue(3) << u"\"params\" must be an object or an array"_s;
     QTest::newRow("result and error")
             << valueFrom(u"{'jsonrpc':'2.0','id':4,'result':{},'error':{'code':1,'message':'m'}}"_s)
@@ -155,12 +165,13 @@ void TestJsonRpc::rejectsInvalidMessages_data()
     QTest::newRow("error response without id")
             << valueFrom(u"{'jsonrpc':'2.0','error':{'code':1,'message':'m'}}"_s) << null
             << u"a response needs an \"id\""_s;
-    QTest::newRow("error a string") << valueFrom(u"{'jsonrpc':'2.0','id':5,'error':'bad'}"_s) << QJsonValue(5)
-                                    << u"\"error\" must be an object"_s;
-    QTest::newRow("error an array") << valueFrom(u"{'jsonrpc':'2.0','id':5,'error':[]}"_s) << QJsonValue(5)
-                                    << u"\"error\" must be an object"_s;
-    QTest::newRow("neither request nor response") << valueFrom(u"{'jsonrpc':'2.0','id':6}"_s) << QJsonValue(6)
-                                                  << u"neither a request, a notification nor a response"_s;
+    QTest::newRow("error a string") << valueFrom(u"{'jsonrpc':'2.0','id':5,'error':'bad'}"_s)
+                                    << QJsonValue(5) << u"\"error\" must be an object"_s;
+    QTest::newRow("error an array") << valueFrom(u"{'jsonrpc':'2.0','id':5,'error':[]}"_s)
+                                    << QJsonValue(5) << u"\"error\" must be an object"_s;
+    QTest::newRow("neither request nor response")
+            << valueFrom(u"{'jsonrpc':'2.0','id':6}"_s) << QJsonValue(6)
+            << u"neither a request, a notification nor a response"_s;
     QTest::newRow("number") << QJsonValue(42) << null << u"must be a JSON object"_s;
     QTest::newRow("string") << QJsonValue(u"{}"_s) << null << u"must be a JSON object"_s;
     QTest::newRow("array") << QJsonValue(QJsonArray{1}) << null << u"must be a JSON object"_s;
@@ -179,13 +190,15 @@ void TestJsonRpc::rejectsInvalidMessages()
              qPrintable(u"reason was: "_s + message.invalidReason));
     QCOMPARE(message.id, id);
     // The error response can always be built from it and carries a legal id.
-    const QJsonObject error = jsonrpc::makeError(message.id, jsonrpc::InvalidRequest, message.invalidReason);
+    const QJsonObject error =
+            jsonrpc::makeError(message.id, jsonrpc::InvalidRequest, message.invalidReason);
     QVERIFY(error.value(u"id"_s).isNull() || error.value(u"id"_s) == id);
 }
 
 void TestJsonRpc::classifyKeepsTheWholeObject()
 {
-    const QJsonValue value = valueFrom(u"{'jsonrpc':'2.0','id':9,'method':'x','params':{'a':[1]},'extra':true}"_s);
+    const QJsonValue value =
+            valueFrom(u"{'jsonrpc':'2.0','id':9,'method':'x','params':{'a':[1]},'extra':true}"_s);
     const jsonrpc::Message message = jsonrpc::classify(value);
     QCOMPARE(message.kind, MessageKind::Request);
     QCOMPARE(message.object, value.toObject());
@@ -215,12 +228,14 @@ void TestJsonRpc::parseErrorNamesTheOffset()
     const jsonrpc::Payload payload = jsonrpc::parsePayload(bytes);
     QVERIFY(payload.parseError);
     QVERIFY(payload.messages.isEmpty());
-    QVERIFY2(payload.parseErrorText.contains(u"offset %1"_s.arg(offset)), qPrintable(payload.parseErrorText));
+    QVERIFY2(payload.parseErrorText.contains(u"offset %1"_s.arg(offset)),
+             qPrintable(payload.parseErrorText));
 }
 
 void TestJsonRpc::parsesASingleMessage()
 {
-    const jsonrpc::Payload payload = jsonrpc::parsePayload(jsonText(u"{'jsonrpc':'2.0','id':1,'method':'ping'}"_s));
+    const jsonrpc::Payload payload =
+            jsonrpc::parsePayload(jsonText(u"{'jsonrpc':'2.0','id':1,'method':'ping'}"_s));
     QVERIFY(!payload.parseError);
     QVERIFY(!payload.batch);
     QCOMPARE(payload.messages.size(), 1);
@@ -276,7 +291,8 @@ void TestJsonRpc::idKeyDistinguishesStringsFromNumbers()
     QVERIFY(jsonrpc::idKey(QJsonValue(1.5)) != numberKey);
     QVERIFY(jsonrpc::idKey(QJsonValue(u"a"_s)) != jsonrpc::idKey(QJsonValue(u"b"_s)));
     // Large integer ids stay distinct.
-    QVERIFY(jsonrpc::idKey(QJsonValue(qint64(9007199254740991))) != jsonrpc::idKey(QJsonValue(qint64(9007199254740990))));
+    QVERIFY(jsonrpc::idKey(QJsonValue(qint64(9007199254740991)))
+            != jsonrpc::idKey(QJsonValue(qint64(9007199254740990))));
     QVERIFY(jsonrpc::idKey(QJsonValue(QJsonValue::Null)).isEmpty());
 }
 
@@ -291,18 +307,20 @@ void TestJsonRpc::idKeyKeepsLargeIntegersApart()
 void TestJsonRpc::errorResponseWithNullIdIsAResponse()
 {
     // JSON-RPC 2.0 section 5: a peer that could not read the id answers with a null id.
-    const jsonrpc::Message message =
-            jsonrpc::classify(valueFrom(u"{'jsonrpc':'2.0','id':null,'error':{'code':-32700,'message':'m'}}"_s));
+    const jsonrpc::Message message = jsonrpc::classify(
+            valueFrom(u"{'jsonrpc':'2.0','id':null,'error':{'code':-32700,'message':'m'}}"_s));
     QCOMPARE(message.kind, MessageKind::Response);
     QVERIFY(message.id.isNull());
     // A result still needs a real id.
-    QCOMPARE(jsonrpc::classify(valueFrom(u"{'jsonrpc':'2.0','id':null,'result':{}}"_s)).kind, MessageKind::Invalid);
+    QCOMPARE(jsonrpc::classify(valueFrom(u"{'jsonrpc':'2.0','id':null,'result':{}}"_s)).kind,
+             MessageKind::Invalid);
 }
 
 void TestJsonRpc::makeErrorKeepsTheId()
 {
     for (const QJsonValue &id : {QJsonValue(7), QJsonValue(u"seven"_s), QJsonValue(0)}) {
-        const QJsonObject error = jsonrpc::makeError(id, jsonrpc::MethodNotFound, u"method not found: x"_s);
+        const QJsonObject error =
+                jsonrpc::makeError(id, jsonrpc::MethodNotFound, u"method not found: x"_s);
         QCOMPARE(error.value(u"jsonrpc"_s), QJsonValue(u"2.0"_s));
         QCOMPARE(error.value(u"id"_s), id);
         QVERIFY(!error.contains(u"result"_s));
@@ -317,7 +335,8 @@ void TestJsonRpc::makeErrorKeepsTheId()
 
 void TestJsonRpc::makeErrorUsesNullForAnUndefinedId()
 {
-    const QJsonObject error = jsonrpc::makeError(QJsonValue(QJsonValue::Undefined), jsonrpc::ParseError, u"bad"_s);
+    const QJsonObject error =
+            jsonrpc::makeError(QJsonValue(QJsonValue::Undefined), jsonrpc::ParseError, u"bad"_s);
     QVERIFY(error.contains(u"id"_s));
     QVERIFY(error.value(u"id"_s).isNull());
     // And it survives serialization as an explicit null.
@@ -326,14 +345,16 @@ void TestJsonRpc::makeErrorUsesNullForAnUndefinedId()
     QVERIFY(back.value(u"id"_s).isNull());
     QCOMPARE(back.value(u"error"_s).toObject().value(u"code"_s).toInt(), -32700);
 
-    const QJsonObject nullId = jsonrpc::makeError(QJsonValue(QJsonValue::Null), jsonrpc::InvalidRequest, u"bad"_s);
+    const QJsonObject nullId =
+            jsonrpc::makeError(QJsonValue(QJsonValue::Null), jsonrpc::InvalidRequest, u"bad"_s);
     QVERIFY(nullId.value(u"id"_s).isNull());
 }
 
 void TestJsonRpc::makeErrorCarriesData()
 {
     const QJsonObject data{{u"uri"_s, u"file:///x"_s}};
-    const QJsonObject error = jsonrpc::makeError(1, jsonrpc::ResourceNotFound, u"resource not found"_s, data);
+    const QJsonObject error =
+            jsonrpc::makeError(1, jsonrpc::ResourceNotFound, u"resource not found"_s, data);
     QCOMPARE(error.value(u"error"_s).toObject().value(u"data"_s).toObject(), data);
     QCOMPARE(error.value(u"error"_s).toObject().value(u"code"_s).toInt(), -32002);
 }
@@ -350,10 +371,12 @@ void TestJsonRpc::makeResultNotificationAndRequest()
     QVERIFY(!bare.contains(u"params"_s));
     QVERIFY(!bare.contains(u"id"_s));
     QCOMPARE(jsonrpc::classify(bare).kind, MessageKind::Notification);
-    const QJsonObject withParams = jsonrpc::makeNotification(u"notifications/progress"_s, {{u"progress"_s, 1}});
+    const QJsonObject withParams =
+            jsonrpc::makeNotification(u"notifications/progress"_s, {{u"progress"_s, 1}});
     QCOMPARE(withParams.value(u"params"_s).toObject().value(u"progress"_s).toInt(), 1);
 
-    const QJsonObject request = jsonrpc::makeRequest(u"cmcp-1"_s, u"sampling/createMessage"_s, {{u"a"_s, 1}});
+    const QJsonObject request =
+            jsonrpc::makeRequest(u"cmcp-1"_s, u"sampling/createMessage"_s, {{u"a"_s, 1}});
     const jsonrpc::Message message = jsonrpc::classify(request);
     QCOMPARE(message.kind, MessageKind::Request);
     QCOMPARE(message.id, QJsonValue(u"cmcp-1"_s));
@@ -363,8 +386,11 @@ void TestJsonRpc::makeResultNotificationAndRequest()
 void TestJsonRpc::serializeIsOneLine()
 {
     const QJsonObject message = jsonrpc::makeResult(
-            1, QJsonObject{{u"text"_s, u"line one\nline two\r\n"_s},
-                           {u"nested"_s, QJsonObject{{u"list"_s, QJsonArray{1, 2, QJsonObject{{u"x"_s, u"y"_s}}}}}}});
+            1,
+            QJsonObject{
+                    {u"text"_s, u"line one\nline two\r\n"_s},
+                    {u"nested"_s,
+                     QJsonObject{{u"list"_s, QJsonArray{1, 2, QJsonObject{{u"x"_s, u"y"_s}}}}}}});
     const QByteArray line = jsonrpc::serialize(message);
     QVERIFY(!line.isEmpty());
     QVERIFY(!line.contains('\n'));

@@ -60,16 +60,18 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        prepareDaemonDirectory(m_dir, "BASH_ALLOWED_COMMANDS=sleep,echo\nFILE_ALLOWED_EXTENSIONS=txt\n", m_socket, m_customFile);
+        prepareDaemonDirectory(m_dir,
+                               "BASH_ALLOWED_COMMANDS=sleep,echo\nFILE_ALLOWED_EXTENSIONS=txt\n",
+                               m_socket, m_customFile);
         if (QTest::currentTestFailed())
             return;
         // One warm job: it is jailed before its call, under the policy of its time.
         m_daemon = std::make_unique<Daemon>();
         QVERIFY2(m_daemon->start(m_dir.path(),
-                                 {"--port", "0", "--config", m_customFile,
-                                  "--set", "ADMIN_SOCKET=" + m_socket,
-                                  "--set", "SANDBOX_ROOT=" + m_dir.filePath("sandbox"),
-                                  "--set", "BASH_WARM_JOBS=1", "--set", "PYTHON_WARM_JOBS=0",
+                                 {"--port", "0", "--config", m_customFile, "--set",
+                                  "ADMIN_SOCKET=" + m_socket, "--set",
+                                  "SANDBOX_ROOT=" + m_dir.filePath("sandbox"), "--set",
+                                  "BASH_WARM_JOBS=1", "--set", "PYTHON_WARM_JOBS=0",
                                   // A pool of its own, as in tst_adminchannel.
                                   "--set", "SANDBOX_UID_BASE=126100", "--set",
                                   "SANDBOX_UID_COUNT=50"}),
@@ -84,7 +86,8 @@ private Q_SLOTS:
     // Every setting the table marks live is applied live by the daemon, and no other.
     void theTableSaysWhichApplyLive()
     {
-        const QJsonArray config = adminRequest(*m_client, admin::methodSnapshot, {}).value("config").toArray();
+        const QJsonArray config =
+                adminRequest(*m_client, admin::methodSnapshot, {}).value("config").toArray();
         QCOMPARE(config.size(), settingSpecs().size());
         for (const QJsonValue &value : config) {
             const QJsonObject setting = value.toObject();
@@ -97,7 +100,8 @@ private Q_SLOTS:
     void allowedCommandsApplyToTheNextCall()
     {
         const QJsonObject before = call("system_run_command", {{"command", "ls"}});
-        QVERIFY2(errorOf(before).contains("\"ls\" is not an allowed program"), QJsonDocument(before).toJson());
+        QVERIFY2(errorOf(before).contains("\"ls\" is not an allowed program"),
+                 QJsonDocument(before).toJson());
         QElapsedTimer changing;
         changing.start();
         QCOMPARE(set("BASH_ALLOWED_COMMANDS", "sleep,echo,ls"), QString());
@@ -107,11 +111,13 @@ private Q_SLOTS:
         // kernel would refuse to execute ls (exit 126).
         const QJsonObject listed = call("system_run_command", {{"command", "ls -d /"}});
         QVERIFY2(succeeded(listed), QJsonDocument(listed).toJson());
-        QCOMPARE(listed.value("structuredContent").toObject().value("stdout").toString(), QStringLiteral("/\n"));
+        QCOMPARE(listed.value("structuredContent").toObject().value("stdout").toString(),
+                 QStringLiteral("/\n"));
 
         QCOMPARE(set("BASH_ALLOWED_COMMANDS", "sleep,echo"), QString());
         const QString refusal = errorOf(call("system_run_command", {{"command", "ls"}}));
-        QVERIFY2(refusal.contains("\"ls\" is not an allowed program (allowed: sleep, echo)"), qPrintable(refusal));
+        QVERIFY2(refusal.contains("\"ls\" is not an allowed program (allowed: sleep, echo)"),
+                 qPrintable(refusal));
     }
 
     void aBadValueChangesNothing()
@@ -121,14 +127,16 @@ private Q_SLOTS:
         const QByteArray before = custom.readAll();
         custom.close();
         const QString refused = set("BASH_ALLOWED_COMMANDS", "sleep,no-such-program-here");
-        QVERIFY2(refused.startsWith(QLatin1String(admin::errorInvalidValue)) && refused.contains("no-such-program-here"),
+        QVERIFY2(refused.startsWith(QLatin1String(admin::errorInvalidValue))
+                         && refused.contains("no-such-program-here"),
                  qPrintable(refused));
         QVERIFY(custom.open(QIODevice::ReadOnly));
         QCOMPARE(custom.readAll(), before);
         custom.close();
         // Still the old list: echo runs, and the snapshot shows it.
         QVERIFY(succeeded(call("system_run_command", {{"command", "echo still"}})));
-        const QJsonArray config = adminRequest(*m_client, admin::methodSnapshot, {}).value("config").toArray();
+        const QJsonArray config =
+                adminRequest(*m_client, admin::methodSnapshot, {}).value("config").toArray();
         QVERIFY(std::any_of(config.begin(), config.end(), [](const QJsonValue &setting) {
             return setting.toObject().value("name").toString() == u"BASH_ALLOWED_COMMANDS"
                     && setting.toObject().value("value").toString() == u"sleep,echo";
@@ -139,14 +147,16 @@ private Q_SLOTS:
     void aRunningCallKeepsItsTimeLimit()
     {
         m_events.clear();
-        std::unique_ptr<QNetworkReply> running(m_mcp.callAsync("system_run_command", {{"command", "sleep 2; echo done"}}));
+        std::unique_ptr<QNetworkReply> running(
+                m_mcp.callAsync("system_run_command", {{"command", "sleep 2; echo done"}}));
         QVERIFY(waitForEvent(m_events, [](const ReceivedEvent &event) {
             return event.name == QLatin1String(admin::eventCallStarted);
         }));
         QCOMPARE(set("BASH_TIMEOUT_DEFAULT", "1"), QString());
         const QJsonObject limited = call("system_run_command", {{"command", "sleep 3"}});
         const QJsonObject value = limited.value("structuredContent").toObject();
-        QVERIFY2(value.value("timed_out").toBool() || value.value("message").toString().contains("time limit of 1 s"),
+        QVERIFY2(value.value("timed_out").toBool()
+                         || value.value("message").toString().contains("time limit of 1 s"),
                  QJsonDocument(limited).toJson());
         QCOMPARE(value.value("timeout_seconds").toInt(), 1);
 
@@ -154,17 +164,20 @@ private Q_SLOTS:
         const QJsonObject first = rpcMessage(running->readAll()).value("result").toObject();
         QVERIFY2(succeeded(first), QJsonDocument(first).toJson());
         QCOMPARE(first.value("structuredContent").toObject().value("timeout_seconds").toInt(), 30);
-        QCOMPARE(first.value("structuredContent").toObject().value("stdout").toString(), QStringLiteral("done\n"));
+        QCOMPARE(first.value("structuredContent").toObject().value("stdout").toString(),
+                 QStringLiteral("done\n"));
         QCOMPARE(set("BASH_TIMEOUT_DEFAULT", "30"), QString());
     }
 
     void pythonTimeLimitAppliesToTheNextCall()
     {
         QCOMPARE(set("PYTHON_TIMEOUT_DEFAULT", "1"), QString());
-        const QJsonObject limited = call("system_run_python", {{"code", "import time\ntime.sleep(3)"}});
+        const QJsonObject limited =
+                call("system_run_python", {{"code", "import time\ntime.sleep(3)"}});
         const QJsonObject value = limited.value("structuredContent").toObject();
         QCOMPARE(value.value("timeout_seconds").toInt(), 1);
-        QVERIFY2(value.value("message").toString().contains("time limit of 1 s"), QJsonDocument(limited).toJson());
+        QVERIFY2(value.value("message").toString().contains("time limit of 1 s"),
+                 QJsonDocument(limited).toJson());
         QCOMPARE(set("PYTHON_TIMEOUT_DEFAULT", "30"), QString());
         const QJsonObject quick = call("system_run_python", {{"code", "_ = 6 * 7"}});
         QVERIFY2(succeeded(quick), QJsonDocument(quick).toJson());
@@ -173,14 +186,16 @@ private Q_SLOTS:
 
     void allowedExtensionsApplyToTheNextWrite()
     {
-        const QString refusal = errorOf(call("file_write", {{"path", "notes.yaml"}, {"content", "a: 1"}}));
+        const QString refusal =
+                errorOf(call("file_write", {{"path", "notes.yaml"}, {"content", "a: 1"}}));
         QVERIFY2(refusal.contains("yaml"), qPrintable(refusal));
         QCOMPARE(set("FILE_ALLOWED_EXTENSIONS", "txt,yaml"), QString());
         QVERIFY(succeeded(call("file_write", {{"path", "notes.yaml"}, {"content", "a: 1"}})));
         QCOMPARE(set("FILE_ALLOWED_EXTENSIONS", "txt"), QString());
         QVERIFY(!succeeded(call("file_read", {{"path", "notes.yaml"}})));
         QCOMPARE(set("FILE_MAX_SIZE_MB", "1"), QString());
-        const QString tooLarge = errorOf(call("file_write", {{"path", "big.txt"}, {"content", QString(1024 * 1024 + 1, u'x')}}));
+        const QString tooLarge = errorOf(call(
+                "file_write", {{"path", "big.txt"}, {"content", QString(1024 * 1024 + 1, u'x')}}));
         QVERIFY2(tooLarge.contains("FILE_MAX_SIZE_MB"), qPrintable(tooLarge));
     }
 
@@ -199,7 +214,8 @@ private Q_SLOTS:
         QCOMPARE(set("WEB_ALLOW_PRIVATE", "true"), QString());
         const QJsonObject scraped = call("web_scrape", {{"url", url}});
         QVERIFY2(succeeded(scraped), QJsonDocument(scraped).toJson());
-        QCOMPARE(scraped.value("structuredContent").toObject().value("content").toString(), QStringLiteral("served on loopback"));
+        QCOMPARE(scraped.value("structuredContent").toObject().value("content").toString(),
+                 QStringLiteral("served on loopback"));
 
         QCOMPARE(set("WEB_ALLOWED_DOMAINS", "example.org"), QString());
         refusal = errorOf(call("web_scrape", {{"url", url}}));

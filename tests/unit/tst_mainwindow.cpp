@@ -31,9 +31,12 @@ private Q_SLOTS:
         MainWindow window(session);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        Q_EMIT client.eventReceived("callStarted", {{"call", consoleCallEvent(1, "running", "system_run_command")}});
-        Q_EMIT client.eventReceived("callStarted", {{"call", consoleCallEvent(2, "running", "file_read")}});
-        Q_EMIT client.eventReceived("callFinished", {{"call", consoleCallEvent(2, "succeeded", "file_read")}});
+        Q_EMIT client.eventReceived(
+                "callStarted", {{"call", consoleCallEvent(1, "running", "system_run_command")}});
+        Q_EMIT client.eventReceived("callStarted",
+                                    {{"call", consoleCallEvent(2, "running", "file_read")}});
+        Q_EMIT client.eventReceived("callFinished",
+                                    {{"call", consoleCallEvent(2, "succeeded", "file_read")}});
         session.calls().flush();
         QAbstractItemModel *shown = window.callView()->model();
         QCOMPARE(shown->rowCount(), 2);
@@ -42,7 +45,8 @@ private Q_SLOTS:
         QTRY_VERIFY(window.filterEdit()->hasFocus());
         QTest::keyClicks(window.filterEdit(), "FILE_READ");
         QCOMPARE(shown->rowCount(), 1);
-        QCOMPARE(shown->index(0, CallModel::ToolColumn).data().toString(), QStringLiteral("file_read"));
+        QCOMPARE(shown->index(0, CallModel::ToolColumn).data().toString(),
+                 QStringLiteral("file_read"));
         QTest::keyClicks(window.filterEdit(), "x");
         QCOMPARE(shown->rowCount(), 0);
         window.filterEdit()->clear();
@@ -56,7 +60,8 @@ private Q_SLOTS:
 
         QApplication::clipboard()->clear();
         QTest::keyClick(window.callView(), Qt::Key_C, Qt::ControlModifier);
-        QVERIFY2(QApplication::clipboard()->text().contains("\"callId\": 2"), qPrintable(QApplication::clipboard()->text()));
+        QVERIFY2(QApplication::clipboard()->text().contains("\"callId\": 2"),
+                 qPrintable(QApplication::clipboard()->text()));
 
         // Ctrl+C in the filter copies its text, not the call.
         window.filterEdit()->setText("typed");
@@ -81,12 +86,23 @@ private Q_SLOTS:
         MainWindow window(session);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        session.applySnapshot({{"config", QJsonArray{QJsonObject{{"name", "BASH_TIMEOUT_MAX"}, {"group", "Bash"}, {"type", "integer"},
-                                                                 {"value", "120"}, {"origin", "default file"}, {"help", "Largest time limit."},
-                                                                 {"allowed", "1..3600"}, {"live", false}},
-                                                     QJsonObject{{"name", "LOG_LEVEL"}, {"group", "Server"}, {"type", "choice"},
-                                                                 {"value", "info"}, {"origin", "built-in default"}, {"help", "Level."},
-                                                                 {"choices", QJsonArray{"debug", "info"}}, {"live", true}}}}});
+        session.applySnapshot({{"config",
+                                QJsonArray{QJsonObject{{"name", "BASH_TIMEOUT_MAX"},
+                                                       {"group", "Bash"},
+                                                       {"type", "integer"},
+                                                       {"value", "120"},
+                                                       {"origin", "default file"},
+                                                       {"help", "Largest time limit."},
+                                                       {"allowed", "1..3600"},
+                                                       {"live", false}},
+                                           QJsonObject{{"name", "LOG_LEVEL"},
+                                                       {"group", "Server"},
+                                                       {"type", "choice"},
+                                                       {"value", "info"},
+                                                       {"origin", "built-in default"},
+                                                       {"help", "Level."},
+                                                       {"choices", QJsonArray{"debug", "info"}},
+                                                       {"live", true}}}}});
         auto *edit = window.findChild<QLineEdit *>("BASH_TIMEOUT_MAX");
         QVERIFY(edit);
         QCOMPARE(edit->text(), QStringLiteral("120"));

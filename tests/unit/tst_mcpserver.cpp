@@ -34,7 +34,8 @@ QJsonObject objectFrom(const QString &json)
     QJsonParseError error;
     const QJsonDocument document = QJsonDocument::fromJson(jsonText(json), &error);
     if (error.error != QJsonParseError::NoError || !document.isObject())
-        qFatal("bad JSON object in test: %s (%s)", qPrintable(json), qPrintable(error.errorString()));
+        qFatal("bad JSON object in test: %s (%s)", qPrintable(json),
+               qPrintable(error.errorString()));
     return document.object();
 }
 
@@ -76,7 +77,9 @@ struct Sent
     QJsonObject response() const
     {
         if (exchange->completions.size() != 1)
-            return QJsonObject{{u"test-harness"_s, u"expected one completion, got %1"_s.arg(exchange->completions.size())}};
+            return QJsonObject{
+                    {u"test-harness"_s,
+                     u"expected one completion, got %1"_s.arg(exchange->completions.size())}};
         if (!exchange->completions.first().isObject())
             return QJsonObject{{u"test-harness"_s, u"the completion is not one response object"_s}};
         return exchange->completions.first().toObject();
@@ -207,12 +210,14 @@ private Q_SLOTS:
 private:
     Sent send(const std::shared_ptr<Session> &session, const QString &json);
     Sent sendMessage(const std::shared_ptr<Session> &session, const QJsonValue &messageOrBatch);
-    Sent request(const std::shared_ptr<Session> &session, const QJsonValue &id, const QString &method,
-                 const QJsonObject &params = {});
+    Sent request(const std::shared_ptr<Session> &session, const QJsonValue &id,
+                 const QString &method, const QJsonObject &params = {});
     std::shared_ptr<Session> openSession(RecordingChannel *channel = nullptr);
-    std::shared_ptr<Session> initialized(const QString &version, RecordingChannel *channel = nullptr);
-    QJsonObject callTool(const std::shared_ptr<Session> &session, const QJsonValue &id, const QString &name,
-                         const QJsonObject &arguments, const QJsonObject &meta = {});
+    std::shared_ptr<Session> initialized(const QString &version,
+                                         RecordingChannel *channel = nullptr);
+    QJsonObject callTool(const std::shared_ptr<Session> &session, const QJsonValue &id,
+                         const QString &name, const QJsonObject &arguments,
+                         const QJsonObject &meta = {});
 
     std::unique_ptr<McpServer> m_server;
     std::unique_ptr<QObject> m_timerContext; // owns the async tools' timers
@@ -247,16 +252,19 @@ void TestMcpServer::init()
 
     auto remember = [this](const std::shared_ptr<ToolCall> &call) {
         m_lastCall = call;
-        connect(call.get(), &ToolCall::cancelled, this, [this](const QString &reason) { m_cancelReasons.append(reason); });
+        connect(call.get(), &ToolCall::cancelled, this,
+                [this](const QString &reason) { m_cancelReasons.append(reason); });
     };
 
     ToolDefinition echo;
     echo.name = u"echo"_s;
     echo.title = u"Echo Tool"_s;
     echo.description = u"Returns its text."_s;
-    echo.inputSchema = objectFrom(u"{'type':'object','required':['text'],'properties':{'text':{'type':'string'}},"
-                                  u"'additionalProperties':false}"_s);
-    echo.outputSchema = objectFrom(u"{'type':'object','required':['echo'],'properties':{'echo':{'type':'string'}}}"_s);
+    echo.inputSchema = objectFrom(
+            u"{'type':'object','required':['text'],'properties':{'text':{'type':'string'}},"
+            u"'additionalProperties':false}"_s);
+    echo.outputSchema = objectFrom(
+            u"{'type':'object','required':['echo'],'properties':{'echo':{'type':'string'}}}"_s);
     echo.annotations.readOnly = true;
     echo.annotations.destructive = false;
     echo.handler = [this](const std::shared_ptr<ToolCall> &call) {
@@ -280,7 +288,8 @@ void TestMcpServer::init()
     broken.name = u"broken"_s;
     broken.description = u"Breaks its output schema."_s;
     broken.inputSchema = objectFrom(u"{'type':'object'}"_s);
-    broken.outputSchema = objectFrom(u"{'type':'object','required':['count'],'properties':{'count':{'type':'integer'}}}"_s);
+    broken.outputSchema = objectFrom(
+            u"{'type':'object','required':['count'],'properties':{'count':{'type':'integer'}}}"_s);
     broken.handler = [](const std::shared_ptr<ToolCall> &call) {
         call->finish(ToolResult::structured({{u"count"_s, u"many"_s}}));
     };
@@ -316,12 +325,13 @@ void TestMcpServer::init()
     ToolDefinition ask;
     ask.name = u"ask"_s;
     ask.description = u"Asks the client for a sampling."_s;
-    ask.inputSchema = objectFrom(u"{'type':'object','properties':{'timeoutMs':{'type':'integer'}}}"_s);
+    ask.inputSchema =
+            objectFrom(u"{'type':'object','properties':{'timeoutMs':{'type':'integer'}}}"_s);
     ask.handler = [this, remember](const std::shared_ptr<ToolCall> &call) {
         remember(call);
-        const QJsonObject params = objectFrom(
-                u"{'messages':[{'role':'user','content':{'type':'text','text':'what is six times seven?'}}],"
-                u"'maxTokens':16}"_s);
+        const QJsonObject params = objectFrom(u"{'messages':[{'role':'user','content':{'type':'"
+                                              u"text','text':'what is six times seven?'}}],"
+                                              u"'maxTokens':16}"_s);
         call->requestFromClient(
                 u"sampling/createMessage"_s, params,
                 [this, call](const QJsonObject &result, const QString &error) {
@@ -342,8 +352,10 @@ void TestMcpServer::init()
     mixed.inputSchema = objectFrom(u"{'type':'object'}"_s);
     mixed.handler = [](const std::shared_ptr<ToolCall> &call) {
         ToolResult result = ToolResult::text(u"words"_s);
-        result.content.append(objectFrom(u"{'type':'audio','data':'AAAA','mimeType':'audio/wav'}"_s));
-        result.content.append(objectFrom(u"{'type':'resource_link','uri':'mem://status','name':'status'}"_s));
+        result.content.append(
+                objectFrom(u"{'type':'audio','data':'AAAA','mimeType':'audio/wav'}"_s));
+        result.content.append(
+                objectFrom(u"{'type':'resource_link','uri':'mem://status','name':'status'}"_s));
         call->finish(result);
     };
     m_server->tools().add(mixed);
@@ -353,17 +365,19 @@ void TestMcpServer::init()
     status.name = u"status"_s;
     status.mimeType = u"text/plain"_s;
     status.read = [](const QString &uri, const QHash<QString, QString> &, ResourceReadDone done) {
-        done(ResourceReadResult::success(
-                {QJsonObject{{u"uri"_s, uri}, {u"mimeType"_s, u"text/plain"_s}, {u"text"_s, u"ok"_s}}}));
+        done(ResourceReadResult::success({QJsonObject{
+                {u"uri"_s, uri}, {u"mimeType"_s, u"text/plain"_s}, {u"text"_s, u"ok"_s}}}));
     };
     m_server->resources().addResource(status);
 
     ResourceTemplateDefinition repoFile;
     repoFile.uriTemplate = u"repo://{owner}/tree/{+path}"_s;
     repoFile.name = u"repo-file"_s;
-    repoFile.read = [this](const QString &uri, const QHash<QString, QString> &variables, ResourceReadDone done) {
+    repoFile.read = [this](const QString &uri, const QHash<QString, QString> &variables,
+                           ResourceReadDone done) {
         m_lastVariables = variables;
-        done(ResourceReadResult::success({QJsonObject{{u"uri"_s, uri}, {u"text"_s, variables.value(u"path"_s)}}}));
+        done(ResourceReadResult::success(
+                {QJsonObject{{u"uri"_s, uri}, {u"text"_s, variables.value(u"path"_s)}}}));
     };
     repoFile.complete = [](const QString &argument, const QString &prefix) {
         if (argument != u"owner"_s)
@@ -375,9 +389,11 @@ void TestMcpServer::init()
     ResourceTemplateDefinition log;
     log.uriTemplate = u"logs://{name}"_s;
     log.name = u"log"_s;
-    log.read = [this](const QString &uri, const QHash<QString, QString> &variables, ResourceReadDone done) {
+    log.read = [this](const QString &uri, const QHash<QString, QString> &variables,
+                      ResourceReadDone done) {
         m_lastVariables = variables;
-        done(ResourceReadResult::success({QJsonObject{{u"uri"_s, uri}, {u"text"_s, variables.value(u"name"_s)}}}));
+        done(ResourceReadResult::success(
+                {QJsonObject{{u"uri"_s, uri}, {u"text"_s, variables.value(u"name"_s)}}}));
     };
     m_server->resources().addTemplate(log);
 
@@ -388,9 +404,11 @@ void TestMcpServer::init()
     review.render = [](const QHash<QString, QString> &arguments) {
         return QJsonArray{QJsonObject{
                 {u"role"_s, u"user"_s},
-                {u"content"_s, QJsonObject{{u"type"_s, u"text"_s},
-                                           {u"text"_s, u"Review (%1): %2"_s.arg(arguments.value(u"style"_s, u"plain"_s),
-                                                                                arguments.value(u"code"_s))}}}}};
+                {u"content"_s,
+                 QJsonObject{{u"type"_s, u"text"_s},
+                             {u"text"_s,
+                              u"Review (%1): %2"_s.arg(arguments.value(u"style"_s, u"plain"_s),
+                                                       arguments.value(u"code"_s))}}}}};
     };
     review.complete = [](const QString &argument, const QString &prefix) {
         if (argument != u"style"_s)
@@ -423,22 +441,24 @@ Sent TestMcpServer::send(const std::shared_ptr<Session> &session, const QString 
 {
     Sent sent;
     sent.exchange = std::make_shared<RecordingExchange>();
-    sent.owed = m_server->handlePayload(session, jsonrpc::parsePayload(jsonText(json)), sent.exchange);
+    sent.owed =
+            m_server->handlePayload(session, jsonrpc::parsePayload(jsonText(json)), sent.exchange);
     return sent;
 }
 
-Sent TestMcpServer::sendMessage(const std::shared_ptr<Session> &session, const QJsonValue &messageOrBatch)
+Sent TestMcpServer::sendMessage(const std::shared_ptr<Session> &session,
+                                const QJsonValue &messageOrBatch)
 {
     // Through the wire form, as a transport would hand it over.
     Sent sent;
     sent.exchange = std::make_shared<RecordingExchange>();
-    sent.owed = m_server->handlePayload(session, jsonrpc::parsePayload(jsonrpc::serialize(messageOrBatch)),
-                                        sent.exchange);
+    sent.owed = m_server->handlePayload(
+            session, jsonrpc::parsePayload(jsonrpc::serialize(messageOrBatch)), sent.exchange);
     return sent;
 }
 
-Sent TestMcpServer::request(const std::shared_ptr<Session> &session, const QJsonValue &id, const QString &method,
-                            const QJsonObject &params)
+Sent TestMcpServer::request(const std::shared_ptr<Session> &session, const QJsonValue &id,
+                            const QString &method, const QJsonObject &params)
 {
     return sendMessage(session, jsonrpc::makeRequest(id, method, params));
 }
@@ -448,14 +468,16 @@ std::shared_ptr<Session> TestMcpServer::openSession(RecordingChannel *channel)
     return m_server->openSession(u"test"_s, channel ? channel : &m_channel);
 }
 
-std::shared_ptr<Session> TestMcpServer::initialized(const QString &version, RecordingChannel *channel)
+std::shared_ptr<Session> TestMcpServer::initialized(const QString &version,
+                                                    RecordingChannel *channel)
 {
     auto session = openSession(channel);
     if (!session)
         return session;
-    const QJsonObject params{{u"protocolVersion"_s, version},
-                             {u"capabilities"_s, QJsonObject{{u"sampling"_s, QJsonObject{}}}},
-                             {u"clientInfo"_s, QJsonObject{{u"name"_s, u"tst"_s}, {u"version"_s, u"1"_s}}}};
+    const QJsonObject params{
+            {u"protocolVersion"_s, version},
+            {u"capabilities"_s, QJsonObject{{u"sampling"_s, QJsonObject{}}}},
+            {u"clientInfo"_s, QJsonObject{{u"name"_s, u"tst"_s}, {u"version"_s, u"1"_s}}}};
     const Sent sent = request(session, u"init"_s, u"initialize"_s, params);
     if (errorCode(sent.response()) != 0 || !sent.owed)
         qWarning("initialize failed: %s", jsonrpc::serialize(sent.response()).constData());
@@ -464,7 +486,8 @@ std::shared_ptr<Session> TestMcpServer::initialized(const QString &version, Reco
 }
 
 QJsonObject TestMcpServer::callTool(const std::shared_ptr<Session> &session, const QJsonValue &id,
-                                    const QString &name, const QJsonObject &arguments, const QJsonObject &meta)
+                                    const QString &name, const QJsonObject &arguments,
+                                    const QJsonObject &meta)
 {
     QJsonObject params{{u"name"_s, name}, {u"arguments"_s, arguments}};
     if (!meta.isEmpty())
@@ -545,9 +568,11 @@ void TestMcpServer::requestsBeforeInitializeFail_data()
     QTest::newRow("tools/list") << u"tools/list"_s << QJsonObject();
     QTest::newRow("tools/call") << u"tools/call"_s << QJsonObject{{u"name"_s, u"echo"_s}};
     QTest::newRow("resources/list") << u"resources/list"_s << QJsonObject();
-    QTest::newRow("resources/read") << u"resources/read"_s << QJsonObject{{u"uri"_s, u"mem://status"_s}};
+    QTest::newRow("resources/read")
+            << u"resources/read"_s << QJsonObject{{u"uri"_s, u"mem://status"_s}};
     QTest::newRow("prompts/list") << u"prompts/list"_s << QJsonObject();
-    QTest::newRow("logging/setLevel") << u"logging/setLevel"_s << QJsonObject{{u"level"_s, u"info"_s}};
+    QTest::newRow("logging/setLevel")
+            << u"logging/setLevel"_s << QJsonObject{{u"level"_s, u"info"_s}};
 }
 
 void TestMcpServer::requestsBeforeInitializeFail()
@@ -615,34 +640,42 @@ void TestMcpServer::paramsViolatingTheSchema_data()
     QTest::addColumn<QString>("path");
 
     QTest::newRow("initialize without clientInfo")
-            << false << u"{'jsonrpc':'2.0','id':1,'method':'initialize','params':{'protocolVersion':'2025-11-25','capabilities':{}}}"_s
+            << false
+            << u"{'jsonrpc':'2.0','id':1,'method':'initialize','params':{'protocolVersion':'2025-11-25','capabilities':{}}}"_s
             << u"clientInfo"_s;
     QTest::newRow("initialize, clientInfo.name a number")
             << false
             << u"{'jsonrpc':'2.0','id':1,'method':'initialize','params':{'protocolVersion':'2025-11-25','capabilities':{},'clientInfo':{'name':3}}}"_s
             << u"params.clientInfo.name"_s;
     QTest::newRow("tools/call name a number")
-            << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/call','params':{'name':5}}"_s << u"params.name"_s;
-    QTest::newRow("tools/call without params") << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/call'}"_s
-                                               << u"name"_s;
+            << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/call','params':{'name':5}}"_s
+            << u"params.name"_s;
+    QTest::newRow("tools/call without params")
+            << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/call'}"_s << u"name"_s;
     QTest::newRow("tools/call arguments an array")
-            << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/call','params':{'name':'echo','arguments':[]}}"_s
+            << true
+            << u"{'jsonrpc':'2.0','id':1,'method':'tools/call','params':{'name':'echo','arguments':[]}}"_s
             << u"params.arguments"_s;
     QTest::newRow("tools/call progressToken a bool")
             << true
             << u"{'jsonrpc':'2.0','id':1,'method':'tools/call','params':{'name':'echo','arguments':{'text':'x'},'_meta':{'progressToken':true}}}"_s
             << u"params._meta.progressToken"_s;
-    QTest::newRow("params an array") << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/list','params':[1]}"_s
-                                     << u"params"_s;
+    QTest::newRow("params an array")
+            << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/list','params':[1]}"_s
+            << u"params"_s;
     QTest::newRow("setLevel unknown level")
-            << true << u"{'jsonrpc':'2.0','id':1,'method':'logging/setLevel','params':{'level':'loud'}}"_s
+            << true
+            << u"{'jsonrpc':'2.0','id':1,'method':'logging/setLevel','params':{'level':'loud'}}"_s
             << u"params.level"_s;
     QTest::newRow("resources/read without uri")
-            << true << u"{'jsonrpc':'2.0','id':1,'method':'resources/read','params':{}}"_s << u"uri"_s;
+            << true << u"{'jsonrpc':'2.0','id':1,'method':'resources/read','params':{}}"_s
+            << u"uri"_s;
     QTest::newRow("tools/list cursor a number")
-            << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/list','params':{'cursor':2}}"_s << u"params.cursor"_s;
+            << true << u"{'jsonrpc':'2.0','id':1,'method':'tools/list','params':{'cursor':2}}"_s
+            << u"params.cursor"_s;
     QTest::newRow("prompts/get argument not a string")
-            << true << u"{'jsonrpc':'2.0','id':1,'method':'prompts/get','params':{'name':'review','arguments':{'code':5}}}"_s
+            << true
+            << u"{'jsonrpc':'2.0','id':1,'method':'prompts/get','params':{'name':'review','arguments':{'code':5}}}"_s
             << u"params.arguments.code"_s;
     QTest::newRow("completion ref type unknown")
             << true
@@ -691,7 +724,8 @@ void TestMcpServer::notificationsProduceNoReply()
             u"{'jsonrpc':'2.0','method':'notifications/roots/list_changed'}"_s,
             u"{'jsonrpc':'2.0','method':'no/such/notification','params':{'a':1}}"_s,
             u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':12345}}"_s,
-            u"{'jsonrpc':'2.0','method':'tools/list'}"_s, // a method's name, but no id: still a notification
+            u"{'jsonrpc':'2.0','method':'tools/list'}"_s, // a method's name, but no id: still a
+                                                          // notification
             u"{'jsonrpc':'2.0','id':'cmcp-999','result':{}}"_s, // a response to nothing of ours
     };
     for (const QString &json : notifications) {
@@ -704,8 +738,9 @@ void TestMcpServer::notificationsProduceNoReply()
 
     // A batch of notifications alone is not answered either.
     auto batching = initialized(u"2025-03-26"_s);
-    const Sent batch = send(batching, u"[{'jsonrpc':'2.0','method':'notifications/initialized'},"
-                                      u"{'jsonrpc':'2.0','method':'x/y'}]"_s);
+    const Sent batch = send(batching,
+                            u"[{'jsonrpc':'2.0','method':'notifications/initialized'},"
+                            u"{'jsonrpc':'2.0','method':'x/y'}]"_s);
     QVERIFY(!batch.owed);
     QVERIFY(batch.exchange->completions.isEmpty());
 }
@@ -718,9 +753,11 @@ void TestMcpServer::batchAcceptedFor20250326()
                            u"{'jsonrpc':'2.0','id':1,'method':'ping'},"
                            u"{'jsonrpc':'2.0','id':2,'method':5},"
                            u"{'jsonrpc':'2.0','method':'notifications/initialized'},"
-                           u"{'jsonrpc':'2.0','id':3,'method':'tools/call','params':{'name':'echo','arguments':{'text':'hi'}}},"
+                           u"{'jsonrpc':'2.0','id':3,'method':'tools/"
+                           u"call','params':{'name':'echo','arguments':{'text':'hi'}}},"
                            u"{'jsonrpc':'2.0','id':4,'method':'no/such'},"
-                           u"{'jsonrpc':'2.0','id':5,'method':'tools/call','params':{'name':'echo','arguments':{}}},"
+                           u"{'jsonrpc':'2.0','id':5,'method':'tools/"
+                           u"call','params':{'name':'echo','arguments':{}}},"
                            u"7,"
                            u"{'jsonrpc':'2.0','id':'six','method':'tools/list'}"
                            u"]"_s);
@@ -747,7 +784,8 @@ void TestMcpServer::batchAnsweredOnceEveryMemberSettles()
 {
     auto session = initialized(u"2025-03-26"_s);
     const Sent sent = send(session,
-                           u"[{'jsonrpc':'2.0','id':'a','method':'tools/call','params':{'name':'slow','arguments':{'ms':30}}},"
+                           u"[{'jsonrpc':'2.0','id':'a','method':'tools/"
+                           u"call','params':{'name':'slow','arguments':{'ms':30}}},"
                            u" {'jsonrpc':'2.0','id':'b','method':'ping'}]"_s);
     QVERIFY(sent.owed);
     QVERIFY(sent.exchange->completions.isEmpty()); // 'a' is still running
@@ -778,12 +816,14 @@ void TestMcpServer::batchRefused()
 {
     QFETCH(QString, version);
     auto session = version.isEmpty() ? openSession() : initialized(version);
-    const Sent sent = send(session,
-                           u"[{'jsonrpc':'2.0','id':1,'method':'ping'},"
-                           u" {'jsonrpc':'2.0','id':2,'method':'tools/call','params':{'name':'echo','arguments':{'text':'x'}}}]"_s);
+    const Sent sent = send(
+            session,
+            u"[{'jsonrpc':'2.0','id':1,'method':'ping'},"
+            u" {'jsonrpc':'2.0','id':2,'method':'tools/call','params':{'name':'echo','arguments':{'text':'x'}}}]"_s);
     QVERIFY(sent.owed);
     QCOMPARE(sent.exchange->completions.size(), 1);
-    QVERIFY2(sent.exchange->completions.first().isObject(), "a refused batch is answered with one error, not an array");
+    QVERIFY2(sent.exchange->completions.first().isObject(),
+             "a refused batch is answered with one error, not an array");
     const QJsonObject response = sent.response();
     QCOMPARE(errorCode(response), -32600);
     QVERIFY(response.value(u"id"_s).isNull());
@@ -797,7 +837,8 @@ void TestMcpServer::initializeInsideABatchRefused()
     auto session = initialized(u"2025-03-26"_s);
     const Sent sent = send(session,
                            u"[{'jsonrpc':'2.0','id':1,'method':'ping'},"
-                           u" {'jsonrpc':'2.0','id':2,'method':'initialize','params':{'protocolVersion':'2025-03-26',"
+                           u" {'jsonrpc':'2.0','id':2,'method':'initialize','params':{'"
+                           u"protocolVersion':'2025-03-26',"
                            u"'capabilities':{},'clientInfo':{'name':'x'}}}]"_s);
     QVERIFY(sent.owed);
     const QJsonObject response = sent.response();
@@ -807,8 +848,10 @@ void TestMcpServer::initializeInsideABatchRefused()
 
     // ... and as the first payload of a new session.
     auto fresh = openSession();
-    const Sent first = send(fresh, u"[{'jsonrpc':'2.0','id':1,'method':'initialize','params':{'protocolVersion':'2025-03-26',"
-                                   u"'capabilities':{},'clientInfo':{'name':'x'}}}]"_s);
+    const Sent first = send(fresh,
+                            u"[{'jsonrpc':'2.0','id':1,'method':'initialize','params':{'"
+                            u"protocolVersion':'2025-03-26',"
+                            u"'capabilities':{},'clientInfo':{'name':'x'}}}]"_s);
     QVERIFY(first.owed);
     QCOMPARE(errorCode(first.response()), -32600);
     QVERIFY(!fresh->isInitialized());
@@ -830,8 +873,9 @@ void TestMcpServer::emptyBatchRefused()
 void TestMcpServer::reusedIdInFlightRefused()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const Sent first = request(session, 5, u"tools/call"_s,
-                               {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 600000}}}});
+    const Sent first =
+            request(session, 5, u"tools/call"_s,
+                    {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 600000}}}});
     QVERIFY(first.owed);
     QVERIFY(first.exchange->completions.isEmpty());
     QVERIFY(m_lastCall);
@@ -859,22 +903,31 @@ void TestMcpServer::reusedIdInFlightRefused()
 void TestMcpServer::lateAnswerAfterCancelAndReuseIsDropped()
 {
     ResourceReadDone pending;
-    m_server->resources().addResource({u"test://deferred"_s, u"Deferred"_s, {}, {}, u"text/plain"_s, std::nullopt,
-                                       [&pending](const QString &, const QHash<QString, QString> &, ResourceReadDone done) {
-                                           pending = std::move(done);
-                                       }});
+    m_server->resources().addResource(
+            {u"test://deferred"_s,
+             u"Deferred"_s,
+             {},
+             {},
+             u"text/plain"_s,
+             std::nullopt,
+             [&pending](const QString &, const QHash<QString, QString> &, ResourceReadDone done) {
+                 pending = std::move(done);
+             }});
     auto session = initialized(u"2025-11-25"_s);
     auto contents = [](const QString &text) {
-        return ResourceReadResult::success({QJsonObject{{u"uri"_s, u"test://deferred"_s}, {u"text"_s, text}}});
+        return ResourceReadResult::success(
+                {QJsonObject{{u"uri"_s, u"test://deferred"_s}, {u"text"_s, text}}});
     };
 
     const Sent first = request(session, 7, u"resources/read"_s, {{u"uri"_s, u"test://deferred"_s}});
     QVERIFY(pending);
     ResourceReadDone firstDone = std::move(pending);
     pending = nullptr;
-    send(session, u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':7}}"_s);
+    send(session,
+         u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':7}}"_s);
     // The client may use the id again once its request is settled (here: cancelled).
-    const Sent second = request(session, 7, u"resources/read"_s, {{u"uri"_s, u"test://deferred"_s}});
+    const Sent second =
+            request(session, 7, u"resources/read"_s, {{u"uri"_s, u"test://deferred"_s}});
     QVERIFY(pending);
 
     firstDone(contents(u"stale"_s));
@@ -889,7 +942,9 @@ void TestMcpServer::lateAnswerAfterCancelAndReuseIsDropped()
 void TestMcpServer::errorResponseWithNullIdIsNotAnswered()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const Sent sent = send(session, u"{'jsonrpc':'2.0','id':null,'error':{'code':-32700,'message':'unreadable'}}"_s);
+    const Sent sent =
+            send(session,
+                 u"{'jsonrpc':'2.0','id':null,'error':{'code':-32700,'message':'unreadable'}}"_s);
     QVERIFY(!sent.owed);
     QVERIFY(sent.exchange->completions.isEmpty());
 }
@@ -910,7 +965,8 @@ void TestMcpServer::toolsListPagination()
     QJsonObject params;
     int pages = 0;
     for (;;) {
-        const QJsonObject response = request(session, pages + 1, u"tools/list"_s, params).response();
+        const QJsonObject response =
+                request(session, pages + 1, u"tools/list"_s, params).response();
         QVERIFY2(!response.contains(u"error"_s), jsonrpc::serialize(response).constData());
         const QJsonObject result = resultOf(response);
         const QJsonArray tools = result.value(u"tools"_s).toArray();
@@ -932,9 +988,12 @@ void TestMcpServer::toolsListForgedCursor_data()
     QTest::addColumn<QString>("cursor");
     QTest::newRow("garbage") << u"not-a-cursor"_s;
     QTest::newRow("empty") << QString();
-    QTest::newRow("past the end") << QString::fromLatin1(QByteArray("o:999").toBase64(QByteArray::Base64UrlEncoding));
-    QTest::newRow("negative") << QString::fromLatin1(QByteArray("o:-2").toBase64(QByteArray::Base64UrlEncoding));
-    QTest::newRow("not a number") << QString::fromLatin1(QByteArray("o:two").toBase64(QByteArray::Base64UrlEncoding));
+    QTest::newRow("past the end") << QString::fromLatin1(
+            QByteArray("o:999").toBase64(QByteArray::Base64UrlEncoding));
+    QTest::newRow("negative") << QString::fromLatin1(
+            QByteArray("o:-2").toBase64(QByteArray::Base64UrlEncoding));
+    QTest::newRow("not a number") << QString::fromLatin1(
+            QByteArray("o:two").toBase64(QByteArray::Base64UrlEncoding));
 }
 
 void TestMcpServer::toolsListForgedCursor()
@@ -942,7 +1001,8 @@ void TestMcpServer::toolsListForgedCursor()
     QFETCH(QString, cursor);
     m_server->setPageSize(2);
     auto session = initialized(u"2025-11-25"_s);
-    const QJsonObject response = request(session, 1, u"tools/list"_s, {{u"cursor"_s, cursor}}).response();
+    const QJsonObject response =
+            request(session, 1, u"tools/list"_s, {{u"cursor"_s, cursor}}).response();
     QCOMPARE(errorCode(response), -32602);
     QVERIFY(errorMessage(response).contains(u"cursor"_s));
 }
@@ -966,18 +1026,21 @@ void TestMcpServer::toolsListFieldsByVersion()
     QFETCH(bool, annotations);
 
     auto session = initialized(version);
-    const QJsonArray tools = resultOf(request(session, 1, u"tools/list"_s).response()).value(u"tools"_s).toArray();
+    const QJsonArray tools =
+            resultOf(request(session, 1, u"tools/list"_s).response()).value(u"tools"_s).toArray();
     QCOMPARE(tools.size(), 7);
     const QJsonObject echo = tools.at(0).toObject();
     QCOMPARE(echo.value(u"name"_s).toString(), u"echo"_s);
     QCOMPARE(echo.value(u"description"_s).toString(), u"Returns its text."_s);
-    QCOMPARE(echo.value(u"inputSchema"_s).toObject(), m_server->tools().find(u"echo"_s)->inputSchema);
+    QCOMPARE(echo.value(u"inputSchema"_s).toObject(),
+             m_server->tools().find(u"echo"_s)->inputSchema);
     QCOMPARE(echo.contains(u"title"_s), structured);
     QCOMPARE(echo.contains(u"outputSchema"_s), structured);
     QCOMPARE(echo.contains(u"annotations"_s), annotations);
     if (structured) {
         QCOMPARE(echo.value(u"title"_s).toString(), u"Echo Tool"_s);
-        QCOMPARE(echo.value(u"outputSchema"_s).toObject(), *m_server->tools().find(u"echo"_s)->outputSchema);
+        QCOMPARE(echo.value(u"outputSchema"_s).toObject(),
+                 *m_server->tools().find(u"echo"_s)->outputSchema);
     }
     if (annotations) {
         const QJsonObject hints = echo.value(u"annotations"_s).toObject();
@@ -1022,13 +1085,15 @@ void TestMcpServer::invalidArguments()
         QVERIFY2(firstText(result).contains(u"arguments.text"_s), qPrintable(firstText(result)));
     } else {
         QCOMPARE(errorCode(response), -32602);
-        QVERIFY2(errorMessage(response).contains(u"arguments.text"_s), qPrintable(errorMessage(response)));
+        QVERIFY2(errorMessage(response).contains(u"arguments.text"_s),
+                 qPrintable(errorMessage(response)));
     }
     QCOMPARE(m_echoCalls, 0);
 
     // A missing required argument, an unexpected one: same treatment.
     const QJsonObject missing = callTool(session, 2, u"echo"_s, {});
-    const QJsonObject extra = callTool(session, 3, u"echo"_s, {{u"text"_s, u"x"_s}, {u"loud"_s, true}});
+    const QJsonObject extra =
+            callTool(session, 3, u"echo"_s, {{u"text"_s, u"x"_s}, {u"loud"_s, true}});
     for (const QJsonObject &other : {missing, extra}) {
         if (asToolError)
             QCOMPARE(resultOf(other).value(u"isError"_s), QJsonValue(true));
@@ -1061,9 +1126,11 @@ void TestMcpServer::structuredContentByVersion()
     const QJsonObject result = resultOf(response);
     QCOMPARE(result.contains(u"structuredContent"_s), structured);
     if (structured)
-        QCOMPARE(result.value(u"structuredContent"_s).toObject(), (QJsonObject{{u"echo"_s, u"hi"_s}}));
+        QCOMPARE(result.value(u"structuredContent"_s).toObject(),
+                 (QJsonObject{{u"echo"_s, u"hi"_s}}));
     // Every revision gets the same data as text.
-    QCOMPARE(QJsonDocument::fromJson(firstText(result).toUtf8()).object(), (QJsonObject{{u"echo"_s, u"hi"_s}}));
+    QCOMPARE(QJsonDocument::fromJson(firstText(result).toUtf8()).object(),
+             (QJsonObject{{u"echo"_s, u"hi"_s}}));
     QVERIFY(!result.contains(u"isError"_s));
     QCOMPARE(m_echoCalls, 1);
 }
@@ -1074,7 +1141,8 @@ void TestMcpServer::outputSchemaViolation()
         auto session = initialized(version);
         const QJsonObject response = callTool(session, 1, u"broken"_s, {});
         QCOMPARE(errorCode(response), -32603);
-        QVERIFY2(errorMessage(response).contains(u"structuredContent.count"_s), qPrintable(errorMessage(response)));
+        QVERIFY2(errorMessage(response).contains(u"structuredContent.count"_s),
+                 qPrintable(errorMessage(response)));
         QVERIFY(!response.contains(u"result"_s));
     }
 }
@@ -1086,8 +1154,10 @@ void TestMcpServer::contentTypesByVersion_data()
 
     QTest::newRow("2024-11-05") << u"2024-11-05"_s << QStringList{u"text"_s};
     QTest::newRow("2025-03-26") << u"2025-03-26"_s << QStringList{u"text"_s, u"audio"_s};
-    QTest::newRow("2025-06-18") << u"2025-06-18"_s << QStringList{u"text"_s, u"audio"_s, u"resource_link"_s};
-    QTest::newRow("2025-11-25") << u"2025-11-25"_s << QStringList{u"text"_s, u"audio"_s, u"resource_link"_s};
+    QTest::newRow("2025-06-18") << u"2025-06-18"_s
+                                << QStringList{u"text"_s, u"audio"_s, u"resource_link"_s};
+    QTest::newRow("2025-11-25") << u"2025-11-25"_s
+                                << QStringList{u"text"_s, u"audio"_s, u"resource_link"_s};
 }
 
 void TestMcpServer::contentTypesByVersion()
@@ -1106,7 +1176,9 @@ void TestMcpServer::contentTypesByVersion()
 void TestMcpServer::asyncToolCall()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const Sent sent = request(session, 1, u"tools/call"_s, {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 20}}}});
+    const Sent sent =
+            request(session, 1, u"tools/call"_s,
+                    {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 20}}}});
     QVERIFY(sent.owed);
     QVERIFY(sent.exchange->completions.isEmpty());
     QCOMPARE(session->requestsInFlight(), 1);
@@ -1134,7 +1206,8 @@ void TestMcpServer::progress()
     const Sent sent = request(session, 1, u"tools/call"_s, params);
     QCOMPARE(firstText(resultOf(sent.response())), u"done"_s);
 
-    const QList<QJsonObject> notifications = sent.exchange->relatedWithMethod(u"notifications/progress"_s);
+    const QList<QJsonObject> notifications =
+            sent.exchange->relatedWithMethod(u"notifications/progress"_s);
     QCOMPARE(sent.exchange->related.size(), notifications.size());
     QVERIFY(m_channel.messages.isEmpty());
     if (token.isUndefined()) {
@@ -1149,7 +1222,8 @@ void TestMcpServer::progress()
         values.append(p.value(u"progress"_s).toDouble());
     }
     QCOMPARE(values, (QList<double>{1, 2, 3}));
-    QCOMPARE(notifications.at(1).value(u"params"_s).toObject().value(u"message"_s).toString(), u"half way"_s);
+    QCOMPARE(notifications.at(1).value(u"params"_s).toObject().value(u"message"_s).toString(),
+             u"half way"_s);
 }
 
 // The admin channel and the audit log see every call: started once, finished once, with the
@@ -1159,26 +1233,32 @@ void TestMcpServer::callRecordsEveryOutcome()
     QList<ToolCallRecord> started;
     QList<ToolCallRecord> finished;
     QList<bool> hadResult;
-    connect(m_server.get(), &McpServer::toolCallStarted, this, [&](const ToolCallRecord &call) { started.append(call); });
-    connect(m_server.get(), &McpServer::toolCallFinished, this, [&](const ToolCallRecord &call, const ToolResult *result) {
-        finished.append(call);
-        hadResult.append(result != nullptr);
-    });
+    connect(m_server.get(), &McpServer::toolCallStarted, this,
+            [&](const ToolCallRecord &call) { started.append(call); });
+    connect(m_server.get(), &McpServer::toolCallFinished, this,
+            [&](const ToolCallRecord &call, const ToolResult *result) {
+                finished.append(call);
+                hadResult.append(result != nullptr);
+            });
 
     auto session = initialized(u"2025-11-25"_s);
     callTool(session, 1, u"echo"_s, {{u"text"_s, u"hi"_s}});
     callTool(session, 2, u"echo"_s, {{u"wrong"_s, 1}});
     callTool(session, 3, u"no_such_tool"_s, {});
     callTool(session, 4, u"broken"_s, {});
-    const Sent slow = request(session, 5, u"tools/call"_s, {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 5000}}}});
+    const Sent slow =
+            request(session, 5, u"tools/call"_s,
+                    {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 5000}}}});
     QCOMPARE(finished.size(), 4);
-    send(session, u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':5,'reason':'stop'}}"_s);
+    send(session,
+         u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':5,'reason':'stop'}}"_s);
 
     QCOMPARE(started.size(), 5);
     QCOMPARE(finished.size(), 5);
-    const QList<ToolCallOutcome> expected{ToolCallOutcome::Succeeded, ToolCallOutcome::InvalidArguments,
-                                          ToolCallOutcome::UnknownTool, ToolCallOutcome::BrokeOutputSchema,
-                                          ToolCallOutcome::Cancelled};
+    const QList<ToolCallOutcome> expected{
+            ToolCallOutcome::Succeeded, ToolCallOutcome::InvalidArguments,
+            ToolCallOutcome::UnknownTool, ToolCallOutcome::BrokeOutputSchema,
+            ToolCallOutcome::Cancelled};
     for (int i = 0; i < 5; ++i) {
         QCOMPARE(finished[i].outcome, expected[i]);
         QCOMPARE(finished[i].callId, started[i].callId);
@@ -1200,8 +1280,11 @@ void TestMcpServer::callRecordsEveryOutcome()
             [&completionsSeen, exchange](const ToolCallRecord &, const ToolResult *) {
                 completionsSeen = int(exchange->completions.size());
             });
-    m_server->handlePayload(session, jsonrpc::parsePayload(jsonText(
-            u"{'jsonrpc':'2.0','id':9,'method':'tools/call','params':{'name':'echo','arguments':{'text':'x'}}}"_s)), exchange);
+    m_server->handlePayload(
+            session,
+            jsonrpc::parsePayload(jsonText(
+                    u"{'jsonrpc':'2.0','id':9,'method':'tools/call','params':{'name':'echo','arguments':{'text':'x'}}}"_s)),
+            exchange);
     QCOMPARE(completionsSeen, 0);
     QCOMPARE(exchange->completions.size(), 1);
     Q_UNUSED(slow);
@@ -1217,10 +1300,11 @@ void TestMcpServer::failClosedCheckRefusesCalls()
     connect(m_server.get(), &McpServer::toolCallStarted, this, [&](const ToolCallRecord &) {
         lastRecordState = failingAt == u"started"_s ? u"disk full"_s : QString();
     });
-    connect(m_server.get(), &McpServer::toolCallFinished, this, [&](const ToolCallRecord &, const ToolResult *) {
-        ++finishedRecords;
-        lastRecordState = failingAt == u"finished"_s ? u"disk full"_s : QString();
-    });
+    connect(m_server.get(), &McpServer::toolCallFinished, this,
+            [&](const ToolCallRecord &, const ToolResult *) {
+                ++finishedRecords;
+                lastRecordState = failingAt == u"finished"_s ? u"disk full"_s : QString();
+            });
     m_server->setFailClosedCheck([&lastRecordState] { return lastRecordState; });
     auto session = initialized(u"2025-11-25"_s);
 
@@ -1250,8 +1334,9 @@ void TestMcpServer::cancellation()
     QVERIFY(m_lastCall);
     const std::shared_ptr<ToolCall> call = m_lastCall;
 
-    const Sent cancel = send(session, u"{'jsonrpc':'2.0','method':'notifications/cancelled',"
-                                      u"'params':{'requestId':7,'reason':'user pressed stop'}}"_s);
+    const Sent cancel = send(session,
+                             u"{'jsonrpc':'2.0','method':'notifications/cancelled',"
+                             u"'params':{'requestId':7,'reason':'user pressed stop'}}"_s);
     QVERIFY(!cancel.owed);
     QVERIFY(cancel.exchange->completions.isEmpty());
 
@@ -1274,14 +1359,17 @@ void TestMcpServer::cancellation()
     QCOMPARE(m_cancelReasons.size(), 1);
 
     // Cancelling again, or cancelling what is not in flight, changes nothing.
-    send(session, u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':7}}"_s);
+    send(session,
+         u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':7}}"_s);
     QCOMPARE(m_cancelReasons.size(), 1);
     QCOMPARE(sent.exchange->completions.size(), 1);
 
     // A cancellation that names the string '7' does not touch the numeric id 7.
-    const Sent second = request(session, 8, u"tools/call"_s,
-                                {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 20}}}});
-    send(session, u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':'8'}}"_s);
+    const Sent second =
+            request(session, 8, u"tools/call"_s,
+                    {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 20}}}});
+    send(session,
+         u"{'jsonrpc':'2.0','method':'notifications/cancelled','params':{'requestId':'8'}}"_s);
     QVERIFY(!m_lastCall->isCancelled());
     QTRY_COMPARE_WITH_TIMEOUT(second.exchange->completions.size(), 1, 5000);
     QCOMPARE(firstText(resultOf(second.response())), u"slept"_s);
@@ -1292,8 +1380,10 @@ void TestMcpServer::logLevelFilters_data()
     QTest::addColumn<QString>("level");
     QTest::addColumn<QStringList>("expected");
 
-    QTest::newRow("no level set") << QString() << QStringList{u"debug"_s, u"info"_s, u"warning"_s, u"error"_s};
-    QTest::newRow("debug") << u"debug"_s << QStringList{u"debug"_s, u"info"_s, u"warning"_s, u"error"_s};
+    QTest::newRow("no level set") << QString()
+                                  << QStringList{u"debug"_s, u"info"_s, u"warning"_s, u"error"_s};
+    QTest::newRow("debug") << u"debug"_s
+                           << QStringList{u"debug"_s, u"info"_s, u"warning"_s, u"error"_s};
     QTest::newRow("info") << u"info"_s << QStringList{u"info"_s, u"warning"_s, u"error"_s};
     QTest::newRow("notice") << u"notice"_s << QStringList{u"warning"_s, u"error"_s};
     QTest::newRow("warning") << u"warning"_s << QStringList{u"warning"_s, u"error"_s};
@@ -1308,13 +1398,16 @@ void TestMcpServer::logLevelFilters()
 
     auto session = initialized(u"2025-11-25"_s);
     if (!level.isEmpty()) {
-        const QJsonObject response = request(session, u"lvl"_s, u"logging/setLevel"_s, {{u"level"_s, level}}).response();
+        const QJsonObject response =
+                request(session, u"lvl"_s, u"logging/setLevel"_s, {{u"level"_s, level}}).response();
         QCOMPARE(response.value(u"result"_s), QJsonValue(QJsonObject()));
     }
-    const Sent sent = request(session, 1, u"tools/call"_s, {{u"name"_s, u"chatty"_s}, {u"arguments"_s, QJsonObject{}}});
+    const Sent sent = request(session, 1, u"tools/call"_s,
+                              {{u"name"_s, u"chatty"_s}, {u"arguments"_s, QJsonObject{}}});
     QCOMPARE(firstText(resultOf(sent.response())), u"logged"_s);
     QStringList levels;
-    for (const QJsonObject &message : sent.exchange->relatedWithMethod(u"notifications/message"_s)) {
+    for (const QJsonObject &message :
+         sent.exchange->relatedWithMethod(u"notifications/message"_s)) {
         const QJsonObject params = message.value(u"params"_s).toObject();
         levels.append(params.value(u"level"_s).toString());
         if (params.value(u"level"_s).toString() == u"warning"_s) {
@@ -1336,14 +1429,20 @@ void TestMcpServer::listChangedBroadcast()
     ToolDefinition added;
     added.name = u"added"_s;
     added.inputSchema = objectFrom(u"{'type':'object'}"_s);
-    added.handler = [](const std::shared_ptr<ToolCall> &call) { call->finish(ToolResult::text(u"hi"_s)); };
+    added.handler = [](const std::shared_ptr<ToolCall> &call) {
+        call->finish(ToolResult::text(u"hi"_s));
+    };
     m_server->tools().add(added);
 
     QCOMPARE(readyChannel.messages.size(), 1);
-    QCOMPARE(readyChannel.messages.first().value(u"method"_s).toString(), u"notifications/tools/list_changed"_s);
+    QCOMPARE(readyChannel.messages.first().value(u"method"_s).toString(),
+             u"notifications/tools/list_changed"_s);
     QVERIFY(!readyChannel.messages.first().contains(u"id"_s));
     QVERIFY(freshChannel.messages.isEmpty());
-    QCOMPARE(toolNames(resultOf(request(ready, 1, u"tools/list"_s).response()).value(u"tools"_s).toArray()).last(),
+    QCOMPARE(toolNames(resultOf(request(ready, 1, u"tools/list"_s).response())
+                               .value(u"tools"_s)
+                               .toArray())
+                     .last(),
              u"added"_s);
 
     QVERIFY(m_server->tools().remove(u"added"_s));
@@ -1362,11 +1461,13 @@ void TestMcpServer::listChangedBroadcast()
 void TestMcpServer::clientRequestAnswered()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const Sent sent = request(session, 1, u"tools/call"_s, {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{}}});
+    const Sent sent = request(session, 1, u"tools/call"_s,
+                              {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{}}});
     QVERIFY(sent.owed);
     QVERIFY(sent.exchange->completions.isEmpty());
     // The question travels with the request it belongs to.
-    const QList<QJsonObject> questions = sent.exchange->relatedWithMethod(u"sampling/createMessage"_s);
+    const QList<QJsonObject> questions =
+            sent.exchange->relatedWithMethod(u"sampling/createMessage"_s);
     QCOMPARE(questions.size(), 1);
     QVERIFY(m_channel.messages.isEmpty());
     const QJsonValue questionId = questions.first().value(u"id"_s);
@@ -1378,7 +1479,8 @@ void TestMcpServer::clientRequestAnswered()
     QVERIFY(!stray.owed);
     QVERIFY(m_clientReplies.isEmpty());
 
-    const QJsonObject answer = objectFrom(u"{'role':'assistant','content':{'type':'text','text':'forty-two'},'model':'m'}"_s);
+    const QJsonObject answer = objectFrom(
+            u"{'role':'assistant','content':{'type':'text','text':'forty-two'},'model':'m'}"_s);
     const Sent reply = sendMessage(session, jsonrpc::makeResult(questionId, answer));
     QVERIFY(!reply.owed);
     QVERIFY(reply.exchange->completions.isEmpty());
@@ -1396,10 +1498,13 @@ void TestMcpServer::clientRequestAnswered()
 void TestMcpServer::clientRequestErrorResponse()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const Sent sent = request(session, 1, u"tools/call"_s, {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{}}});
-    const QList<QJsonObject> questions = sent.exchange->relatedWithMethod(u"sampling/createMessage"_s);
+    const Sent sent = request(session, 1, u"tools/call"_s,
+                              {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{}}});
+    const QList<QJsonObject> questions =
+            sent.exchange->relatedWithMethod(u"sampling/createMessage"_s);
     QCOMPARE(questions.size(), 1);
-    const Sent reply = sendMessage(session, jsonrpc::makeError(questions.first().value(u"id"_s), -1, u"user rejected"_s));
+    const Sent reply = sendMessage(
+            session, jsonrpc::makeError(questions.first().value(u"id"_s), -1, u"user rejected"_s));
     QVERIFY(!reply.owed);
     QCOMPARE(m_clientReplies.size(), 1);
     QVERIFY(m_clientReplies.first().error.contains(u"user rejected"_s));
@@ -1412,18 +1517,22 @@ void TestMcpServer::clientRequestErrorResponse()
 void TestMcpServer::clientRequestTimeout()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const Sent sent = request(session, 1, u"tools/call"_s,
-                              {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{{u"timeoutMs"_s, 40}}}});
-    const QList<QJsonObject> questions = sent.exchange->relatedWithMethod(u"sampling/createMessage"_s);
+    const Sent sent =
+            request(session, 1, u"tools/call"_s,
+                    {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{{u"timeoutMs"_s, 40}}}});
+    const QList<QJsonObject> questions =
+            sent.exchange->relatedWithMethod(u"sampling/createMessage"_s);
     QCOMPARE(questions.size(), 1);
     QVERIFY(sent.exchange->completions.isEmpty());
     QTRY_COMPARE_WITH_TIMEOUT(m_clientReplies.size(), 1, 5000);
-    QVERIFY2(m_clientReplies.first().error.contains(u"40 ms"_s), qPrintable(m_clientReplies.first().error));
+    QVERIFY2(m_clientReplies.first().error.contains(u"40 ms"_s),
+             qPrintable(m_clientReplies.first().error));
     const QJsonObject result = resultOf(sent.response());
     QCOMPARE(result.value(u"isError"_s), QJsonValue(true));
 
     // The answer that comes too late is not delivered.
-    const Sent late = sendMessage(session, jsonrpc::makeResult(questions.first().value(u"id"_s), QJsonObject{}));
+    const Sent late = sendMessage(
+            session, jsonrpc::makeResult(questions.first().value(u"id"_s), QJsonObject{}));
     QVERIFY(!late.owed);
     QCOMPARE(m_clientReplies.size(), 1);
     QCOMPARE(sent.exchange->completions.size(), 1);
@@ -1435,10 +1544,12 @@ void TestMcpServer::sessionCloseFailsOutstandingWork()
     auto session = initialized(u"2025-11-25"_s, &channel);
     QSignalSpy closed(m_server.get(), &McpServer::sessionClosed);
 
-    const Sent asking = request(session, 1, u"tools/call"_s, {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{}}});
+    const Sent asking = request(session, 1, u"tools/call"_s,
+                                {{u"name"_s, u"ask"_s}, {u"arguments"_s, QJsonObject{}}});
     const std::shared_ptr<ToolCall> askCall = m_lastCall;
-    const Sent sleeping = request(session, 2, u"tools/call"_s,
-                                  {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 600000}}}});
+    const Sent sleeping =
+            request(session, 2, u"tools/call"_s,
+                    {{u"name"_s, u"slow"_s}, {u"arguments"_s, QJsonObject{{u"ms"_s, 600000}}}});
     const std::shared_ptr<ToolCall> slowCall = m_lastCall;
     QVERIFY(askCall && slowCall && askCall != slowCall);
     QCOMPARE(session->requestsInFlight(), 2);
@@ -1453,7 +1564,8 @@ void TestMcpServer::sessionCloseFailsOutstandingWork()
     QCOMPARE(closed.first().at(0).toString(), session->id());
     // The outstanding question to the client failed ...
     QCOMPARE(m_clientReplies.size(), 1);
-    QVERIFY2(m_clientReplies.first().error.contains(u"session has ended"_s), qPrintable(m_clientReplies.first().error));
+    QVERIFY2(m_clientReplies.first().error.contains(u"session has ended"_s),
+             qPrintable(m_clientReplies.first().error));
     // ... both calls were cancelled, with the reason ...
     QVERIFY(askCall->isCancelled());
     QVERIFY(slowCall->isCancelled());
@@ -1467,7 +1579,9 @@ void TestMcpServer::sessionCloseFailsOutstandingWork()
 
     // Asking the client after the end fails at once; nothing reaches the channel.
     QString error;
-    session->requestFromClient({}, u"roots/list"_s, {}, [&](const QJsonObject &, const QString &e) { error = e; }, 1000);
+    session->requestFromClient(
+            {}, u"roots/list"_s, {}, [&](const QJsonObject &, const QString &e) { error = e; },
+            1000);
     QVERIFY(error.contains(u"session has ended"_s));
     QVERIFY(channel.messages.isEmpty());
 }
@@ -1478,24 +1592,36 @@ void TestMcpServer::sessionCloseFailsOutstandingWork()
 void TestMcpServer::resourcesReadAndUnknownUri()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const QJsonObject ok = request(session, 1, u"resources/read"_s, {{u"uri"_s, u"mem://status"_s}}).response();
+    const QJsonObject ok =
+            request(session, 1, u"resources/read"_s, {{u"uri"_s, u"mem://status"_s}}).response();
     const QJsonArray contents = resultOf(ok).value(u"contents"_s).toArray();
     QCOMPARE(contents.size(), 1);
     QCOMPARE(contents.first().toObject().value(u"text"_s).toString(), u"ok"_s);
 
-    const QJsonObject missing = request(session, 2, u"resources/read"_s, {{u"uri"_s, u"mem://nothing"_s}}).response();
+    const QJsonObject missing =
+            request(session, 2, u"resources/read"_s, {{u"uri"_s, u"mem://nothing"_s}}).response();
     QCOMPARE(errorCode(missing), -32002);
     QCOMPARE(missing.value(u"id"_s), QJsonValue(2));
-    QCOMPARE(missing.value(u"error"_s).toObject().value(u"data"_s).toObject().value(u"uri"_s).toString(),
+    QCOMPARE(missing.value(u"error"_s)
+                     .toObject()
+                     .value(u"data"_s)
+                     .toObject()
+                     .value(u"uri"_s)
+                     .toString(),
              u"mem://nothing"_s);
 
-    const QJsonArray listed = resultOf(request(session, 3, u"resources/list"_s).response()).value(u"resources"_s).toArray();
+    const QJsonArray listed = resultOf(request(session, 3, u"resources/list"_s).response())
+                                      .value(u"resources"_s)
+                                      .toArray();
     QCOMPARE(listed.size(), 1);
     QCOMPARE(listed.first().toObject().value(u"uri"_s).toString(), u"mem://status"_s);
     const QJsonArray templates =
-            resultOf(request(session, 4, u"resources/templates/list"_s).response()).value(u"resourceTemplates"_s).toArray();
+            resultOf(request(session, 4, u"resources/templates/list"_s).response())
+                    .value(u"resourceTemplates"_s)
+                    .toArray();
     QCOMPARE(templates.size(), 2);
-    QCOMPARE(templates.first().toObject().value(u"uriTemplate"_s).toString(), u"repo://{owner}/tree/{+path}"_s);
+    QCOMPARE(templates.first().toObject().value(u"uriTemplate"_s).toString(),
+             u"repo://{owner}/tree/{+path}"_s);
 }
 
 void TestMcpServer::resourceTemplateVariables_data()
@@ -1505,7 +1631,8 @@ void TestMcpServer::resourceTemplateVariables_data()
 
     QTest::newRow("segment and rest") << u"repo://alice/tree/src/main.cpp"_s
                                       << QStringList{u"owner=alice"_s, u"path=src/main.cpp"_s};
-    QTest::newRow("rest of one segment") << u"repo://bob/tree/README"_s << QStringList{u"owner=bob"_s, u"path=README"_s};
+    QTest::newRow("rest of one segment")
+            << u"repo://bob/tree/README"_s << QStringList{u"owner=bob"_s, u"path=README"_s};
     QTest::newRow("single segment") << u"logs://build"_s << QStringList{u"name=build"_s};
     QTest::newRow("segment cannot hold a slash") << u"logs://build/old"_s << QStringList();
     QTest::newRow("owner cannot hold a slash") << u"repo://a/b/tree/x"_s << QStringList();
@@ -1519,7 +1646,8 @@ void TestMcpServer::resourceTemplateVariables()
     QFETCH(QStringList, variables);
 
     auto session = initialized(u"2025-11-25"_s);
-    const QJsonObject response = request(session, 1, u"resources/read"_s, {{u"uri"_s, uri}}).response();
+    const QJsonObject response =
+            request(session, 1, u"resources/read"_s, {{u"uri"_s, uri}}).response();
     if (variables.isEmpty()) {
         QCOMPARE(errorCode(response), -32002);
         return;
@@ -1530,17 +1658,28 @@ void TestMcpServer::resourceTemplateVariables()
         got.append(it.key() + u'=' + it.value());
     got.sort();
     QCOMPARE(got, variables);
-    QCOMPARE(resultOf(response).value(u"contents"_s).toArray().first().toObject().value(u"uri"_s).toString(), uri);
+    QCOMPARE(resultOf(response)
+                     .value(u"contents"_s)
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(u"uri"_s)
+                     .toString(),
+             uri);
 }
 
 void TestMcpServer::subscribeUnknownResource()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const QJsonObject response = request(session, 1, u"resources/subscribe"_s, {{u"uri"_s, u"mem://nothing"_s}}).response();
+    const QJsonObject response =
+            request(session, 1, u"resources/subscribe"_s, {{u"uri"_s, u"mem://nothing"_s}})
+                    .response();
     QCOMPARE(errorCode(response), -32002);
     QVERIFY(session->subscriptions().isEmpty());
 
-    const QJsonObject ok = request(session, 2, u"resources/subscribe"_s, {{u"uri"_s, u"repo://a/tree/f"_s}}).response();
+    const QJsonObject ok =
+            request(session, 2, u"resources/subscribe"_s, {{u"uri"_s, u"repo://a/tree/f"_s}})
+                    .response();
     QCOMPARE(ok.value(u"result"_s), QJsonValue(QJsonObject()));
     QVERIFY(session->subscriptions().contains(u"repo://a/tree/f"_s));
 }
@@ -1552,14 +1691,16 @@ void TestMcpServer::resourcesUpdatedOnlyToSubscribers()
     auto subscriber = initialized(u"2025-11-25"_s, &subscriberChannel);
     auto other = initialized(u"2025-06-18"_s, &otherChannel);
 
-    const Sent subscribed = request(subscriber, 1, u"resources/subscribe"_s, {{u"uri"_s, u"mem://status"_s}});
+    const Sent subscribed =
+            request(subscriber, 1, u"resources/subscribe"_s, {{u"uri"_s, u"mem://status"_s}});
     QCOMPARE(subscribed.response().value(u"result"_s), QJsonValue(QJsonObject()));
 
     m_server->resources().notifyUpdated(u"mem://status"_s);
     QCOMPARE(subscriberChannel.messages.size(), 1);
     const QJsonObject notification = subscriberChannel.messages.first();
     QCOMPARE(notification.value(u"method"_s).toString(), u"notifications/resources/updated"_s);
-    QCOMPARE(notification.value(u"params"_s).toObject().value(u"uri"_s).toString(), u"mem://status"_s);
+    QCOMPARE(notification.value(u"params"_s).toObject().value(u"uri"_s).toString(),
+             u"mem://status"_s);
     QVERIFY(otherChannel.messages.isEmpty());
     // Unrelated messages never ride on the subscribe request's exchange.
     QVERIFY(subscribed.exchange->related.isEmpty());
@@ -1570,7 +1711,8 @@ void TestMcpServer::resourcesUpdatedOnlyToSubscribers()
     QVERIFY(otherChannel.messages.isEmpty());
 
     const QJsonObject unsubscribed =
-            request(subscriber, 2, u"resources/unsubscribe"_s, {{u"uri"_s, u"mem://status"_s}}).response();
+            request(subscriber, 2, u"resources/unsubscribe"_s, {{u"uri"_s, u"mem://status"_s}})
+                    .response();
     QCOMPARE(unsubscribed.value(u"result"_s), QJsonValue(QJsonObject()));
     m_server->resources().notifyUpdated(u"mem://status"_s);
     QCOMPARE(subscriberChannel.messages.size(), 1);
@@ -1580,20 +1722,24 @@ void TestMcpServer::resourcesUpdatedOnlyToSubscribers()
 void TestMcpServer::promptsGet()
 {
     auto session = initialized(u"2025-11-25"_s);
-    const QJsonObject missing = request(session, 1, u"prompts/get"_s, {{u"name"_s, u"review"_s}}).response();
+    const QJsonObject missing =
+            request(session, 1, u"prompts/get"_s, {{u"name"_s, u"review"_s}}).response();
     QCOMPARE(errorCode(missing), -32602);
     QVERIFY2(errorMessage(missing).contains(u"'code'"_s), qPrintable(errorMessage(missing)));
 
-    const QJsonObject onlyOptional = request(session, 2, u"prompts/get"_s,
-                                             {{u"name"_s, u"review"_s}, {u"arguments"_s, QJsonObject{{u"style"_s, u"x"_s}}}})
-                                             .response();
+    const QJsonObject onlyOptional =
+            request(session, 2, u"prompts/get"_s,
+                    {{u"name"_s, u"review"_s}, {u"arguments"_s, QJsonObject{{u"style"_s, u"x"_s}}}})
+                    .response();
     QCOMPARE(errorCode(onlyOptional), -32602);
 
-    const QJsonObject unknown = request(session, 3, u"prompts/get"_s, {{u"name"_s, u"nope"_s}}).response();
+    const QJsonObject unknown =
+            request(session, 3, u"prompts/get"_s, {{u"name"_s, u"nope"_s}}).response();
     QCOMPARE(errorCode(unknown), -32602);
 
     const QJsonObject ok = request(session, 4, u"prompts/get"_s,
-                                   {{u"name"_s, u"review"_s}, {u"arguments"_s, QJsonObject{{u"code"_s, u"int x;"_s}}}})
+                                   {{u"name"_s, u"review"_s},
+                                    {u"arguments"_s, QJsonObject{{u"code"_s, u"int x;"_s}}}})
                                    .response();
     QVERIFY2(!ok.contains(u"error"_s), jsonrpc::serialize(ok).constData());
     const QJsonObject result = resultOf(ok);
@@ -1603,7 +1749,9 @@ void TestMcpServer::promptsGet()
     QCOMPARE(messages.first().toObject().value(u"content"_s).toObject().value(u"text"_s).toString(),
              u"Review (plain): int x;"_s);
 
-    const QJsonArray prompts = resultOf(request(session, 5, u"prompts/list"_s).response()).value(u"prompts"_s).toArray();
+    const QJsonArray prompts = resultOf(request(session, 5, u"prompts/list"_s).response())
+                                       .value(u"prompts"_s)
+                                       .toArray();
     QCOMPARE(prompts.size(), 2);
     const QJsonArray arguments = prompts.first().toObject().value(u"arguments"_s).toArray();
     QCOMPARE(arguments.size(), 2);
@@ -1616,25 +1764,32 @@ void TestMcpServer::completionComplete()
     auto session = initialized(u"2025-11-25"_s);
     auto complete = [&](int id, const QJsonObject &ref, const QString &name, const QString &value) {
         return request(session, id, u"completion/complete"_s,
-                       {{u"ref"_s, ref}, {u"argument"_s, QJsonObject{{u"name"_s, name}, {u"value"_s, value}}}})
+                       {{u"ref"_s, ref},
+                        {u"argument"_s, QJsonObject{{u"name"_s, name}, {u"value"_s, value}}}})
                 .response();
     };
     const QJsonObject promptRef{{u"type"_s, u"ref/prompt"_s}, {u"name"_s, u"review"_s}};
 
-    QJsonObject completion = resultOf(complete(1, promptRef, u"style"_s, u"ca"_s)).value(u"completion"_s).toObject();
+    QJsonObject completion =
+            resultOf(complete(1, promptRef, u"style"_s, u"ca"_s)).value(u"completion"_s).toObject();
     QCOMPARE(completion.value(u"values"_s).toArray(), (QJsonArray{u"careful"_s, u"casual"_s}));
     QCOMPARE(completion.value(u"total"_s).toInt(), 2);
     QCOMPARE(completion.value(u"hasMore"_s), QJsonValue(false));
 
-    completion = resultOf(complete(2, promptRef, u"code"_s, u""_s)).value(u"completion"_s).toObject();
+    completion =
+            resultOf(complete(2, promptRef, u"code"_s, u""_s)).value(u"completion"_s).toObject();
     QCOMPARE(completion.value(u"values"_s).toArray(), QJsonArray());
 
-    const QJsonObject templateRef{{u"type"_s, u"ref/resource"_s}, {u"uri"_s, u"repo://{owner}/tree/{+path}"_s}};
-    completion = resultOf(complete(3, templateRef, u"owner"_s, u"al"_s)).value(u"completion"_s).toObject();
+    const QJsonObject templateRef{{u"type"_s, u"ref/resource"_s},
+                                  {u"uri"_s, u"repo://{owner}/tree/{+path}"_s}};
+    completion = resultOf(complete(3, templateRef, u"owner"_s, u"al"_s))
+                         .value(u"completion"_s)
+                         .toObject();
     QCOMPARE(completion.value(u"values"_s).toArray(), (QJsonArray{u"alice"_s, u"albert"_s}));
 
     // At most 100 values, with the true total.
-    completion = resultOf(complete(4, {{u"type"_s, u"ref/prompt"_s}, {u"name"_s, u"many"_s}}, u"n"_s, u"v"_s))
+    completion = resultOf(complete(4, {{u"type"_s, u"ref/prompt"_s}, {u"name"_s, u"many"_s}},
+                                   u"n"_s, u"v"_s))
                          .value(u"completion"_s)
                          .toObject();
     QCOMPARE(completion.value(u"values"_s).toArray().size(), 100);
@@ -1642,8 +1797,11 @@ void TestMcpServer::completionComplete()
     QCOMPARE(completion.value(u"total"_s).toInt(), 150);
     QCOMPARE(completion.value(u"hasMore"_s), QJsonValue(true));
 
-    QCOMPARE(errorCode(complete(5, {{u"type"_s, u"ref/prompt"_s}, {u"name"_s, u"nope"_s}}, u"x"_s, u""_s)), -32602);
-    QCOMPARE(errorCode(complete(6, {{u"type"_s, u"ref/resource"_s}, {u"uri"_s, u"mem://{nope}"_s}}, u"x"_s, u""_s)),
+    QCOMPARE(errorCode(complete(5, {{u"type"_s, u"ref/prompt"_s}, {u"name"_s, u"nope"_s}}, u"x"_s,
+                                u""_s)),
+             -32602);
+    QCOMPARE(errorCode(complete(6, {{u"type"_s, u"ref/resource"_s}, {u"uri"_s, u"mem://{nope}"_s}},
+                                u"x"_s, u""_s)),
              -32602);
 }
 

@@ -19,9 +19,10 @@ using namespace cmcp;
 
 namespace {
 
-const QStringList kLayers{QStringLiteral("identity"), QStringLiteral("rlimits"), QStringLiteral("cgroup"),
-                          QStringLiteral("userns"), QStringLiteral("namespaces"), QStringLiteral("openat2"),
-                          QStringLiteral("landlock"), QStringLiteral("seccomp"), QStringLiteral("apparmor")};
+const QStringList kLayers{
+        QStringLiteral("identity"), QStringLiteral("rlimits"),    QStringLiteral("cgroup"),
+        QStringLiteral("userns"),   QStringLiteral("namespaces"), QStringLiteral("openat2"),
+        QStringLiteral("landlock"), QStringLiteral("seccomp"),    QStringLiteral("apparmor")};
 
 struct Run
 {
@@ -41,13 +42,15 @@ Run runCommand(const QString &program, const QStringList &arguments)
 QString readText(const QString &path)
 {
     QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? QString::fromLatin1(file.readAll()).trimmed() : QString();
+    return file.open(QIODevice::ReadOnly) ? QString::fromLatin1(file.readAll()).trimmed()
+                                          : QString();
 }
 
 // "Name:\tvalue" from /proc/self/status; a null string when the line is absent.
 QString statusField(const QString &name)
 {
-    for (const QString &line : readText(QStringLiteral("/proc/self/status")).split(QLatin1Char('\n'))) {
+    for (const QString &line :
+         readText(QStringLiteral("/proc/self/status")).split(QLatin1Char('\n'))) {
         if (line.startsWith(name + QLatin1Char(':')))
             return line.mid(name.size() + 1).trimmed();
     }
@@ -66,7 +69,11 @@ class TestSandboxProbe : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { m_caps = SandboxProbe::run(); qInfo().noquote() << '\n' + m_caps.table(); }
+    void initTestCase()
+    {
+        m_caps = SandboxProbe::run();
+        qInfo().noquote() << '\n' + m_caps.table();
+    }
 
     void reportsEveryLayerOnce()
     {
@@ -86,10 +93,13 @@ private Q_SLOTS:
         const qsizetype stateColumn = lines.first().indexOf(QLatin1String("state"));
         QVERIFY(stateColumn > 0);
         for (const QString &name : kLayers) {
-            const auto line = std::find_if(lines.cbegin(), lines.cend(), [&](const QString &l) { return l.startsWith(name + QLatin1Char(' ')); });
+            const auto line = std::find_if(lines.cbegin(), lines.cend(), [&](const QString &l) {
+                return l.startsWith(name + QLatin1Char(' '));
+            });
             QVERIFY2(line != lines.cend(), qPrintable(name));
             const QString state = line->mid(stateColumn).section(QLatin1Char(' '), 0, 0);
-            QVERIFY2(state == QLatin1String("available") || state == QLatin1String("unavailable"), qPrintable(*line));
+            QVERIFY2(state == QLatin1String("available") || state == QLatin1String("unavailable"),
+                     qPrintable(*line));
         }
     }
 
@@ -101,19 +111,25 @@ private Q_SLOTS:
         for (const QString &name : kLayers) {
             const QJsonObject layer = layers.value(name).toObject();
             QVERIFY2(!layer.isEmpty(), qPrintable(name));
-            QCOMPARE(layer.value(QLatin1String("state")).toString(), sandboxLayerStateName(m_caps.layer(name)->state));
+            QCOMPARE(layer.value(QLatin1String("state")).toString(),
+                     sandboxLayerStateName(m_caps.layer(name)->state));
         }
         QCOMPARE(json.value(QLatin1String("landlockAbi")).toInt(), m_caps.landlockAbi);
-        QCOMPARE(json.value(QLatin1String("cgroupMode")).toString(), cgroupModeName(m_caps.cgroupMode));
+        QCOMPARE(json.value(QLatin1String("cgroupMode")).toString(),
+                 cgroupModeName(m_caps.cgroupMode));
     }
 
     void landlockAgreesWithLsmList()
     {
         QString lsm = readText(QStringLiteral("/sys/kernel/security/lsm"));
         if (lsm.isEmpty()) {
-            // securityfs is not mounted in some containers: mount it in a throw-away mount namespace.
-            lsm = runCommand(QStringLiteral("unshare"), {QStringLiteral("-m"), QStringLiteral("sh"), QStringLiteral("-c"),
-                                                         QStringLiteral("mount -t securityfs none /sys/kernel/security && cat /sys/kernel/security/lsm")}).output;
+            // securityfs is not mounted in some containers: mount it in a throw-away mount
+            // namespace.
+            lsm = runCommand(QStringLiteral("unshare"),
+                             {QStringLiteral("-m"), QStringLiteral("sh"), QStringLiteral("-c"),
+                              QStringLiteral("mount -t securityfs none /sys/kernel/security && cat "
+                                             "/sys/kernel/security/lsm")})
+                          .output;
         }
         if (lsm.isEmpty())
             QSKIP("no readable /sys/kernel/security/lsm to compare with");
@@ -124,16 +140,19 @@ private Q_SLOTS:
 
     void appArmorAgreesWithModuleParameter()
     {
-        const bool enabled = readText(QStringLiteral("/sys/module/apparmor/parameters/enabled")) == QLatin1String("Y");
+        const bool enabled = readText(QStringLiteral("/sys/module/apparmor/parameters/enabled"))
+                == QLatin1String("Y");
         const SandboxLayer &layer = *m_caps.layer(u"apparmor");
         if (enabled && layer.state != SandboxLayerState::Available) {
-            // Enabled in the kernel but securityfs not mounted (a container): libapparmor says ENOENT.
+            // Enabled in the kernel but securityfs not mounted (a container): libapparmor says
+            // ENOENT.
             QVERIFY2(layer.reason.contains(QLatin1String("ENOENT")), qPrintable(layer.reason));
         } else {
             QCOMPARE(layer.state == SandboxLayerState::Available, enabled);
         }
         if (!enabled)
-            QVERIFY2(layer.reason.contains(QLatin1String("aa_is_enabled: E")), qPrintable(layer.reason));
+            QVERIFY2(layer.reason.contains(QLatin1String("aa_is_enabled: E")),
+                     qPrintable(layer.reason));
     }
 
     void openat2AgreesWithDirectSyscall()
@@ -158,7 +177,8 @@ private Q_SLOTS:
 
     void userNamespacesAgreeWithUnshareCommand()
     {
-        const Run run = runCommand(QStringLiteral("unshare"), {QStringLiteral("-U"), QStringLiteral("true")});
+        const Run run = runCommand(QStringLiteral("unshare"),
+                                   {QStringLiteral("-U"), QStringLiteral("true")});
         if (run.exitCode < 0)
             QSKIP("unshare(1) did not run");
         QCOMPARE(m_caps.isAvailable(u"userns"), run.exitCode == 0);
@@ -166,7 +186,8 @@ private Q_SLOTS:
 
     void probeLeavesOwnNamespacesAlone()
     {
-        const QString user = namespaceOf("user"), mount = namespaceOf("mnt"), net = namespaceOf("net");
+        const QString user = namespaceOf("user"), mount = namespaceOf("mnt"),
+                      net = namespaceOf("net");
         SandboxProbe::run();
         QCOMPARE(namespaceOf("user"), user);
         QCOMPARE(namespaceOf("mnt"), mount);
@@ -175,27 +196,38 @@ private Q_SLOTS:
 
     void cgroupModeAgreesWithStat()
     {
-        const QString top = runCommand(QStringLiteral("stat"), {QStringLiteral("-f"), QStringLiteral("-c"), QStringLiteral("%T"), QStringLiteral("/sys/fs/cgroup")}).output;
-        const QString unified = runCommand(QStringLiteral("stat"), {QStringLiteral("-f"), QStringLiteral("-c"), QStringLiteral("%T"), QStringLiteral("/sys/fs/cgroup/unified")}).output;
+        const QString top = runCommand(QStringLiteral("stat"),
+                                       {QStringLiteral("-f"), QStringLiteral("-c"),
+                                        QStringLiteral("%T"), QStringLiteral("/sys/fs/cgroup")})
+                                    .output;
+        const QString unified =
+                runCommand(QStringLiteral("stat"),
+                           {QStringLiteral("-f"), QStringLiteral("-c"), QStringLiteral("%T"),
+                            QStringLiteral("/sys/fs/cgroup/unified")})
+                        .output;
         CgroupMode expected = CgroupMode::None;
         if (top == QLatin1String("cgroup2fs"))
             expected = CgroupMode::Unified;
         else if (top == QLatin1String("tmpfs"))
-            expected = unified == QLatin1String("cgroup2fs") ? CgroupMode::Hybrid : CgroupMode::Legacy;
+            expected =
+                    unified == QLatin1String("cgroup2fs") ? CgroupMode::Hybrid : CgroupMode::Legacy;
         QCOMPARE(cgroupModeName(m_caps.cgroupMode), cgroupModeName(expected));
     }
 
     void cgroupControllersAgreeWithProcCgroups()
     {
         // /proc/cgroups: name, hierarchy id (0 = v2 or unmounted), count, enabled.
-        for (const QString &line : readText(QStringLiteral("/proc/cgroups")).split(QLatin1Char('\n'))) {
+        for (const QString &line :
+             readText(QStringLiteral("/proc/cgroups")).split(QLatin1Char('\n'))) {
             const QStringList fields = line.split(QLatin1Char('\t'));
-            if (line.startsWith(QLatin1Char('#')) || fields.size() < 4 || fields[1] == QLatin1String("0") || fields[3] != QLatin1String("1"))
+            if (line.startsWith(QLatin1Char('#')) || fields.size() < 4
+                || fields[1] == QLatin1String("0") || fields[3] != QLatin1String("1"))
                 continue;
             QVERIFY2(m_caps.cgroupControllers.contains(fields[0]), qPrintable(fields[0]));
         }
         // The writability probe cleans up after itself.
-        const QString memory = m_caps.layer(u"cgroup")->facts.value(QLatin1String("memoryHierarchy")).toString();
+        const QString memory =
+                m_caps.layer(u"cgroup")->facts.value(QLatin1String("memoryHierarchy")).toString();
         if (!memory.isEmpty())
             QVERIFY(!QFile::exists(memory + QStringLiteral("/cmcp-probe-%1").arg(getpid())));
     }
@@ -214,13 +246,17 @@ private Q_SLOTS:
         QCOMPARE(m_caps.root, uids[1] == QLatin1String("0")); // effective uid
         // Not root: the jail maps this uid alone into the job's user namespace, which needs both.
         QCOMPARE(m_caps.isAvailable(u"identity"),
-                 m_caps.root || (m_caps.isAvailable(u"userns") && m_caps.isAvailable(u"namespaces")));
+                 m_caps.root
+                         || (m_caps.isAvailable(u"userns") && m_caps.isAvailable(u"namespaces")));
 
         auto hardFromProc = [](const QString &label) -> qint64 {
-            for (const QString &line : readText(QStringLiteral("/proc/self/limits")).split(QLatin1Char('\n'))) {
+            for (const QString &line :
+                 readText(QStringLiteral("/proc/self/limits")).split(QLatin1Char('\n'))) {
                 if (line.startsWith(label)) {
                     const QStringList columns = line.mid(26).simplified().split(QLatin1Char(' '));
-                    return columns.value(1) == QLatin1String("unlimited") ? -1 : columns.value(1).toLongLong();
+                    return columns.value(1) == QLatin1String("unlimited")
+                            ? -1
+                            : columns.value(1).toLongLong();
                 }
             }
             return -2;

@@ -26,7 +26,8 @@ void finishCall(ToolCall &call, const FileToolRunner::Completion &completion)
 
 } // namespace
 
-void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work, const CheapAttempt &attempt)
+void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work,
+                         const CheapAttempt &attempt)
 {
     if (attempt) {
         if (const std::optional<Completion> done = attempt()) {
@@ -39,8 +40,7 @@ void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work, const
     m_pool.start([this, call, work = std::move(work)] {
         Completion completion = work();
         QMetaObject::invokeMethod(
-                this,
-                [call, completion = std::move(completion)] { finishCall(*call, completion); },
+                this, [call, completion = std::move(completion)] { finishCall(*call, completion); },
                 Qt::QueuedConnection);
     });
 }

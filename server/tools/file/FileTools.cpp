@@ -254,7 +254,8 @@ ToolDefinition fileTool(FileToolRunner *runner, SessionFileManagers *managers, c
             name, title, description, std::move(input), std::move(output), annotations,
             [runner, managers, operation, cheapAttempt](const std::shared_ptr<ToolCall> &call) {
                 QString error;
-                std::shared_ptr<FileManager> files = managers->forSession(call->sessionId(), &error);
+                std::shared_ptr<FileManager> files =
+                        managers->forSession(call->sessionId(), &error);
                 if (!files) {
                     call->finish(failure(error).result);
                     return;
@@ -262,9 +263,12 @@ ToolDefinition fileTool(FileToolRunner *runner, SessionFileManagers *managers, c
                 const QJsonObject arguments = call->arguments();
                 FileToolRunner::CheapAttempt attempt;
                 if (cheapAttempt)
-                    attempt = [cheapAttempt, files, arguments] { return cheapAttempt(*files, arguments); };
+                    attempt = [cheapAttempt, files, arguments] {
+                        return cheapAttempt(*files, arguments);
+                    };
                 runner->run(
-                        call, [operation, files, arguments] { return operation(*files, arguments); },
+                        call,
+                        [operation, files, arguments] { return operation(*files, arguments); },
                         attempt);
             });
 }

@@ -63,8 +63,8 @@ void jobOutput(const JobServices &services, const std::shared_ptr<ToolCall> &cal
     if (!job)
         return;
     const QJsonObject &arguments = call->arguments();
-    const qint64 limit = qBound<qint64>(1, integer(arguments, "limit", kDefaultReadBytes),
-                                        kMaxReadBytes);
+    const qint64 limit =
+            qBound<qint64>(1, integer(arguments, "limit", kDefaultReadBytes), kMaxReadBytes);
     QString error;
     const std::optional<OutputWindow> window =
             job->output().read(integer(arguments, "offset", 0), limit, &error);
@@ -146,16 +146,16 @@ void jobList(const JobServices &services, const std::shared_ptr<ToolCall> &call)
     QJsonArray jobs;
     for (const BackgroundJob *job : services.registry->jobsOf(call->sessionId()))
         jobs.append(job->status());
-    call->finish(ToolResult::structured({{QLatin1String("success"), true},
-                                         {QLatin1String("jobs"), jobs}}));
+    call->finish(ToolResult::structured(
+            {{QLatin1String("success"), true}, {QLatin1String("jobs"), jobs}}));
 }
 
 void outputRead(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject &arguments = call->arguments();
     const QString handle = text(arguments, "handle");
-    const qint64 length = qBound<qint64>(1, integer(arguments, "length", kDefaultReadBytes),
-                                         kMaxReadBytes);
+    const qint64 length =
+            qBound<qint64>(1, integer(arguments, "length", kDefaultReadBytes), kMaxReadBytes);
     QString error;
     const std::optional<OutputWindow> window = services.handles->read(
             call->sessionId(), handle, integer(arguments, "offset", 0), length, &error);
@@ -194,11 +194,11 @@ const char *const kStatusProperties = R"({
 
 QJsonObject statusOutput()
 {
-    QJsonObject success{{QLatin1String("type"), QLatin1String("object")},
-                        {QLatin1String("required"), QJsonArray{QLatin1String("success"),
-                                                               QLatin1String("job_id"),
-                                                               QLatin1String("state")}},
-                        {QLatin1String("properties"), tools::schema(kStatusProperties)}};
+    QJsonObject success{
+            {QLatin1String("type"), QLatin1String("object")},
+            {QLatin1String("required"),
+             QJsonArray{QLatin1String("success"), QLatin1String("job_id"), QLatin1String("state")}},
+            {QLatin1String("properties"), tools::schema(kStatusProperties)}};
     return tools::orFailure(success);
 }
 
@@ -245,28 +245,32 @@ void registerJobTools(McpServer &server, const Settings &settings)
             "Reads a background job's output (stdout and stderr interleaved, as they arrived) "
             "from a byte offset, at most limit bytes (default 65536, at most 1 MiB). Continue "
             "from next_offset; complete says the job has ended and everything was read.",
-            tools::schema(R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
+            tools::schema(
+                    R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
         "job_id":{"type":"string"},
         "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
         "limit":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),
-            withProperties(windowProperties(),
-                           tools::schema(R"({"job_id":{"type":"string"},"running":{"type":"boolean"},
+            withProperties(
+                    windowProperties(),
+                    tools::schema(R"({"job_id":{"type":"string"},"running":{"type":"boolean"},
                                              "dropped_bytes":{"type":"number"}})"),
-                           QJsonArray{QLatin1String("success"), QLatin1String("output"),
-                                      QLatin1String("next_offset")}),
+                    QJsonArray{QLatin1String("success"), QLatin1String("output"),
+                               QLatin1String("next_offset")}),
             {true, false, true, false}, handler(jobOutput)));
     registry.add(tools::makeTool(
             "job_write_stdin", "Write to a background job's input",
             "Writes data to the standard input of an interactive background job (started with "
             "interactive: true), e.g. a line for a Python REPL; include the newline. close: true "
             "closes the input afterwards. Read the answer with job_output.",
-            tools::schema(R"({"type":"object","required":["job_id","data"],"additionalProperties":false,"properties":{
+            tools::schema(
+                    R"({"type":"object","required":["job_id","data"],"additionalProperties":false,"properties":{
         "job_id":{"type":"string"},
         "data":{"type":"string","description":"Text to write, as UTF-8."},
         "close":{"type":"boolean","description":"Close the job's standard input after writing."}}})"),
             withProperties(tools::schema(R"({"success":{"const":true},"job_id":{"type":"string"},
                                              "bytes_written":{"type":"number"},"closed":{"type":"boolean"}})"),
-                           {}, QJsonArray{QLatin1String("success"), QLatin1String("bytes_written")}),
+                           {},
+                           QJsonArray{QLatin1String("success"), QLatin1String("bytes_written")}),
             {false, false, false, false}, handler(jobWriteStdin)));
     registry.add(tools::makeTool(
             "job_kill", "Stop a background job",
@@ -285,8 +289,10 @@ void registerJobTools(McpServer &server, const Settings &settings)
             "The background jobs of this session, running and recently ended, oldest first, "
             "each with its status.",
             tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
-            withProperties(tools::schema(R"({"success":{"const":true},"jobs":{"type":"array","items":{"type":"object"}}})"),
-                           {}, QJsonArray{QLatin1String("success"), QLatin1String("jobs")}),
+            withProperties(
+                    tools::schema(
+                            R"({"success":{"const":true},"jobs":{"type":"array","items":{"type":"object"}}})"),
+                    {}, QJsonArray{QLatin1String("success"), QLatin1String("jobs")}),
             {true, false, true, false}, handler(jobList)));
     registry.add(tools::makeTool(
             "output_read", "Read a truncated output",
@@ -294,7 +300,8 @@ void registerJobTools(McpServer &server, const Settings &settings)
             "cut to fit (stdout_handle, stderr_handle), from a byte offset, at most length bytes "
             "(default 65536, at most 1 MiB). Handles belong to the session that received them "
             "and expire after OUTPUT_HANDLE_SECONDS.",
-            tools::schema(R"({"type":"object","required":["handle"],"additionalProperties":false,"properties":{
+            tools::schema(
+                    R"({"type":"object","required":["handle"],"additionalProperties":false,"properties":{
         "handle":{"type":"string"},
         "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
         "length":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),

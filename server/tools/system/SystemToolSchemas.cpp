@@ -11,8 +11,8 @@ namespace {
 // A call's result: the tool's own, a failure, or a job that goes on in the background.
 QJsonObject orFailure(const QJsonObject &finished)
 {
-    static const QJsonObject started =
-            tools::schema(R"({"type":"object","required":["success","job_id","status"],"properties":{
+    static const QJsonObject started = tools::schema(
+            R"({"type":"object","required":["success","job_id","status"],"properties":{
         "success":{"const":true},
         "job_id":{"type":"string","description":"The background job; pass it to job_output, job_status, job_write_stdin, job_kill."},
         "status":{"const":"running"},

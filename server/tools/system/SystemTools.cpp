@@ -85,7 +85,8 @@ BackgroundMode backgroundMode(const QJsonObject &arguments)
     BackgroundMode mode;
     mode.interactive = arguments.value(QLatin1String("interactive")).toBool(false);
     // An interactive job waits for input the call cannot give: it always runs in the background.
-    mode.background = arguments.value(QLatin1String("background")).toBool(false) || mode.interactive;
+    mode.background =
+            arguments.value(QLatin1String("background")).toBool(false) || mode.interactive;
     if (const QJsonValue yield = arguments.value(QLatin1String("yield_ms"));
         yield.isDouble() && !mode.background)
         mode.yieldMs = int(qBound<double>(0, yield.toDouble(), 600000));

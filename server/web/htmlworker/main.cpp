@@ -110,10 +110,10 @@ bool confine()
 #ifdef __SANITIZE_ADDRESS__
     // The sanitizer runtimes probe whether memory is readable by writing it to a pipe, and
     // report through their own calls: sanitizer builds allow those too (never a release build).
-    for (const int call : {SCMP_SYS(pipe2), SCMP_SYS(close), SCMP_SYS(write), SCMP_SYS(mprotect),
-                           SCMP_SYS(sched_yield), SCMP_SYS(prctl), SCMP_SYS(sigaltstack),
-                           SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(readlink),
-                           SCMP_SYS(newfstatat), SCMP_SYS(pread64)})
+    for (const int call :
+         {SCMP_SYS(pipe2), SCMP_SYS(close), SCMP_SYS(write), SCMP_SYS(mprotect),
+          SCMP_SYS(sched_yield), SCMP_SYS(prctl), SCMP_SYS(sigaltstack), SCMP_SYS(open),
+          SCMP_SYS(openat), SCMP_SYS(readlink), SCMP_SYS(newfstatat), SCMP_SYS(pread64)})
         ok = ok && seccomp_rule_add(filter, SCMP_ACT_ALLOW, call, 0) == 0;
 #endif
     ok = ok && seccomp_load(filter) == 0;
