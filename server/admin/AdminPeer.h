@@ -24,7 +24,6 @@ public:
     ~AdminPeer() override;
 
     const QString &description() const { return m_description; }
-    bool isGreeted() const { return m_greeted; }
     // Log lines at or above this spdlog level are sent; -1: none (the default).
     int logLevel() const { return m_logLevel; }
     void setLogLevel(int level) { m_logLevel = level; }

@@ -178,11 +178,6 @@ bool AdminServer::listen(const QString &givenPath, std::optional<gid_t> adminGro
     return true;
 }
 
-QString AdminServer::socketPath() const
-{
-    return m_server ? m_server->fullServerName() : QString();
-}
-
 void AdminServer::forwardLogs()
 {
     m_logSink = AdminLogSink::install(

@@ -45,7 +45,6 @@ public:
     // Creates the socket with its final mode from the start (umask), replacing a stale socket
     // file but never a live one. `adminGroup`: who besides root and our uid may connect.
     bool listen(const QString &path, std::optional<gid_t> adminGroup, QString *error);
-    QString socketPath() const;
     // Forwards the daemon's log lines to consoles that ask for them.
     void forwardLogs();
 

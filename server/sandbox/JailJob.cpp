@@ -2,8 +2,9 @@
 
 #include "posix/ErrnoText.h"
 #include "posix/Pipe.h"
-#include "sandbox/UidReaper.h"
+#include "posix/ReadAvailable.h"
 #include "posix/WriteAll.h"
+#include "sandbox/UidReaper.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -329,19 +330,11 @@ void JailJob::readReport()
 {
     if (!m_reportFd.isValid())
         return;
-    char buffer[4096];
-    for (;;) {
-        const ssize_t n = ::read(m_reportFd.get(), buffer, sizeof buffer);
-        if (n > 0) {
-            m_report.addBytes(QByteArray(buffer, n));
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0 && m_reportNotifier)
-            m_reportNotifier->setEnabled(false); // end of file: it would fire forever
-        return;
-    }
+    const ReadEnd end = readAvailable(m_reportFd.get(), [this](const char *data, std::size_t size) {
+        m_report.addBytes(QByteArray(data, qsizetype(size)));
+    });
+    if (end != ReadEnd::WouldBlock && m_reportNotifier) // at the end it would fire forever
+        m_reportNotifier->setEnabled(false);
 }
 
 // Read as it arrives, so a job writing more than a pipe holds never blocks; beyond the cap the
@@ -350,22 +343,15 @@ void JailJob::readChannel()
 {
     if (!m_channelFd.isValid())
         return;
-    char buffer[65536];
-    for (;;) {
-        const ssize_t n = ::read(m_channelFd.get(), buffer, sizeof buffer);
-        if (n > 0) {
-            const qint64 room = kResultChannelCapBytes - m_channel.size();
-            if (n > room)
-                m_channelOverflowed = true;
-            m_channel.append(buffer, qMin<qint64>(n, qMax<qint64>(room, 0)));
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0 && m_channelNotifier)
-            m_channelNotifier->setEnabled(false);
-        return;
-    }
+    const ReadEnd end =
+            readAvailable(m_channelFd.get(), [this](const char *data, std::size_t size) {
+                const qint64 room = kResultChannelCapBytes - m_channel.size();
+                if (qint64(size) > room)
+                    m_channelOverflowed = true;
+                m_channel.append(data, qMin<qint64>(qint64(size), qMax<qint64>(room, 0)));
+            });
+    if (end != ReadEnd::WouldBlock && m_channelNotifier)
+        m_channelNotifier->setEnabled(false);
 }
 
 void JailJob::closeChannelPipe()

@@ -1,10 +1,7 @@
 #include "sandbox/SandboxSupervisor.h"
 
+#include "common/HelperProgram.h"
 #include "common/Settings.h"
-
-#include <QCoreApplication>
-#include <QDir>
-#include <QFileInfo>
 
 #include <unistd.h>
 
@@ -25,11 +22,7 @@ SandboxOptions SandboxOptions::fromSettings(const Settings &settings)
 
 QString SandboxOptions::defaultJailProgram()
 {
-    const QDir here(QCoreApplication::applicationDirPath());
-    const QString installed = here.filePath(QStringLiteral("cmcp-jail"));
-    if (QFileInfo(installed).isExecutable())
-        return installed;
-    return here.filePath(QStringLiteral("jail/cmcp-jail"));
+    return helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail"));
 }
 
 SandboxSupervisor::SandboxSupervisor(SandboxOptions options)

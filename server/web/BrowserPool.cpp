@@ -1,12 +1,10 @@
 #include "web/BrowserPool.h"
 
+#include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
 #include "web/EgressPolicy.h"
 
-#include <QCoreApplication>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -86,11 +84,7 @@ BrowserPool::~BrowserPool()
 
 QString BrowserPool::defaultProgram()
 {
-    const QDir here(QCoreApplication::applicationDirPath());
-    const QString installed = here.filePath(QStringLiteral("cmcp-browser"));
-    if (QFileInfo(installed).isExecutable())
-        return installed;
-    return here.filePath(QStringLiteral("browser/cmcp-browser"));
+    return helperProgram(QStringLiteral("cmcp-browser"), QStringLiteral("browser"));
 }
 
 QStringList BrowserPool::policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs)

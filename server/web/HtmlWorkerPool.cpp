@@ -1,8 +1,7 @@
 #include "web/HtmlWorkerPool.h"
 
-#include <QCoreApplication>
-#include <QDir>
-#include <QFileInfo>
+#include "common/HelperProgram.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -56,11 +55,7 @@ HtmlWorkerPool::~HtmlWorkerPool()
 
 QString HtmlWorkerPool::defaultProgram()
 {
-    const QDir here(QCoreApplication::applicationDirPath());
-    const QString installed = here.filePath(QStringLiteral("cmcp-html"));
-    if (QFileInfo(installed).isExecutable())
-        return installed;
-    return here.filePath(QStringLiteral("web/cmcp-html"));
+    return helperProgram(QStringLiteral("cmcp-html"), QStringLiteral("web"));
 }
 
 quint64 HtmlWorkerPool::run(HtmlTask task, Callback callback)

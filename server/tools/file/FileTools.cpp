@@ -1,5 +1,6 @@
 #include "tools/file/FileTools.h"
 
+#include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
 #include "workspace/ContainedRoot.h"
@@ -37,18 +38,6 @@ Completion failure(const QString &message)
     return {result, {}};
 }
 
-QString stringArgument(const QJsonObject &arguments, const char *name, const QString &fallback = {})
-{
-    const QJsonValue value = arguments.value(QLatin1String(name));
-    return value.isString() ? value.toString() : fallback;
-}
-
-std::optional<qint64> integerArgument(const QJsonObject &arguments, const char *name)
-{
-    const QJsonValue value = arguments.value(QLatin1String(name));
-    return value.isDouble() ? std::optional<qint64>(qint64(value.toDouble())) : std::nullopt;
-}
-
 // Tells subscribers that these files changed and, when files appeared or vanished, every
 // session that the list changed.
 std::function<void()> announce(ResourceRegistry *resources, QStringList changedPaths,
@@ -72,10 +61,10 @@ std::optional<Completion> readFile(FileManager &files, const QJsonObject &argume
 {
     FileReadRequest request;
     request.cheapOnly = cheapOnly;
-    request.path = stringArgument(arguments, "path");
-    request.encoding = stringArgument(arguments, "encoding", request.encoding);
-    request.offset = integerArgument(arguments, "offset");
-    request.limit = integerArgument(arguments, "limit");
+    request.path = tools::stringArgument(arguments, "path");
+    request.encoding = tools::stringArgument(arguments, "encoding", request.encoding);
+    request.offset = tools::integerArgument(arguments, "offset");
+    request.limit = tools::integerArgument(arguments, "limit");
     request.asUtf8 = true;
     const FileOutcome<FileReadResult> outcome = files.read(request);
     if (outcome.deferred)
@@ -106,9 +95,9 @@ std::optional<Completion> readFile(FileManager &files, const QJsonObject &argume
 Completion writeFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
 {
     FileWriteRequest request;
-    request.path = stringArgument(arguments, "path");
-    request.content = stringArgument(arguments, "content");
-    request.encoding = stringArgument(arguments, "encoding", request.encoding);
+    request.path = tools::stringArgument(arguments, "path");
+    request.content = tools::stringArgument(arguments, "content");
+    request.encoding = tools::stringArgument(arguments, "encoding", request.encoding);
     if (const QJsonValue ifMatch = arguments.value(QLatin1String("if_match")); ifMatch.isString())
         request.ifMatch = ifMatch.toString();
     const FileOutcome<FileWriteResult> outcome = files.write(request);
@@ -126,9 +115,9 @@ Completion writeFile(FileManager &files, ResourceRegistry *resources, const QJso
 Completion listFiles(FileManager &files, const QJsonObject &arguments)
 {
     FileListRequest request;
-    request.path = stringArgument(arguments, "path", request.path);
-    request.pattern = stringArgument(arguments, "pattern");
-    request.recursive = arguments.value(QLatin1String("recursive")).toBool(false);
+    request.path = tools::stringArgument(arguments, "path", request.path);
+    request.pattern = tools::stringArgument(arguments, "pattern");
+    request.recursive = tools::boolArgument(arguments, "recursive");
     const FileOutcome<FileListResult> outcome = files.list(request);
     if (!outcome.ok())
         return failure(outcome.error);
@@ -151,7 +140,8 @@ Completion listFiles(FileManager &files, const QJsonObject &arguments)
 
 Completion deleteFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
 {
-    const FileOutcome<FileDeleteResult> outcome = files.remove(stringArgument(arguments, "path"));
+    const FileOutcome<FileDeleteResult> outcome =
+            files.remove(tools::stringArgument(arguments, "path"));
     if (!outcome.ok())
         return failure(outcome.error);
     return {ToolResult::structured({{QLatin1String("success"), true},
@@ -162,9 +152,9 @@ Completion deleteFile(FileManager &files, ResourceRegistry *resources, const QJs
 Completion moveFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
 {
     FileMoveRequest request;
-    request.source = stringArgument(arguments, "source");
-    request.destination = stringArgument(arguments, "destination");
-    request.overwrite = arguments.value(QLatin1String("overwrite")).toBool(false);
+    request.source = tools::stringArgument(arguments, "source");
+    request.destination = tools::stringArgument(arguments, "destination");
+    request.overwrite = tools::boolArgument(arguments, "overwrite");
     const FileOutcome<FileMoveResult> outcome = files.move(request);
     if (!outcome.ok())
         return failure(outcome.error);
@@ -178,13 +168,13 @@ Completion moveFile(FileManager &files, ResourceRegistry *resources, const QJson
 Completion editFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
 {
     FileEditRequest request;
-    request.path = stringArgument(arguments, "path");
+    request.path = tools::stringArgument(arguments, "path");
     for (const QJsonValue &edit : arguments.value(QLatin1String("edits")).toArray()) {
         const QJsonObject object = edit.toObject();
-        request.edits.append(
-                {stringArgument(object, "old_text"), stringArgument(object, "new_text")});
+        request.edits.append({tools::stringArgument(object, "old_text"),
+                              tools::stringArgument(object, "new_text")});
     }
-    request.dryRun = arguments.value(QLatin1String("dry_run")).toBool(false);
+    request.dryRun = tools::boolArgument(arguments, "dry_run");
     if (const QJsonValue ifMatch = arguments.value(QLatin1String("if_match")); ifMatch.isString())
         request.ifMatch = ifMatch.toString();
     const FileOutcome<FileEditResult> outcome = cmcp::editFile(files, request);
@@ -210,13 +200,13 @@ Completion editFile(FileManager &files, ResourceRegistry *resources, const QJson
 Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
 {
     FileSearchRequest request;
-    request.pattern = stringArgument(arguments, "pattern");
-    request.path = stringArgument(arguments, "path", request.path);
-    request.glob = stringArgument(arguments, "glob");
-    request.regex = arguments.value(QLatin1String("regex")).toBool(false);
-    request.ignoreCase = arguments.value(QLatin1String("ignore_case")).toBool(false);
+    request.pattern = tools::stringArgument(arguments, "pattern");
+    request.path = tools::stringArgument(arguments, "path", request.path);
+    request.glob = tools::stringArgument(arguments, "glob");
+    request.regex = tools::boolArgument(arguments, "regex");
+    request.ignoreCase = tools::boolArgument(arguments, "ignore_case");
     request.maxResults =
-            int(integerArgument(arguments, "max_results").value_or(request.maxResults));
+            int(tools::integerArgument(arguments, "max_results").value_or(request.maxResults));
     const FileOutcome<FileSearchResult> outcome = cmcp::searchFiles(files, request);
     if (!outcome.ok())
         return failure(outcome.error);

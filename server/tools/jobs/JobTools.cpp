@@ -1,5 +1,6 @@
 #include "tools/jobs/JobTools.h"
 
+#include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
 #include "jobs/BackgroundJob.h"
@@ -18,17 +19,6 @@ namespace {
 constexpr qint64 kDefaultReadBytes = 64 * 1024;
 constexpr qint64 kMaxReadBytes = 1024 * 1024;
 
-qint64 integer(const QJsonObject &arguments, const char *name, qint64 fallback)
-{
-    const QJsonValue value = arguments.value(QLatin1String(name));
-    return value.isDouble() ? qint64(value.toDouble()) : fallback;
-}
-
-QString text(const QJsonObject &arguments, const char *name)
-{
-    return arguments.value(QLatin1String(name)).toString();
-}
-
 // The window as text: invalid UTF-8 (a binary output) shows as replacement characters, offsets
 // stay in bytes.
 QJsonObject windowJson(const OutputWindow &window)
@@ -41,7 +31,7 @@ QJsonObject windowJson(const OutputWindow &window)
 
 BackgroundJob *findJob(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 {
-    const QString id = text(call->arguments(), "job_id");
+    const QString id = tools::stringArgument(call->arguments(), "job_id");
     BackgroundJob *job = services.registry->find(call->sessionId(), id);
     if (!job)
         call->finish(ToolResult::structuredFailure(JobRegistry::noSuchJob(id)));
@@ -63,11 +53,12 @@ void jobOutput(const JobServices &services, const std::shared_ptr<ToolCall> &cal
     if (!job)
         return;
     const QJsonObject &arguments = call->arguments();
-    const qint64 limit =
-            qBound<qint64>(1, integer(arguments, "limit", kDefaultReadBytes), kMaxReadBytes);
+    const qint64 limit = qBound<qint64>(
+            1, tools::integerArgument(arguments, "limit").value_or(kDefaultReadBytes),
+            kMaxReadBytes);
     QString error;
-    const std::optional<OutputWindow> window =
-            job->output().read(integer(arguments, "offset", 0), limit, &error);
+    const std::optional<OutputWindow> window = job->output().read(
+            tools::integerArgument(arguments, "offset").value_or(0), limit, &error);
     if (!window) {
         call->finish(ToolResult::structuredFailure(error));
         return;
@@ -88,8 +79,8 @@ void jobWriteStdin(const JobServices &services, const std::shared_ptr<ToolCall> 
     BackgroundJob *job = findJob(services, call);
     if (!job)
         return;
-    const QByteArray data = text(call->arguments(), "data").toUtf8();
-    const bool close = call->arguments().value(QLatin1String("close")).toBool(false);
+    const QByteArray data = tools::stringArgument(call->arguments(), "data").toUtf8();
+    const bool close = tools::boolArgument(call->arguments(), "close");
     QString error;
     if (!job->writeInput(data, close, &error)) {
         call->finish(ToolResult::structuredFailure(error));
@@ -127,7 +118,7 @@ void jobKill(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 
 void jobAttach(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 {
-    const QString id = text(call->arguments(), "job_id");
+    const QString id = tools::stringArgument(call->arguments(), "job_id");
     BackgroundJob *job = services.registry->attach(call->sessionId(), id);
     if (!job) {
         call->finish(ToolResult::structuredFailure(
@@ -153,12 +144,14 @@ void jobList(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 void outputRead(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject &arguments = call->arguments();
-    const QString handle = text(arguments, "handle");
-    const qint64 length =
-            qBound<qint64>(1, integer(arguments, "length", kDefaultReadBytes), kMaxReadBytes);
+    const QString handle = tools::stringArgument(arguments, "handle");
+    const qint64 length = qBound<qint64>(
+            1, tools::integerArgument(arguments, "length").value_or(kDefaultReadBytes),
+            kMaxReadBytes);
     QString error;
     const std::optional<OutputWindow> window = services.handles->read(
-            call->sessionId(), handle, integer(arguments, "offset", 0), length, &error);
+            call->sessionId(), handle, tools::integerArgument(arguments, "offset").value_or(0),
+            length, &error);
     if (!window) {
         call->finish(ToolResult::structuredFailure(error));
         return;
@@ -239,7 +232,9 @@ void registerJobTools(McpServer &server, const Settings &settings)
             "The state of a background job of this session (running, exited, killed, "
             "timed_out, failed), how long it has run, how much output it has, and once ended "
             "the tool's result without its output.",
-            jobIdInput(), statusOutput(), {true, false, true, false}, handler(jobStatus)));
+            jobIdInput(), statusOutput(),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            handler(jobStatus)));
     registry.add(tools::makeTool(
             "job_output", "Read a background job's output",
             "Reads a background job's output (stdout and stderr interleaved, as they arrived) "
@@ -256,7 +251,8 @@ void registerJobTools(McpServer &server, const Settings &settings)
                                              "dropped_bytes":{"type":"number"}})"),
                     QJsonArray{QLatin1String("success"), QLatin1String("output"),
                                QLatin1String("next_offset")}),
-            {true, false, true, false}, handler(jobOutput)));
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            handler(jobOutput)));
     registry.add(tools::makeTool(
             "job_write_stdin", "Write to a background job's input",
             "Writes data to the standard input of an interactive background job (started with "
@@ -271,19 +267,24 @@ void registerJobTools(McpServer &server, const Settings &settings)
                                              "bytes_written":{"type":"number"},"closed":{"type":"boolean"}})"),
                            {},
                            QJsonArray{QLatin1String("success"), QLatin1String("bytes_written")}),
-            {false, false, false, false}, handler(jobWriteStdin)));
+            {.readOnly = false, .destructive = false, .idempotent = false, .openWorld = false},
+            handler(jobWriteStdin)));
     registry.add(tools::makeTool(
             "job_kill", "Stop a background job",
             "Kills a background job of this session with everything it started, and returns its "
             "final status. Its output stays readable.",
-            jobIdInput(), statusOutput(), {false, true, true, false}, handler(jobKill)));
+            jobIdInput(), statusOutput(),
+            {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
+            handler(jobKill)));
     registry.add(tools::makeTool(
             "job_attach", "Take over a job of an ended session",
             "Makes a background job whose session has ended (a client that reconnected with a "
             "new session) this session's, by the job_id the old session was given. Jobs are kept "
             "for this only JOB_KEEP_SECONDS after their session ends (0 by default: they are "
             "killed then).",
-            jobIdInput(), statusOutput(), {false, false, true, false}, handler(jobAttach)));
+            jobIdInput(), statusOutput(),
+            {.readOnly = false, .destructive = false, .idempotent = true, .openWorld = false},
+            handler(jobAttach)));
     registry.add(tools::makeTool(
             "job_list", "List background jobs",
             "The background jobs of this session, running and recently ended, oldest first, "
@@ -293,7 +294,8 @@ void registerJobTools(McpServer &server, const Settings &settings)
                     tools::schema(
                             R"({"success":{"const":true},"jobs":{"type":"array","items":{"type":"object"}}})"),
                     {}, QJsonArray{QLatin1String("success"), QLatin1String("jobs")}),
-            {true, false, true, false}, handler(jobList)));
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            handler(jobList)));
     registry.add(tools::makeTool(
             "output_read", "Read a truncated output",
             "Reads the complete output behind a handle that a tool returned when its output was "
@@ -308,7 +310,8 @@ void registerJobTools(McpServer &server, const Settings &settings)
             withProperties(windowProperties(), tools::schema(R"({"handle":{"type":"string"}})"),
                            QJsonArray{QLatin1String("success"), QLatin1String("output"),
                                       QLatin1String("next_offset")}),
-            {true, false, true, false}, handler(outputRead)));
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            handler(outputRead)));
 }
 
 } // namespace cmcp

@@ -1,5 +1,6 @@
 #include "tools/system/SystemTools.h"
 
+#include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
 #include "managers/BashManager.h"
@@ -83,10 +84,9 @@ struct BackgroundMode
 BackgroundMode backgroundMode(const QJsonObject &arguments)
 {
     BackgroundMode mode;
-    mode.interactive = arguments.value(QLatin1String("interactive")).toBool(false);
+    mode.interactive = tools::boolArgument(arguments, "interactive");
     // An interactive job waits for input the call cannot give: it always runs in the background.
-    mode.background =
-            arguments.value(QLatin1String("background")).toBool(false) || mode.interactive;
+    mode.background = tools::boolArgument(arguments, "background") || mode.interactive;
     if (const QJsonValue yield = arguments.value(QLatin1String("yield_ms"));
         yield.isDouble() && !mode.background)
         mode.yieldMs = int(qBound<double>(0, yield.toDouble(), 600000));
@@ -118,8 +118,8 @@ KindCall commandCall(const SystemTools &tools, const QJsonObject &arguments, con
 {
     const std::shared_ptr<const BashManager> bash = tools.bash.current();
     CommandRequest request;
-    request.command = arguments.value(QLatin1String("command")).toString();
-    request.workingDir = arguments.value(QLatin1String("working_dir")).toString();
+    request.command = tools::stringArgument(arguments, "command");
+    request.workingDir = tools::stringArgument(arguments, "working_dir");
     request.timeoutSeconds = timeoutArgument(arguments);
     KindCall call{.kind = kCommandKind,
                   .prepared = bash->prepare(request),
@@ -142,8 +142,8 @@ KindCall pythonCall(const SystemTools &tools, const QJsonObject &arguments,
 {
     const std::shared_ptr<const PythonManager> python = tools.python.current();
     PythonRequest request;
-    request.code = arguments.value(QLatin1String("code")).toString();
-    request.workingDir = arguments.value(QLatin1String("working_dir")).toString();
+    request.code = tools::stringArgument(arguments, "code");
+    request.workingDir = tools::stringArgument(arguments, "working_dir");
     request.timeoutSeconds = timeoutArgument(arguments);
     KindCall call{.kind = kPythonKind, .text = request.code, .what = QStringLiteral("the code")};
     if (mode.interactive && request.code.toUtf8().size() > kInteractiveCodeMaxBytes) {

@@ -1,5 +1,6 @@
 #include "tools/web/WebTools.h"
 
+#include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
 #include "web/BrowserAccount.h"
@@ -42,18 +43,13 @@ ToolResult failure(const QString &message, const QString &url = {}, const QJsonA
     return result;
 }
 
-QString stringArgument(const QJsonObject &arguments, const char *name)
-{
-    return arguments.value(QLatin1String(name)).toString();
-}
-
 void scrape(WebScraper *scraper, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject arguments = call->arguments();
     ScrapeRequest request;
-    request.url = QUrl(stringArgument(arguments, "url"));
-    request.selector = stringArgument(arguments, "selector");
-    request.markdown = stringArgument(arguments, "format") == QLatin1String("markdown");
+    request.url = QUrl(tools::stringArgument(arguments, "url"));
+    request.selector = tools::stringArgument(arguments, "selector");
+    request.markdown = tools::stringArgument(arguments, "format") == QLatin1String("markdown");
     const QString format = request.markdown ? QStringLiteral("markdown") : QStringLiteral("text");
     const quint64 id = scraper->scrape(request, [call, format](const ScrapeResult &result) {
         if (!result.success) {
@@ -79,7 +75,7 @@ void scrape(WebScraper *scraper, const std::shared_ptr<ToolCall> &call)
 void search(WebSearch *search, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject arguments = call->arguments();
-    const QString query = stringArgument(arguments, "query");
+    const QString query = tools::stringArgument(arguments, "query");
     const int count = arguments.value(QLatin1String("max_results")).toInt(10);
     const quint64 id = search->search(query, count, [call, query](const SearchOutcome &outcome) {
         if (!outcome.success) {
@@ -104,10 +100,10 @@ void browse(BrowserPool *browsers, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject arguments = call->arguments();
     BrowseCall request;
-    request.url = QUrl(stringArgument(arguments, "url"));
-    request.waitFor = stringArgument(arguments, "wait_for");
-    request.text = arguments.value(QLatin1String("text")).toBool(false);
-    request.screenshot = arguments.value(QLatin1String("screenshot")).toBool(false);
+    request.url = QUrl(tools::stringArgument(arguments, "url"));
+    request.waitFor = tools::stringArgument(arguments, "wait_for");
+    request.text = tools::boolArgument(arguments, "text");
+    request.screenshot = tools::boolArgument(arguments, "screenshot");
     const quint64 id = browsers->browse(request, [call](const BrowseOutcome &outcome) {
         if (!outcome.success) {
             call->finish(failure(outcome.error, {}, outcome.blocked));
