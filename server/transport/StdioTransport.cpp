@@ -2,6 +2,7 @@
 
 #include "mcp/JsonRpc.h"
 #include "mcp/McpServer.h"
+#include "posix/ErrnoText.h"
 
 #include <QSocketNotifier>
 
@@ -72,7 +73,8 @@ void StdioTransport::writeLine(const QByteArray &json)
         if (written < 0) {
             if (errno == EINTR)
                 continue;
-            spdlog::error("stdout is gone ({}): ending the stdio session", strerror(errno));
+            spdlog::error("stdout is gone ({}): ending the stdio session",
+                          errnoText(errno).toStdString());
             Q_EMIT finished();
             return;
         }

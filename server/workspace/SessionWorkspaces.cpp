@@ -1,9 +1,10 @@
 #include "workspace/SessionWorkspaces.h"
 
-#include "mcp/McpServer.h"
 #include "common/Settings.h"
-#include "posix/TreeRemoval.h"
 #include "common/UnguessableId.h"
+#include "mcp/McpServer.h"
+#include "posix/ErrnoText.h"
+#include "posix/TreeRemoval.h"
 #include "posix/UniqueFd.h"
 
 #include <QDir>
@@ -13,7 +14,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -217,8 +217,7 @@ bool SessionWorkspaces::removeLeftovers(QString *error) const
     if (!sessions.isValid()) {
         if (errno == ENOENT)
             return true;
-        *error = QStringLiteral("cannot open %1: %2")
-                         .arg(directory, QString::fromLocal8Bit(std::strerror(errno)));
+        *error = QStringLiteral("cannot open %1: %2").arg(directory, errnoText(errno));
         return false;
     }
     QString why;
