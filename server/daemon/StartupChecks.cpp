@@ -1,0 +1,60 @@
+#include "daemon/StartupChecks.h"
+
+#include "common/Settings.h"
+#include "mcp/ServiceHealth.h"
+#include "sandbox/SandboxProbe.h"
+#include "sandbox/SandboxSupervisor.h"
+#include "web/BrowserPool.h"
+#include "web/HtmlWorkerPool.h"
+#include "workspace/Workspace.h"
+
+#include <QFileInfo>
+
+namespace cmcp {
+
+namespace {
+
+// A helper program the daemon starts; "" when it can be started, else why not.
+QString programProblem(const QString &path)
+{
+    const QFileInfo info(path);
+    if (!info.exists())
+        return QStringLiteral("no such file");
+    if (!info.isFile() || !info.isExecutable())
+        return QStringLiteral("not an executable file");
+    return {};
+}
+
+void reportProgram(ServiceHealth &health, const QString &name, const QString &path,
+                   const QStringList &tools)
+{
+    if (const QString problem = programProblem(path); !problem.isEmpty())
+        health.report({name + QLatin1Char(' ') + path, problem,
+                       QStringLiteral("build it (cmake --build build) or install it beside cmcpd"),
+                       tools});
+}
+
+} // namespace
+
+void reportUnusableResources(ServiceHealth &health, const Settings &settings,
+                             const SandboxCapabilities &sandbox)
+{
+    reportProgram(health, QStringLiteral("cmcp-jail"),
+                  SandboxOptions::fromSettings(settings).jailProgram,
+                  {QStringLiteral("system_run_command"), QStringLiteral("system_run_python")});
+    reportProgram(health, QStringLiteral("cmcp-html"), HtmlWorkerPool::defaultProgram(),
+                  {QStringLiteral("web_scrape")});
+    reportProgram(health, QStringLiteral("cmcp-browser"), BrowserPool::defaultProgram(),
+                  {QStringLiteral("web_browse")});
+    // As root the cgroup tree is expected: without it jobs run, but with no memory limit for
+    // the whole job tree, no count of its tasks and no sure kill of all of them.
+    if (const SandboxLayer *cgroup = sandbox.layer(u"cgroup");
+        sandbox.root && cgroup && !sandbox.isAvailable(u"cgroup"))
+        health.report({QStringLiteral("cgroup tree /sys/fs/cgroup"),
+                       cgroup->reason,
+                       QStringLiteral("run cmcpd as root with a writable cgroup tree mounted at "
+                                      "/sys/fs/cgroup"),
+                       {}});
+}
+
+} // namespace cmcp
