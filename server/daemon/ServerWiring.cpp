@@ -147,6 +147,8 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     LiveSettings live;
     if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, &error))
         return startupFailure(1, error);
+    if (const QString refusal = jobLayoutRefusal(settings, sandbox); !refusal.isEmpty())
+        return startupFailure(1, refusal);
     reportUnusableResources(mcp.health(), settings, sandbox);
     const AuditLogStart audit = startAuditLog(mcp, settings);
     if (const auto *refused = std::get_if<AuditLogRefused>(&audit))

@@ -4,6 +4,7 @@
 #include "mcp/ServiceHealth.h"
 #include "sandbox/SandboxProbe.h"
 #include "sandbox/SandboxSupervisor.h"
+#include "sandbox/WorkspaceReach.h"
 #include "web/BrowserPool.h"
 #include "web/HtmlWorkerPool.h"
 #include "workspace/Workspace.h"
@@ -35,6 +36,19 @@ void reportProgram(ServiceHealth &health, const QString &name, const QString &pa
 }
 
 } // namespace
+
+QString jobLayoutRefusal(const Settings &settings, const SandboxCapabilities &sandbox)
+{
+    // Jobs reach the workspace by its host path only on the host's root, and only pool uids
+    // can be shut out of it: a daemon that is not root runs jobs as itself.
+    if (!sandbox.root || !sandbox.isAvailable(u"identity") || sandbox.isAvailable(u"namespaces"))
+        return {};
+    const SandboxOptions options = SandboxOptions::fromSettings(settings);
+    const QString workspace = Workspace::fromSettings(settings).path();
+    const std::optional<ClosedDirectory> closed =
+            firstClosedDirectory(workspace, options.uidBase, options.gid);
+    return closed ? closedDirectoryRefusal(workspace, *closed, options.uidBase) : QString();
+}
 
 void reportUnusableResources(ServiceHealth &health, const Settings &settings,
                              const SandboxCapabilities &sandbox)
