@@ -9,6 +9,7 @@
 #include "web/HtmlWorkerPool.h"
 #include "workspace/Workspace.h"
 
+#include <QDir>
 #include <QFileInfo>
 
 namespace cmcp {
@@ -60,6 +61,28 @@ void reportUnusableResources(ServiceHealth &health, const Settings &settings,
                   {QStringLiteral("web_scrape")});
     reportProgram(health, QStringLiteral("cmcp-browser"), BrowserPool::defaultProgram(),
                   {QStringLiteral("web_browse")});
+    // As root the browser worker runs as the uid after the job pool, with its home in a
+    // directory of its own in the temporary directory: it must pass through every directory
+    // above that one (a TMPDIR of 0700, as pam_tmpdir makes, shuts it out).
+    if (sandbox.root) {
+        const qint64 browser =
+                settings.integer(u"SANDBOX_UID_BASE") + settings.integer(u"SANDBOX_UID_COUNT");
+        const QString temporary = QDir::tempPath();
+        if (const std::optional<ClosedDirectory> closed = firstClosedDirectory(
+                    temporary + QStringLiteral("/home"), uid_t(browser), gid_t(browser)))
+            health.report(
+                    {QStringLiteral("browser home in %1").arg(temporary),
+                     QStringLiteral("%1 is mode %2 (owner uid %3): the browser worker's uid %4 "
+                                    "cannot pass through it to its home")
+                             .arg(closed->path,
+                                  QStringLiteral("%1").arg(uint(closed->mode), 4, 8,
+                                                           QLatin1Char('0')))
+                             .arg(closed->owner)
+                             .arg(browser),
+                     QStringLiteral("start cmcpd with TMPDIR set to a directory every user may "
+                                    "search (e.g. TMPDIR=/tmp)"),
+                     {QStringLiteral("web_browse")}});
+    }
     // As root the cgroup tree is expected: without it jobs run, but with no memory limit for
     // the whole job tree, no count of its tasks and no sure kill of all of them.
     if (const SandboxLayer *cgroup = sandbox.layer(u"cgroup");

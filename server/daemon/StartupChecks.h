@@ -13,8 +13,9 @@ struct SandboxCapabilities;
 // A layout in which no job can run: a refusal (one line naming the directory, its mode and the
 // fix); empty when jobs can run.
 QString jobLayoutRefusal(const Settings &settings, const SandboxCapabilities &sandbox);
-// Resources only some tools need (cmcp-jail, the HTML and browser workers, the cgroup tree):
-// each unusable one is reported to `health`, which logs it once and /health lists it.
+// Resources only some tools need (cmcp-jail, the HTML and browser workers, the browser's home,
+// the cgroup tree): each unusable one is reported to `health`, which logs it once and /health
+// lists it.
 void reportUnusableResources(ServiceHealth &health, const Settings &settings,
                              const SandboxCapabilities &sandbox);
 

@@ -1,6 +1,6 @@
 // Start-up tells the truth about the resources the tools need: a daemon whose helper programs
-// are missing and whose spill directory, audit log and admin socket cannot be made still
-// serves, says so with one warning line for each at start, and /health answers "degraded" with
+// are missing, whose spill directory, audit log and admin socket cannot be made, and (as root)
+// whose temporary directory the browser worker cannot pass through still serves, says so with one warning line for each at start, and /health answers "degraded" with
 // each resource, the problem, the fix and the tools that cannot work. A daemon with everything
 // in place answers "ok" with an empty list.
 import { test } from 'node:test';
@@ -42,6 +42,7 @@ test('unusable resources are named at start and in /health, and the daemon still
     writeFileSync(blocker, 'not a directory\n');
     const sandbox = join(scratch, 'sandbox');
     const previous = process.env.CMCPD;
+    const previousTmp = process.env.TMPDIR;
     let daemon;
     try {
         mkdirSync(alone);
@@ -50,6 +51,10 @@ test('unusable resources are named at start and in /health, and the daemon still
         mkdirSync(sandbox);
         writeFileSync(join(sandbox, 'spill'), 'where the spill directory should be\n');
         process.env.CMCPD = join(alone, 'cmcpd');
+        // As root, a temporary directory the browser worker's uid cannot pass through.
+        const closedTmp = join(scratch, 'tmp');
+        mkdirSync(closedTmp, { mode: 0o700 });
+        process.env.TMPDIR = closedTmp;
         daemon = await startDaemon({
             fixtures: false,
             settings: {
@@ -61,8 +66,15 @@ test('unusable resources are named at start and in /health, and the daemon still
         assert.equal(body.status, 'degraded', JSON.stringify(body));
         assert.equal(typeof body.sessions, 'number');
         const byResource = Object.fromEntries(body.degraded.map(d => [d.resource.split(' ')[0], d]));
+        const root = process.getuid() === 0;
         assert.deepEqual(Object.keys(byResource).sort(),
-            ['admin', 'audit', 'cmcp-browser', 'cmcp-html', 'cmcp-jail', 'spill'], JSON.stringify(body.degraded));
+            ['admin', 'audit', ...(root ? ['browser'] : []), 'cmcp-browser', 'cmcp-html', 'cmcp-jail', 'spill'],
+            JSON.stringify(body.degraded));
+        if (root) {
+            assert.equal(byResource.browser.resource, `browser home in ${join(scratch, 'tmp')}`);
+            assert.match(byResource.browser.problem, / is mode 0700 /);
+            assert.deepEqual(byResource.browser.tools, ['web_browse']);
+        }
         assert.equal(byResource['cmcp-jail'].resource, `cmcp-jail ${join(alone, 'jail', 'cmcp-jail')}`);
         assert.deepEqual(byResource['cmcp-jail'].tools, ['system_run_command', 'system_run_python']);
         assert.deepEqual(byResource['cmcp-html'].tools, ['web_scrape']);
@@ -80,6 +92,10 @@ test('unusable resources are named at start and in /health, and the daemon still
         }
     } finally {
         process.env.CMCPD = previous;
+        if (previousTmp === undefined)
+            delete process.env.TMPDIR;
+        else
+            process.env.TMPDIR = previousTmp;
         await daemon?.stop();
         rmSync(scratch, { recursive: true, force: true });
     }
