@@ -3,6 +3,7 @@
 #include "admin/AdminServer.h"
 #include "admin/AdminSettings.h"
 #include "common/Logging.h"
+#include "mcp/McpServer.h"
 #include "sandbox/SandboxProbe.h"
 
 #include <spdlog/spdlog.h>
@@ -22,7 +23,10 @@ std::unique_ptr<AdminServer> openAdminChannel(McpServer &mcp, AdminSettings &set
     if (const QString groupName = settings.settings().text(u"ADMIN_GROUP"); !groupName.isEmpty()) {
         group = AdminServer::groupId(groupName, &error);
         if (!group) {
-            spdlog::warn("admin channel off: {}", error.toStdString());
+            mcp.health().report({QStringLiteral("admin socket %1").arg(path),
+                                 error,
+                                 QStringLiteral("set ADMIN_GROUP to an existing group, or empty"),
+                                 {}});
             return nullptr;
         }
     }
@@ -32,7 +36,11 @@ std::unique_ptr<AdminServer> openAdminChannel(McpServer &mcp, AdminSettings &set
         report.order.append(layer.name);
     auto server = std::make_unique<AdminServer>(mcp, settings, report);
     if (!server->listen(path, group, &error)) {
-        spdlog::warn("admin channel off: {}", error.toStdString());
+        mcp.health().report({QStringLiteral("admin socket %1").arg(path),
+                             error,
+                             QStringLiteral("set ADMIN_SOCKET to a path in a directory cmcpd "
+                                            "can write, or ADMIN_SOCKET=off"),
+                             {}});
         return nullptr;
     }
     server->forwardLogs();

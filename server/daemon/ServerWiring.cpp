@@ -16,6 +16,7 @@
 #include "sandbox/SandboxRequirements.h"
 #include "sandbox/SandboxSupervisor.h"
 #include "common/Settings.h"
+#include "daemon/StartupChecks.h"
 #include "daemon/StartupFailure.h"
 #include "transport/StdioTransport.h"
 #include "tools/system/SystemTools.h"
@@ -23,7 +24,6 @@
 #include "tools/web/WebTools.h"
 
 #include <QCoreApplication>
-#include <QFileInfo>
 #include <QPointer>
 
 #include <spdlog/spdlog.h>
@@ -62,8 +62,14 @@ AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
     if (QString error; !log->open(&error)) {
         if (options.required)
             return AuditLogRefused{error};
-        spdlog::error("audit: {}; AUDIT_REQUIRED is off: serving without an audit log",
-                      error.toStdString());
+        mcp.health().report({QStringLiteral("audit log %1").arg(options.path),
+                             error
+                                     + QStringLiteral("; AUDIT_REQUIRED is off: calls are served "
+                                                      "and not audited"),
+                             QStringLiteral("make AUDIT_LOG a file cmcpd can create and append "
+                                            "to, or set AUDIT_REQUIRED=true to refuse to serve "
+                                            "without it"),
+                             {}});
     }
     QObject::connect(&mcp, &McpServer::toolCallStarted, log.get(), &AuditLog::recordCallStarted,
                      Qt::DirectConnection);
@@ -129,9 +135,6 @@ int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings 
     spdlog::info("sandbox: jobs run as {}; required layers: {}", jobIds,
                  required.isEmpty() ? std::string("none")
                                     : required.join(QLatin1Char(',')).toStdString());
-    if (!QFileInfo(options.jailProgram).isExecutable())
-        spdlog::warn("sandbox: no cmcp-jail at {}: every job will fail to start",
-                     options.jailProgram.toStdString());
     return 0;
 }
 
@@ -144,6 +147,9 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     LiveSettings live;
     if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, &error))
         return startupFailure(1, error);
+    if (const QString refusal = jobLayoutRefusal(settings, sandbox); !refusal.isEmpty())
+        return startupFailure(1, refusal);
+    reportUnusableResources(mcp.health(), settings, sandbox);
     const AuditLogStart audit = startAuditLog(mcp, settings);
     if (const auto *refused = std::get_if<AuditLogRefused>(&audit))
         return startupFailure(1, refused->reason + QStringLiteral(" (AUDIT_REQUIRED=true)"));

@@ -1,6 +1,8 @@
 // Final step: working directory, program lookup, execve with exactly the policy environment.
 // Runs after identity, so every check here (search permission on the workspace, execute
-// permission on the program) is made with the job's own uid.
+// permission on the program) is made with the job's own uid. The directories above the
+// workspace are not checked: without the minimal root the workspace is the descriptor the job
+// holds from before the identity switch (workspace.cpp).
 #include "jail/layers.h"
 
 #include <fcntl.h>
@@ -16,12 +18,27 @@ namespace cmcp::jail {
 
 namespace {
 
-bool enterWorkdir(const Policy &policy, std::string &error)
+bool enterWorkdir(const Policy &policy, const Launch &launch, std::string &error)
 {
-    int ws = ::open(policy.jobWorkspace().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (ws < 0) {
-        error = errnoText("workspace " + policy.jobWorkspace(), errno);
-        return false;
+    // Inside the minimal root the workspace is the bind at workspace_at (noexec), not the host's
+    // mount the held descriptor names.
+    int ws;
+    if (policy.namespaces) {
+        ws = ::open(policy.jobWorkspace().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (ws < 0) {
+            error = errnoText("workspace " + policy.jobWorkspace(), errno);
+            return false;
+        }
+    } else {
+        if (launch.workspaceFd < 0) {
+            error = workspaceError(policy, launch);
+            return false;
+        }
+        ws = ::dup(launch.workspaceFd);
+        if (ws < 0) {
+            error = errnoText("dup of the workspace descriptor", errno);
+            return false;
+        }
     }
     int dir = ws;
     if (!policy.cwd.empty()) {
@@ -101,9 +118,9 @@ bool resolveProgram(const Policy &policy, const std::string &program, std::strin
 
 } // namespace
 
-bool execJob(const Policy &policy, char *const argv[], std::string &error)
+bool execJob(const Policy &policy, const Launch &launch, char *const argv[], std::string &error)
 {
-    if (!enterWorkdir(policy, error))
+    if (!enterWorkdir(policy, launch, error))
         return false;
     std::string program;
     if (!resolveProgram(policy, argv[0], program, error))

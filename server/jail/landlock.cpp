@@ -120,6 +120,29 @@ private:
     int fd_;
 };
 
+// One path-beneath rule for an open descriptor; `path` names it in errors.
+bool addFdRule(int ruleset, int fd, const std::string &path, std::uint64_t access,
+               std::string &error)
+{
+    struct stat st
+    {
+    };
+    if (::fstat(fd, &st) != 0) {
+        error = errnoText("fstat " + path, errno);
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode))
+        access &= kFileRights;
+    if (access == 0)
+        return true;
+    PathBeneathAttr attr{access, fd};
+    if (::syscall(__NR_landlock_add_rule, ruleset, kRulePathBeneath, &attr, 0) != 0) {
+        error = errnoText("landlock_add_rule " + path, errno);
+        return false;
+    }
+    return true;
+}
+
 // One path-beneath rule. A path that does not exist is skipped (no rule grants less, never
 // more) unless `mustExist`; any other failure to open it fails the layer.
 bool addPathRule(int ruleset, const std::string &path, std::uint64_t access, bool mustExist,
@@ -132,23 +155,7 @@ bool addPathRule(int ruleset, const std::string &path, std::uint64_t access, boo
         error = errnoText("open " + path, errno);
         return false;
     }
-    struct stat st
-    {
-    };
-    if (::fstat(fd.get(), &st) != 0) {
-        error = errnoText("fstat " + path, errno);
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode))
-        access &= kFileRights;
-    if (access == 0)
-        return true;
-    PathBeneathAttr attr{access, fd.get()};
-    if (::syscall(__NR_landlock_add_rule, ruleset, kRulePathBeneath, &attr, 0) != 0) {
-        error = errnoText("landlock_add_rule " + path, errno);
-        return false;
-    }
-    return true;
+    return addFdRule(ruleset, fd.get(), path, access, error);
 }
 
 } // namespace
@@ -159,7 +166,7 @@ int landlockAbi()
     return abi < 0 ? -errno : static_cast<int>(abi);
 }
 
-bool applyLandlock(const Policy &policy, std::string &error)
+bool applyLandlock(const Policy &policy, const Launch &launch, std::string &error)
 {
     if (!policy.landlock) {
         error = "no \"landlock\" object in the policy";
@@ -221,8 +228,18 @@ bool applyLandlock(const Policy &policy, std::string &error)
     for (const std::string &p : ll.write)
         if (!addPathRule(ruleset.get(), p, kWrite & handled, false, error))
             return false;
-    if (!addPathRule(ruleset.get(), policy.jobWorkspace(), kWrite & handled, true, error))
+    // Inside the minimal root by its path there; on the host's root through the descriptor the
+    // job holds (the directories above it may be closed to the job's uid).
+    if (policy.namespaces) {
+        if (!addPathRule(ruleset.get(), policy.jobWorkspace(), kWrite & handled, true, error))
+            return false;
+    } else if (launch.workspaceFd < 0) {
+        error = workspaceError(policy, launch);
         return false;
+    } else if (!addFdRule(ruleset.get(), launch.workspaceFd, policy.workspace, kWrite & handled,
+                          error)) {
+        return false;
+    }
     // The jail's own /proc/<pid> (resolved now, so not its children's): the identity layer,
     // which runs after this one, verifies itself through /proc/self/status.
     if (!addPathRule(ruleset.get(), "/proc/self", kRead & handled, false, error))

@@ -27,7 +27,25 @@ struct Launch
     // --pass-fd: a descriptor of the supervisor's the job keeps, at the same number (e.g. the
     // channel a job runner reports a result on); -1 for none. Everything else above 2 closes.
     int passFd = -1;
+    // The workspace, held by an O_PATH descriptor in the job's own mount namespace from before
+    // the identity switch (see holdWorkspace), so that no layer has to reach it by its host
+    // path as the job's uid: a SANDBOX_ROOT below a directory the pool uids cannot search
+    // (/root, a 0700 mktemp directory) still works. -1 when the monitor could not open it;
+    // `workspaceErrno` then says why, and the first layer that needs it fails with that.
+    int workspaceFd = -1;
+    int workspaceErrno = 0;
 };
+
+// workspace.cpp, around the clone. enterWorkspace runs in the monitor, still privileged, just
+// before it clones the job: it opens the policy's workspace and makes it the monitor's working
+// directory, which the clone carries into the job's new mount namespace (a descriptor opened
+// there would name a mount of the host's namespace, which the job could not bind); it returns
+// 0 or the errno of the failure. The monitor leaves the directory again right after the clone.
+// holdWorkspace runs first in the job: launch.workspaceFd becomes an O_PATH descriptor of that
+// working directory. workspaceError: "workspace <host path>: <reason>" for a failed open.
+int enterWorkspace(const Policy &policy);
+void holdWorkspace(Launch &launch);
+std::string workspaceError(const Policy &policy, const Launch &launch);
 
 // cgroup.cpp, run by the monitor (privileged, outside the job's namespaces). One cgroup per
 // job, "cmcp/<name>" beneath each hierarchy's root, in every writable hierarchy with a
@@ -71,7 +89,7 @@ void removeCgroup(const JobCgroup &cgroup);
 // size-capped /tmp, the workspace at workspace_at, pivot_root, loopback up, hostname.
 int cloneFlags(const Policy &policy);
 bool writeIdMaps(const Policy &policy, pid_t pid, std::string &error);
-bool enterMinimalRoot(const Policy &policy, std::string &error);
+bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error);
 
 // apparmor.cpp: aa_change_onexec to the policy's profile (before no_new_privs is set).
 bool applyApparmor(const Policy &policy, std::string &error);
@@ -93,7 +111,7 @@ bool sealIdentity(const Policy &policy, std::string &error);
 
 // landlock.cpp: the policy's "landlock" object as a Landlock domain, sized by the kernel's
 // ABI; sets no_new_privs itself. Fails when the kernel has no Landlock.
-bool applyLandlock(const Policy &policy, std::string &error);
+bool applyLandlock(const Policy &policy, const Launch &launch, std::string &error);
 // The Landlock ABI the kernel reports, or -errno (ENOSYS/EOPNOTSUPP: no Landlock).
 int landlockAbi();
 
@@ -107,10 +125,11 @@ struct SeccompProgram
 bool buildSeccomp(const Policy &policy, SeccompProgram &out, std::string &error);
 bool applySeccomp(const SeccompProgram &program, std::string &error);
 
-// exec.cpp: chdir into workspace/cwd (beneath the workspace, as the job's uid), resolve the
-// program through the policy's PATH, execve with exactly the policy environment.
+// exec.cpp: chdir into workspace/cwd (beneath the workspace, as the job's uid: inside the
+// minimal root by its path there, without one through launch.workspaceFd), resolve the program
+// through the policy's PATH, execve with exactly the policy environment.
 // Returns only on failure.
-bool execJob(const Policy &policy, char *const argv[], std::string &error);
+bool execJob(const Policy &policy, const Launch &launch, char *const argv[], std::string &error);
 
 // Shared helper: "<what>: <strerror(err)>".
 std::string errnoText(const std::string &what, int err);

@@ -54,9 +54,9 @@ bool parseFd(const char *s, int &out)
 }
 
 // The job process, after the monitor placed it (namespaces' id maps, cgroup). Layers in this
-// fixed order: identity, resources, namespaces and filesystem, AppArmor (must precede
-// no_new_privs), Landlock, then the identity sealed and seccomp last, so the filter only has to
-// allow execve itself.
+// fixed order: the workspace held, identity, resources, namespaces and filesystem, AppArmor
+// (must precede no_new_privs), Landlock, then the identity sealed and seccomp last, so the
+// filter only has to allow execve itself.
 void runJob(const JobProcess &job)
 {
     const Policy &policy = job.policy;
@@ -65,36 +65,41 @@ void runJob(const JobProcess &job)
         if (!ok)
             failJob(job.monitorFd, layer, code, error);
     };
+    // 0. the workspace: opened by the monitor while privileged and carried through the clone as
+    //    the working directory; held by a descriptor from here on, so no layer below reaches it
+    //    by its host path as the job's uid (workspace.cpp).
+    Launch launch = job.launch;
+    holdWorkspace(launch);
     // 1. identity: from here on the process is the job's unprivileged uid (inside a user
     //    namespace, still holding that namespace's capabilities for the mount work).
-    check(switchIdentity(policy, job.launch, error), "identity", kExitIdentity);
+    check(switchIdentity(policy, launch, error), "identity", kExitIdentity);
     // 2. resources: rlimits here; the monitor joins the job to its cgroup meanwhile.
     if (policy.wants(Layer::Rlimits))
         check(applyRlimits(policy, error), "rlimits", kExitRlimits);
     // 3. namespaces: the minimal root, loopback, hostname.
     if (policy.wants(Layer::Namespaces))
-        check(enterMinimalRoot(policy, error), "namespaces", kExitNamespaces);
+        check(enterMinimalRoot(policy, launch, error), "namespaces", kExitNamespaces);
     // 4. AppArmor: the profile switch happens on exec; requested before no_new_privs.
     if (policy.wants(Layer::Apparmor))
         check(applyApparmor(policy, error), "apparmor", kExitApparmor);
     // 5. Landlock (sets no_new_privs itself).
     if (policy.wants(Layer::Landlock))
-        check(applyLandlock(policy, error), "landlock", kExitLandlock);
+        check(applyLandlock(policy, launch, error), "landlock", kExitLandlock);
     // 2 (end). resources: in its cgroup before anything of the job runs.
-    check(awaitPlacement(job.launch, error), "cgroup", kExitCgroup);
+    check(awaitPlacement(launch, error), "cgroup", kExitCgroup);
     // 6. every capability gone, verified; descriptors close on exec.
     check(sealIdentity(policy, error), "identity", kExitIdentity);
     // The one descriptor the supervisor hands the job survives the exec.
-    if (job.launch.passFd >= 0 && ::fcntl(job.launch.passFd, F_SETFD, 0) != 0)
+    if (launch.passFd >= 0 && ::fcntl(launch.passFd, F_SETFD, 0) != 0)
         failJob(job.monitorFd, "identity", kExitIdentity,
-                errnoText("--pass-fd " + std::to_string(job.launch.passFd), errno));
+                errnoText("--pass-fd " + std::to_string(launch.passFd), errno));
     // 7. seccomp, compiled by the monitor, loaded last.
     if (policy.wants(Layer::Seccomp))
         check(applySeccomp(job.seccomp, error), "seccomp", kExitSeccomp);
     // Last guard, whatever the layers above did: never exec as uid 0.
     if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0)
         failJob(job.monitorFd, "identity", kExitIdentity, "refusing to exec the job as uid/gid 0");
-    execJob(policy, job.argv, error);
+    execJob(policy, launch, job.argv, error);
     failJob(job.monitorFd, "exec", kExitExec, error);
 }
 

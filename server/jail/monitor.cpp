@@ -137,6 +137,7 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     Pipe failure = makePipe();
     const auto started = Clock::now();
     const int flags = policy.wants(Layer::Namespaces) ? cloneFlags(policy) : 0;
+    const int workspaceErrno = enterWorkspace(policy);
     const pid_t pid = cloneJob(flags);
     if (pid < 0) {
         int err = errno;
@@ -147,9 +148,12 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     }
     if (pid == 0) {
         ::close(failure.read);
-        JobProcess job{policy, seccomp, argv, Launch{-1, passFd}, failure.write};
+        JobProcess job{policy, seccomp, argv, Launch{-1, passFd, -1, workspaceErrno},
+                       failure.write};
         startJob(job, go, body);
     }
+    // The workspace was the monitor's working directory only for the clone to carry it.
+    (void)!::chdir("/");
     ::close(go.read);
     ::close(failure.write);
     if (passFd >= 0)

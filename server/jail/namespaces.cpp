@@ -328,7 +328,7 @@ bool writeIdMaps(const Policy &policy, pid_t pid, std::string &error)
             && writeFile(proc + "/gid_map", inside + std::to_string(gid) + " 1\n", error);
 }
 
-bool enterMinimalRoot(const Policy &policy, std::string &error)
+bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error)
 {
     const NamespacesPolicy &ns = *policy.namespaces;
     // The cgroup namespace starts here, rooted at the job's own cgroup (joined already).
@@ -340,13 +340,14 @@ bool enterMinimalRoot(const Policy &policy, std::string &error)
     if (!mountOrFail(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr, error))
         return false;
 
-    // The workspace is reached through a descriptor: the stage may hide its host path.
-    int workspace = ::open(policy.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (workspace < 0) {
-        error = errnoText("workspace " + policy.workspace, errno);
+    // The workspace is reached through the descriptor the job holds (workspace.cpp): the stage
+    // may hide its host path, and the job's uid may not be able to search the directories
+    // above it.
+    if (launch.workspaceFd < 0) {
+        error = workspaceError(policy, launch);
         return false;
     }
-    const std::string workspaceSource = "/proc/self/fd/" + std::to_string(workspace);
+    const std::string workspaceSource = "/proc/self/fd/" + std::to_string(launch.workspaceFd);
 
     const std::string root = kStage;
     if (!mountOrFail("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV,
@@ -367,7 +368,6 @@ bool enterMinimalRoot(const Policy &policy, std::string &error)
                            error)
             && setAttributes(inner, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true,
                              error);
-    ::close(workspace);
     if (!ok)
         return false;
 

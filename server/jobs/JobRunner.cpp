@@ -49,7 +49,15 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
     // Without it the tools still work: a truncated output says its copy could not be kept and
     // a background job cannot start, each with the reason.
     if (QString why; !JobServices::prepareFileDirectory(jobs.fileDirectory, &why))
-        spdlog::warn("jobs: {}: no output handles, no background jobs", why.toStdString());
+        server.health().report(
+                {QStringLiteral("spill directory %1").arg(jobs.fileDirectory),
+                 why
+                         + QStringLiteral(": no complete copy of long outputs, no output handles, "
+                                          "no background jobs"),
+                 QStringLiteral("let cmcpd (root) create and write it: SANDBOX_ROOT on a "
+                                "writable file system, nothing else at that path"),
+                 {QStringLiteral("output_read"), QStringLiteral("job_attach"),
+                  QStringLiteral("job_output"), QStringLiteral("job_write_stdin")}});
     jobs.outputLogCapBytes = settings.integer(u"JOB_OUTPUT_MAX_MB") * 1024 * 1024;
     jobs.timeoutMaxSeconds = int(settings.integer(u"JOB_TIMEOUT_MAX"));
     JobRegistry::Limits limits;

@@ -51,19 +51,33 @@ void WarmJobPool::refill()
         JailJob *job = m_supervisor.createJob(m_request, this, &error);
         if (!job)
             return; // every uid is busy: calls start their own jobs meanwhile
-        connect(job, &JailJob::finished, this, [this, job] { onEndedWhileWaiting(job); });
+        connect(job, &JailJob::finished, this,
+                [this, job](const JobResult &result) { onEndedWhileWaiting(job, result); });
         job->start();
         m_ready.append(job);
     }
 }
 
-void WarmJobPool::onEndedWhileWaiting(JailJob *job)
+void WarmJobPool::onEndedWhileWaiting(JailJob *job, const JobResult &result)
 {
     m_ready.removeOne(job);
     job->deleteLater();
     m_paused = true;
-    spdlog::warn("sandbox: a pre-started job ended while waiting for its call; the next call "
-                 "starts its own");
+    // Why, so that a job every call would fail in the same way (a workspace it cannot reach,
+    // no cmcp-jail) is named in the log before the first call.
+    QString why;
+    if (result.refusal)
+        why = QStringLiteral("the sandbox refused it (%1): %2")
+                      .arg(result.refusal->layer, result.refusal->message);
+    else if (!result.error.isEmpty())
+        why = result.error;
+    else if (result.exitCode)
+        why = QStringLiteral("exit code %1").arg(*result.exitCode);
+    else if (result.signal)
+        why = QStringLiteral("signal %1").arg(*result.signal);
+    spdlog::warn("sandbox: a pre-started job ended while waiting for its call ({}); the next "
+                 "call starts its own",
+                 why.isEmpty() ? std::string("no reason reported") : why.toStdString());
 }
 
 } // namespace cmcp

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "sandbox/JobResult.h"
 #include "sandbox/SandboxSupervisor.h"
 
 #include <QList>
@@ -28,7 +29,7 @@ public:
 
 private:
     void refill();
-    void onEndedWhileWaiting(JailJob *job);
+    void onEndedWhileWaiting(JailJob *job, const JobResult &result);
 
     SandboxSupervisor &m_supervisor;
     JobRequest m_request;

@@ -3,6 +3,7 @@
 #include "mcp/JsonRpc.h"
 #include "mcp/PromptRegistry.h"
 #include "mcp/ResourceRegistry.h"
+#include "mcp/ServiceHealth.h"
 #include "mcp/Session.h"
 #include "mcp/ToolCallRecord.h"
 #include "mcp/ToolRegistry.h"
@@ -40,6 +41,9 @@ public:
     ToolRegistry &tools() { return m_tools; }
     ResourceRegistry &resources() { return m_resources; }
     PromptRegistry &prompts() { return m_prompts; }
+    // What start-up found unusable; /health reports it.
+    ServiceHealth &health() { return m_health; }
+    const ServiceHealth &health() const { return m_health; }
 
     void setPageSize(int size) { m_pageSize = qMax(1, size); }
     void setMaxSessions(int count) { m_maxSessions = count; }
@@ -140,6 +144,7 @@ private:
     ToolRegistry m_tools;
     ResourceRegistry m_resources;
     PromptRegistry m_prompts;
+    ServiceHealth m_health;
     QHash<QString, Method> m_methods;
     QHash<QString, std::shared_ptr<Session>> m_sessions;
     int m_pageSize = 100;

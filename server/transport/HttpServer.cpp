@@ -157,11 +157,17 @@ void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *s
 
 void HttpServer::writeHealth(QTcpSocket *socket)
 {
+    // 200 either way: the daemon serves, and a probe that restarted it would find the same
+    // resource unusable again. "degraded" names what start-up found unusable and the tools that
+    // cannot work for it.
+    const ServiceHealth &found = m_mcp.health();
     const QJsonObject health{
-            {QLatin1String("status"), QLatin1String("ok")},
+            {QLatin1String("status"),
+             found.degraded() ? QLatin1String("degraded") : QLatin1String("ok")},
             {QLatin1String("version"), QStringLiteral(CMCP_VERSION)},
             {QLatin1String("sessions"), m_mcp.sessionCount()},
-            {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)}};
+            {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
+            {QLatin1String("degraded"), found.toJson()}};
     http::writeJson(socket, 200, QJsonDocument(health).toJson(QJsonDocument::Compact));
 }
 

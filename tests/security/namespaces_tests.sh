@@ -69,6 +69,33 @@ write-outside)
     pass
     ;;
 
+closed-parent)
+    # The workspace below a directory the job's uid cannot search (a SANDBOX_ROOT under /root,
+    # a mktemp directory): the monitor opens it while privileged, so the job still runs in it,
+    # with the minimal root and (Landlock holding it) on the host's root alike. The job cannot
+    # reach the closed directory itself.
+    need_namespaces
+    chmod 700 "$TMPROOT"
+    policy
+    jail 10 /bin/sh -c 'pwd; echo ns >ns.txt; cat ns.txt'
+    expect_rc 0 "minimal root: $(cat "$ERR")"
+    [ "$(cat "$OUT")" = "$(printf '/workspace\nns')" ] || fail "minimal root: the job did not run in its workspace"
+    [ "$(cat "$WS/ns.txt")" = ns ] || fail "minimal root: the write did not reach the host workspace"
+    # On the host's root: Landlock holds the workspace where the kernel has it.
+    local_layers='["identity","rlimits"]' landlock=''
+    if python3 -c 'import ctypes, sys; sys.exit(ctypes.CDLL(None).syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint(1)) <= 0)'; then
+        local_layers='["identity","rlimits","landlock"]'
+        landlock=',"landlock":{"read":["/usr","/etc","/lib","/lib64","/bin","/dev/null"],"execute":["/usr"],"network":true}'
+    fi
+    POLICY="{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"PATH\":\"/usr/bin:/bin\",\"LANG\":\"C\"},\"limits\":{\"processes\":256},\"layers\":$local_layers$landlock}"
+    jail 10 /bin/sh -c 'echo host >host.txt; cat host.txt; ls "$0" 2>&1 || echo closed' "$TMPROOT"
+    expect_rc 0 "host root ($local_layers): $(cat "$ERR")"
+    grep -qx host "$OUT" || fail "host root: the job did not write in its workspace"
+    grep -q 'Permission denied' "$OUT" || fail "host root: the job could list the closed directory"
+    [ "$(cat "$WS/host.txt")" = host ] || fail "host root: the write did not reach the host workspace"
+    pass
+    ;;
+
 noexec)
     # Programs written by the job never run: the workspace and /tmp are noexec, for execve and
     # for the ELF loader alike.

@@ -1,0 +1,31 @@
+#include "mcp/ServiceHealth.h"
+
+#include <QJsonObject>
+
+#include <spdlog/spdlog.h>
+
+namespace cmcp {
+
+void ServiceHealth::report(Degradation degradation)
+{
+    const QString tools = degradation.tools.isEmpty()
+            ? QStringLiteral("no tool fails")
+            : QStringLiteral("%1 cannot work").arg(degradation.tools.join(QStringLiteral(", ")));
+    spdlog::warn("degraded: {}: {}; {}; fix: {}", degradation.resource.toStdString(),
+                 degradation.problem.toStdString(), tools.toStdString(),
+                 degradation.fix.toStdString());
+    m_degradations.append(std::move(degradation));
+}
+
+QJsonArray ServiceHealth::toJson() const
+{
+    QJsonArray out;
+    for (const Degradation &d : m_degradations)
+        out.append(QJsonObject{{QLatin1String("resource"), d.resource},
+                               {QLatin1String("problem"), d.problem},
+                               {QLatin1String("fix"), d.fix},
+                               {QLatin1String("tools"), QJsonArray::fromStringList(d.tools)}});
+    return out;
+}
+
+} // namespace cmcp
