@@ -50,7 +50,8 @@ struct AuditLogRefused
 using AuditLogStart = std::variant<AuditingOff, std::unique_ptr<AuditLog>, AuditLogRefused>;
 
 // The audit log records every tool call before its result goes out (McpServer emits the signals
-// synchronously); with AUDIT_REQUIRED a call whose record cannot be written fails closed.
+// synchronously and sends the result once the log has synced the record); with AUDIT_REQUIRED a
+// call whose record cannot be written or synced fails closed.
 AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
 {
     const AuditOptions options = AuditOptions::fromSettings(settings);
@@ -69,6 +70,13 @@ AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
                      Qt::DirectConnection);
     QObject::connect(&mcp, &McpServer::toolCallFinished, log.get(), &AuditLog::recordCallFinished,
                      Qt::DirectConnection);
+    mcp.setRecordDurabilityWait(
+            [audit = QPointer<AuditLog>(log.get())](std::function<void()> then) {
+                if (audit)
+                    audit->whenDurable(std::move(then));
+                else
+                    then();
+            });
     if (options.required)
         mcp.setFailClosedCheck([audit = QPointer<AuditLog>(log.get())] {
             return audit ? audit->failClosedReason() : QString();
