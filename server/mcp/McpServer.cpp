@@ -245,6 +245,12 @@ void McpServer::dispatchRequest(const std::shared_ptr<Session> &session,
     const quint64 serial = session->beginRequest(key, tracker);
     Request request{session, key, serial, message.id, message.params.toObject()};
 
+    if (m_draining && message.method != QLatin1String("ping")) {
+        request.fail(jsonrpc::RequestFailed,
+                     QStringLiteral("the server is shutting down: it takes no new requests "
+                                    "(calls in flight finish)"));
+        return;
+    }
     const auto method = m_methods.constFind(message.method);
     if (method == m_methods.cend()) {
         request.fail(jsonrpc::MethodNotFound,

@@ -58,6 +58,11 @@ public:
 
     // Tool calls whose tool has not answered yet, by call id.
     QList<ToolCallRecord> callsInFlight() const;
+    int callsInFlightCount() const { return int(m_running.size()); }
+    // The daemon is shutting down: every request but ping is refused with an error saying so,
+    // while the calls in flight finish. It cannot be undone.
+    void beginDraining() { m_draining = true; }
+    bool isDraining() const { return m_draining; }
     // Cancels a call in flight as its client could (the tool is told to stop, the record ends
     // as cancelled), but the client gets an error response naming `reason`. False when no
     // such call is running.
@@ -156,6 +161,7 @@ private:
     quint64 m_lastCallId = 0;
     // Tool calls whose tool has not answered yet, by call id.
     std::map<quint64, std::shared_ptr<RunningCall>> m_running;
+    bool m_draining = false;
 
     std::function<QString()> m_failClosedCheck;
     QString failClosedReason() const { return m_failClosedCheck ? m_failClosedCheck() : QString(); }
