@@ -145,6 +145,11 @@ QList<SettingSpec> buildTable()
                     "Time a keep-alive connection may sit idle between requests, in seconds. "
                     "Open SSE streams and requests awaiting their answer are never cut.",
                     NoFlags),
+            integer(http, "MCP_DRAIN_SECONDS", "20", 0, 3600,
+                    "On SIGTERM or SIGINT, how long calls in flight may run on before the daemon "
+                    "exits; meanwhile new requests get 503 with Retry-After and /health says "
+                    "draining. A second signal exits at once.",
+                    NoFlags),
             integer(http, "MCP_MAX_SESSIONS", "10000", 1, 1000000,
                     "Most MCP sessions open at once; further initialize requests are refused.",
                     NoFlags),

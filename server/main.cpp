@@ -23,7 +23,7 @@ int main(int argc, char *argv[])
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("cmcpd"));
     QCoreApplication::setApplicationVersion(QStringLiteral(CMCP_VERSION));
-    quitOnTerminationSignals(app);
+    watchTerminationSignals(app);
 
     const std::variant<ExitStatus, CommandLine> parsed = parseCommandLine(app.arguments());
     if (const auto *exit = std::get_if<ExitStatus>(&parsed))

@@ -100,6 +100,15 @@ AuditLog::AuditLog(AuditOptions options, QObject *parent)
       m_options(std::move(options)),
       m_lastHash(audit::genesisHash())
 {
+    m_syncThread.setMaxThreadCount(1);
+    m_syncThread.setExpiryTimeout(-1); // the thread stays: a sync should not wait for a start
+}
+
+// A sync still running owns a descriptor of its own and posts its outcome to this object; Qt
+// drops events posted to an object that is gone, so waiting for the thread is enough.
+AuditLog::~AuditLog()
+{
+    m_syncThread.waitForDone();
 }
 
 bool AuditLog::open(QString *error)
@@ -184,6 +193,7 @@ bool AuditLog::rotate(QString *error)
                                    .arg(m_options.path)
                                    .arg(rotated.isEmpty() ? 1 : rotated.last() + 1);
     // The records written without their own fdatasync go to disk with the file they are in.
+    ++m_syncs;
     if (::fdatasync(m_fd.get()) != 0) {
         *error = systemError("cannot flush the audit log", m_options.path);
         return false;
@@ -197,6 +207,7 @@ bool AuditLog::rotate(QString *error)
     // The rename is durable once the directory is synced.
     fsyncDirectoryAt(AT_FDCWD,
                      QFile::encodeName(QFileInfo(m_options.path).absolutePath()).constData());
+    m_durableSeq = m_seq;
     spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(),
                  target.toStdString(), m_seq);
     return openFile(error);
@@ -208,8 +219,11 @@ bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
     const std::size_t written = writeAll(m_fd.get(), bytes.constData(), size_t(bytes.size()));
     if (written < size_t(bytes.size()))
         *error = systemError("cannot write to the audit log", m_options.path);
-    if (error->isEmpty() && durable && ::fdatasync(m_fd.get()) != 0)
-        *error = systemError("cannot flush the audit log", m_options.path);
+    if (error->isEmpty() && durable) {
+        ++m_syncs;
+        if (::fdatasync(m_fd.get()) != 0)
+            *error = systemError("cannot flush the audit log", m_options.path);
+    }
     if (!error->isEmpty()) {
         // No half record may stay: the next record would be chained after a line that does not
         // verify. (It fails on a device such as /dev/full, which has nothing to cut.)
@@ -230,6 +244,8 @@ bool AuditLog::appendSealed(const QJsonObject &fields, bool durable, QString *er
         return false;
     ++m_seq;
     m_lastHash = record.hash;
+    if (durable)
+        m_durableSeq = m_seq;
     return true;
 }
 
@@ -243,7 +259,7 @@ bool AuditLog::append(const QJsonObject &fields, bool durable)
                               {QLatin1String("time"),
                                QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
                               {QLatin1String("count"), double(m_lost)},
-                              {QLatin1String("reason"), m_lastError}};
+                              {QLatin1String("reason"), lastError()}};
         if (appendSealed(gap, false, &error))
             m_lost = 0;
     }
@@ -266,11 +282,71 @@ bool AuditLog::append(const QJsonObject &fields, bool durable)
 
 QString AuditLog::failClosedReason() const
 {
-    if (!m_options.required || m_lastError.isEmpty())
+    if (!m_options.required || lastError().isEmpty())
         return {};
     return QStringLiteral("the audit log cannot be written (%1), and AUDIT_REQUIRED refuses calls "
                           "that cannot be recorded")
-            .arg(m_lastError);
+            .arg(lastError());
+}
+
+void AuditLog::whenDurable(std::function<void()> then)
+{
+    if (m_durableSeq >= m_seq || !m_fd.isValid()) {
+        then();
+        return;
+    }
+    m_waiting.push_back(Waiter{m_seq, std::move(then)});
+    if (!m_syncing)
+        startSync();
+}
+
+void AuditLog::startSync()
+{
+    // A descriptor of its own: a rotation may replace m_fd while the sync runs.
+    auto fd = std::make_shared<UniqueFd>(::fcntl(m_fd.get(), F_DUPFD_CLOEXEC, 0));
+    if (!fd->isValid()) {
+        onSynced(m_seq, errno);
+        return;
+    }
+    m_syncing = true;
+    ++m_syncs;
+    const quint64 seq = m_seq;
+    m_syncThread.start([this, fd, seq] {
+        const int syncErrno = ::fdatasync(fd->get()) == 0 ? 0 : errno;
+        QMetaObject::invokeMethod(
+                this, [this, seq, syncErrno] { onSynced(seq, syncErrno); }, Qt::QueuedConnection);
+    });
+}
+
+void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
+{
+    m_syncing = false;
+    if (syncErrno == 0) {
+        m_durableSeq = std::max(m_durableSeq, syncedSeq);
+        m_syncError.clear();
+    } else {
+        // The records are in the file but may not reach the disk: the calls waiting for them
+        // are told (and fail closed with AUDIT_REQUIRED), and the next record says how many.
+        errno = syncErrno;
+        m_syncError = systemError("cannot flush the audit log", m_options.path);
+        const quint64 unsynced = syncedSeq - std::min(syncedSeq, m_durableSeq);
+        m_lost += unsynced;
+        spdlog::error("audit: {} ({} record(s) may not be on disk{})", m_syncError.toStdString(),
+                      unsynced,
+                      m_options.required ? "; AUDIT_REQUIRED: their calls fail"
+                                         : "; AUDIT_REQUIRED is off: their calls go on");
+    }
+    // Settled before the callbacks run: one of them may append and wait again.
+    std::vector<Waiter> settled;
+    std::vector<Waiter> still;
+    for (Waiter &waiter : m_waiting)
+        (waiter.seq <= syncedSeq || waiter.seq <= m_durableSeq ? settled : still)
+                .push_back(std::move(waiter));
+    m_waiting = std::move(still);
+    for (Waiter &waiter : settled)
+        waiter.then();
+    if (!m_waiting.empty() && !m_syncing)
+        startSync();
 }
 
 void AuditLog::recordCallStarted(const ToolCallRecord &call)
@@ -278,11 +354,11 @@ void AuditLog::recordCallStarted(const ToolCallRecord &call)
     append(audit::callStartedFields(call), false);
 }
 
+// Written, not synced: the server sends the call's result from whenDurable, and a cancelled
+// call, which sends none, goes to the disk with the next sync.
 void AuditLog::recordCallFinished(const ToolCallRecord &call, const ToolResult *result)
 {
-    // A cancelled call sends no result, so nothing waits for its record to be durable; the
-    // fdatasync would only delay the kill of its job (the next durable record flushes it).
-    append(audit::callFinishedFields(call, result), call.outcome != ToolCallOutcome::Cancelled);
+    append(audit::callFinishedFields(call, result), false);
 }
 
 } // namespace cmcp

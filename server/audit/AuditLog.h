@@ -7,8 +7,11 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 
+#include <functional>
 #include <optional>
+#include <vector>
 
 namespace cmcp {
 
@@ -25,6 +28,11 @@ struct AuditOptions
 
 // The tamper-evident audit log: one hash-chained JSON record per line (format in AuditChain.h),
 // appended with write(2) and made durable with fdatasync(2) before the call's result goes out.
+//
+// Group commit: a call's record is written on the event loop (a copy into the page cache, a
+// few microseconds, which keeps the chain's order the order of the calls), and the fdatasync
+// runs on a thread of its own. Calls that end while a sync is running wait for the next one,
+// which covers them all, so concurrent calls share syncs and the loop never waits for the disk.
 // When the file would grow past maxBytes it is renamed to `<path>.<N>` (N = 1, 2, ...; the
 // highest is the most recent) and a new file continues the chain. A restarted daemon resumes the
 // chain from the last record it finds.
@@ -38,6 +46,7 @@ class AuditLog : public QObject
     Q_OBJECT
 public:
     explicit AuditLog(AuditOptions options, QObject *parent = nullptr);
+    ~AuditLog() override;
 
     // Creates the directory and file when needed, resumes the chain and writes `audit_opened`.
     bool open(QString *error);
@@ -45,19 +54,28 @@ public:
     // Appends one record (seq, prev and hash are added). `durable`: fdatasync before returning.
     bool append(const QJsonObject &fields, bool durable = true);
 
-    // Why the last append failed; empty when it succeeded.
-    QString lastError() const { return m_lastError; }
+    // Runs `then` on this object's thread once every record appended so far is on disk, or its
+    // sync failed (failClosedReason() and lastError() then say so); at once when nothing waits
+    // for a sync. Never before: a result sent from `then` follows its record to the disk.
+    void whenDurable(std::function<void()> then);
+
+    // Why the last append, or else the last sync, failed; empty when both succeeded.
+    QString lastError() const { return m_lastError.isEmpty() ? m_syncError : m_lastError; }
     // Non-empty when the call in progress must fail closed: the log is required and the last
-    // record could not be written.
+    // record could not be written, or the last sync failed.
     QString failClosedReason() const;
 
     quint64 lastSeq() const { return m_seq; }
+    // fdatasync calls made so far, at once or in groups: records per sync is what group commit
+    // saves.
+    quint64 syncCount() const { return m_syncs; }
     QByteArray lastHash() const { return m_lastHash; }
 
 public Q_SLOTS:
-    // The call_started record is written without its own fdatasync: the call_finished record's
-    // fdatasync makes both durable, and a crash in between loses at most evidence of a start.
-    // Called on the server's thread (McpServer emits there), like every other member.
+    // Both records are written without their own fdatasync: the server sends the call's result
+    // from whenDurable, after the sync that covers them; a crash before loses a call whose
+    // client never had its result. Called on the server's thread (McpServer emits there), like
+    // every other member.
     void recordCallStarted(const cmcp::ToolCallRecord &call);
     void recordCallFinished(const cmcp::ToolCallRecord &call, const cmcp::ToolResult *result);
 
@@ -67,14 +85,28 @@ private:
     bool rotate(QString *error);
     bool writeLine(const QByteArray &line, bool durable, QString *error);
     bool appendSealed(const QJsonObject &fields, bool durable, QString *error);
+    void startSync();
+    void onSynced(quint64 syncedSeq, int syncErrno);
+
+    struct Waiter
+    {
+        quint64 seq; // durable once records up to this one are
+        std::function<void()> then;
+    };
 
     AuditOptions m_options;
     UniqueFd m_fd;
     qint64 m_size = 0;
     quint64 m_seq = 0;
     QByteArray m_lastHash;
-    QString m_lastError;
+    QString m_lastError; // of the last append
+    QString m_syncError; // of the last sync
     quint64 m_lost = 0; // records that could not be written since the last one that was
+    quint64 m_durableSeq = 0; // every record up to this one is on disk
+    bool m_syncing = false;
+    quint64 m_syncs = 0;
+    std::vector<Waiter> m_waiting;
+    QThreadPool m_syncThread; // one thread: fdatasync off the event loop
 };
 
 } // namespace cmcp

@@ -28,8 +28,12 @@ void keepLargeBuffersOnHeap()
     mallopt(M_TRIM_THRESHOLD, keepBytes);
 }
 
+namespace {
+std::function<void(int)> terminationHandler;
+} // namespace
+
 // The signals are blocked and read from a signalfd, so no code runs in signal context.
-void quitOnTerminationSignals(QCoreApplication &app)
+void watchTerminationSignals(QCoreApplication &app)
 {
     sigset_t signals;
     sigemptyset(&signals);
@@ -42,10 +46,20 @@ void quitOnTerminationSignals(QCoreApplication &app)
     auto *notifier = new QSocketNotifier(fd, QSocketNotifier::Read, &app);
     QObject::connect(notifier, &QSocketNotifier::activated, &app, [fd, &app] {
         signalfd_siginfo info;
-        if (::read(fd, &info, sizeof info) == sizeof info)
-            spdlog::info("signal {} received: shutting down", info.ssi_signo);
+        if (::read(fd, &info, sizeof info) != sizeof info)
+            return;
+        if (terminationHandler) {
+            terminationHandler(int(info.ssi_signo));
+            return;
+        }
+        spdlog::info("signal {} received: shutting down", info.ssi_signo);
         app.quit();
     });
+}
+
+void setTerminationHandler(std::function<void(int signal)> handler)
+{
+    terminationHandler = std::move(handler);
 }
 
 // Every session holds a socket: take all the descriptors the hard limit allows (systemd and

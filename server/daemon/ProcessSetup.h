@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 class QCoreApplication;
 
 namespace cmcp {
@@ -12,9 +14,11 @@ class McpServer;
 // Before anything allocates: large buffers stay on the heap for the next call.
 void keepLargeBuffersOnHeap();
 
-// SIGINT and SIGTERM quit `app`'s event loop. Before any thread starts, so that every thread
-// inherits the blocked signals.
-void quitOnTerminationSignals(QCoreApplication &app);
+// SIGINT and SIGTERM quit `app`'s event loop, or, once a handler is set, call it (on the event
+// loop, never in signal context). Before any thread starts, so that every thread inherits the
+// blocked signals.
+void watchTerminationSignals(QCoreApplication &app);
+void setTerminationHandler(std::function<void(int signal)> handler);
 
 // Raises the soft limit on open descriptors to the hard limit.
 void raiseDescriptorLimit();

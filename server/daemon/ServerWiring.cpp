@@ -12,6 +12,7 @@
 #include "transport/HttpServer.h"
 #include "common/LiveSettings.h"
 #include "mcp/McpServer.h"
+#include "daemon/GracefulDrain.h"
 #include "daemon/ProcessSetup.h"
 #include "sandbox/SandboxRequirements.h"
 #include "sandbox/SandboxSupervisor.h"
@@ -50,7 +51,8 @@ struct AuditLogRefused
 using AuditLogStart = std::variant<AuditingOff, std::unique_ptr<AuditLog>, AuditLogRefused>;
 
 // The audit log records every tool call before its result goes out (McpServer emits the signals
-// synchronously); with AUDIT_REQUIRED a call whose record cannot be written fails closed.
+// synchronously and sends the result once the log has synced the record); with AUDIT_REQUIRED a
+// call whose record cannot be written or synced fails closed.
 AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
 {
     const AuditOptions options = AuditOptions::fromSettings(settings);
@@ -75,6 +77,13 @@ AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
                      Qt::DirectConnection);
     QObject::connect(&mcp, &McpServer::toolCallFinished, log.get(), &AuditLog::recordCallFinished,
                      Qt::DirectConnection);
+    mcp.setRecordDurabilityWait(
+            [audit = QPointer<AuditLog>(log.get())](std::function<void()> then) {
+                if (audit)
+                    audit->whenDurable(std::move(then));
+                else
+                    then();
+            });
     if (options.required)
         mcp.setFailClosedCheck([audit = QPointer<AuditLog>(log.get())] {
             return audit ? audit->failClosedReason() : QString();
@@ -163,12 +172,19 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     registerLiveSettings(adminSettings, live);
     const std::unique_ptr<AdminServer> admin = openAdminChannel(mcp, adminSettings, sandbox);
 
+    const int drainMs = int(settings.integer(u"MCP_DRAIN_SECONDS") * 1000);
+    const auto quit = [&app] { app.quit(); };
     if (commandLine.stdio) {
         StdioTransport stdio(mcp);
         QObject::connect(&stdio, &StdioTransport::finished, &app, &QCoreApplication::quit,
                          Qt::QueuedConnection);
+        GracefulDrain drain(
+                mcp, drainMs, [] { return qint64(0); }, quit);
+        setTerminationHandler([&drain](int signal) { drain.onSignal(signal); });
         stdio.start();
-        return app.exec();
+        const int status = app.exec();
+        setTerminationHandler({});
+        return status;
     }
 
     HttpServer http(mcp, HttpOptions::fromSettings(settings));
@@ -176,9 +192,14 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     const quint16 port = http.start(&error);
     if (port == 0)
         return startupFailure(1, error);
+    GracefulDrain drain(
+            mcp, drainMs, [&http] { return http.unsentBytes(); }, quit);
+    setTerminationHandler([&drain](int signal) { drain.onSignal(signal); });
     spdlog::info("listening on {0}/mcp (Streamable HTTP) and {0}/sse (legacy SSE)",
                  httpBase(settings.text(u"MCP_HOST"), port).toStdString());
-    return app.exec();
+    const int status = app.exec();
+    setTerminationHandler({});
+    return status;
 }
 
 } // namespace cmcp

@@ -245,6 +245,12 @@ void McpServer::dispatchRequest(const std::shared_ptr<Session> &session,
     const quint64 serial = session->beginRequest(key, tracker);
     Request request{session, key, serial, message.id, message.params.toObject()};
 
+    if (m_draining && message.method != QLatin1String("ping")) {
+        request.fail(jsonrpc::RequestFailed,
+                     QStringLiteral("the server is shutting down: it takes no new requests "
+                                    "(calls in flight finish)"));
+        return;
+    }
     const auto method = m_methods.constFind(message.method);
     if (method == m_methods.cend()) {
         request.fail(jsonrpc::MethodNotFound,
@@ -387,8 +393,10 @@ void McpServer::callTool(const Request &request)
     const ToolDefinition *tool = m_tools.find(name);
     if (!tool) {
         endCallRecord(record, ToolCallOutcome::UnknownTool, nullptr);
-        request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown tool: %1").arg(name),
-                     QJsonObject{{QLatin1String("tool"), name}});
+        afterRecordsDurable([request, name] {
+            request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown tool: %1").arg(name),
+                         QJsonObject{{QLatin1String("tool"), name}});
+        });
         return;
     }
     const QString version = request.session->protocolVersion();
@@ -396,27 +404,30 @@ void McpServer::callTool(const Request &request)
             SchemaValidator::validate(tool->inputSchema, arguments, QStringLiteral("arguments"));
     if (!violation.isEmpty()) {
         endCallRecord(record, ToolCallOutcome::InvalidArguments, nullptr, violation);
-        // Since 2025-11-25 the specification wants invalid arguments reported as a tool error,
-        // so that the model can correct itself; earlier revisions use -32602.
-        if (protocol::atLeast(version, protocol::V2025_11_25)) {
-            QJsonObject result{
-                    {QLatin1String("content"),
-                     ToolResult::error(
-                             QStringLiteral("invalid arguments for %1: %2").arg(name, violation))
-                             .content},
-                    {QLatin1String("isError"), true}};
-            request.reply(result);
-        } else {
-            request.fail(jsonrpc::InvalidParams, violation);
-        }
+        afterRecordsDurable([request, version, name, violation] {
+            // Since 2025-11-25 the specification wants invalid arguments reported as a tool
+            // error, so that the model can correct itself; earlier revisions use -32602.
+            if (protocol::atLeast(version, protocol::V2025_11_25)) {
+                request.reply(QJsonObject{
+                        {QLatin1String("content"),
+                         ToolResult::error(QStringLiteral("invalid arguments for %1: %2")
+                                                   .arg(name, violation))
+                                 .content},
+                        {QLatin1String("isError"), true}});
+            } else {
+                request.fail(jsonrpc::InvalidParams, violation);
+            }
+        });
         return;
     }
 
     if (const QString refusal = failClosedReason(); !refusal.isEmpty()) {
         const ToolResult refused = ToolResult::error(refusal);
         endCallRecord(record, ToolCallOutcome::Failed, &refused, refusal);
-        request.reply(QJsonObject{{QLatin1String("content"), refused.content},
-                                  {QLatin1String("isError"), true}});
+        afterRecordsDurable([request, content = refused.content] {
+            request.reply(QJsonObject{{QLatin1String("content"), content},
+                                      {QLatin1String("isError"), true}});
+        });
         return;
     }
 
@@ -465,6 +476,14 @@ void McpServer::endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome,
     call.durationMs = call.startedAt.msecsTo(QDateTime::currentDateTimeUtc());
     m_running.erase(call.callId);
     Q_EMIT toolCallFinished(call, result);
+}
+
+void McpServer::afterRecordsDurable(std::function<void()> then) const
+{
+    if (m_durabilityWait)
+        m_durabilityWait(std::move(then));
+    else
+        then();
 }
 
 QList<ToolCallRecord> McpServer::callsInFlight() const

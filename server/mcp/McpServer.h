@@ -62,6 +62,11 @@ public:
 
     // Tool calls whose tool has not answered yet, by call id.
     QList<ToolCallRecord> callsInFlight() const;
+    int callsInFlightCount() const { return int(m_running.size()); }
+    // The daemon is shutting down: every request but ping is refused with an error saying so,
+    // while the calls in flight finish. It cannot be undone.
+    void beginDraining() { m_draining = true; }
+    bool isDraining() const { return m_draining; }
     // Cancels a call in flight as its client could (the tool is told to stop, the record ends
     // as cancelled), but the client gets an error response naming `reason`. False when no
     // such call is running.
@@ -75,13 +80,22 @@ public:
     {
         m_failClosedCheck = std::move(check);
     }
+    // For an observer that makes the records durable later and in groups (the audit log's
+    // group commit): `wait` runs its argument once the records of every call ended so far are
+    // on disk. A tools/call's answer is sent only then, and the fail-closed check is asked
+    // again. Without an observer the answer goes at once.
+    void setRecordDurabilityWait(std::function<void(std::function<void()> then)> wait)
+    {
+        m_durabilityWait = std::move(wait);
+    }
 
 Q_SIGNALS:
     void sessionOpened(const QString &sessionId, const QString &transport);
     void sessionClosed(const QString &sessionId, const QString &reason);
     // Every tools/call, emitted synchronously: toolCallFinished comes before the response is
-    // handed to the transport, so an observer that must record a call durably (the audit log)
-    // does so before the client learns the result. `result` is null for the outcomes where no
+    // handed to the transport (and that waits for setRecordDurabilityWait's observer), so an
+    // observer that must record a call durably (the audit log) does so before the client
+    // learns the result. `result` is null for the outcomes where no
     // tool result exists (invalid arguments, unknown tool, cancelled).
     void toolCallStarted(const cmcp::ToolCallRecord &call);
     void toolCallFinished(const cmcp::ToolCallRecord &call, const cmcp::ToolResult *result);
@@ -152,9 +166,13 @@ private:
     quint64 m_lastCallId = 0;
     // Tool calls whose tool has not answered yet, by call id.
     std::map<quint64, std::shared_ptr<RunningCall>> m_running;
+    bool m_draining = false;
 
     std::function<QString()> m_failClosedCheck;
     QString failClosedReason() const { return m_failClosedCheck ? m_failClosedCheck() : QString(); }
+    std::function<void(std::function<void()>)> m_durabilityWait;
+    // Runs `then` once the records of the calls ended so far are durable.
+    void afterRecordsDurable(std::function<void()> then) const;
 };
 
 } // namespace cmcp

@@ -90,34 +90,56 @@ void RunningCall::finish(const ToolResult &toolResult)
         if (!problem.isEmpty()) {
             spdlog::error("tool {} broke its outputSchema: {}", name.toStdString(),
                           problem.toStdString());
-            if (m_server)
-                m_server->endCallRecord(m_record, ToolCallOutcome::BrokeOutputSchema, &toolResult,
-                                        problem);
-            session->settleRequest(
-                    m_requestKey, m_serial,
-                    jsonrpc::makeError(m_requestId, jsonrpc::InternalError,
-                                       QStringLiteral("tool %1 produced output that does not "
-                                                      "match its outputSchema: %2")
-                                               .arg(name, problem)));
+            const QJsonObject response = jsonrpc::makeError(
+                    m_requestId, jsonrpc::InternalError,
+                    QStringLiteral("tool %1 produced output that does not match its "
+                                   "outputSchema: %2")
+                            .arg(name, problem));
+            if (!m_server) {
+                session->settleRequest(m_requestKey, m_serial, response);
+                return;
+            }
+            m_server->endCallRecord(m_record, ToolCallOutcome::BrokeOutputSchema, &toolResult,
+                                    problem);
+            m_server->afterRecordsDurable(
+                    [session, key = m_requestKey, serial = m_serial, response] {
+                        session->settleRequest(key, serial, response);
+                    });
             return;
         }
     }
-    if (m_server) {
-        m_server->endCallRecord(
-                m_record, toolResult.isError ? ToolCallOutcome::Failed : ToolCallOutcome::Succeeded,
-                &toolResult);
-        if (const QString refusal = m_server->failClosedReason(); !refusal.isEmpty()) {
+    if (!m_server) {
+        answer(*session, toolResult);
+        return;
+    }
+    m_server->endCallRecord(
+            m_record, toolResult.isError ? ToolCallOutcome::Failed : ToolCallOutcome::Succeeded,
+            &toolResult);
+    // Asked now for a record that could not be written, and again once the records are synced
+    // for one whose sync failed.
+    const QString refusedAtWrite = m_server->failClosedReason();
+    m_server->afterRecordsDurable([call = *this, session, toolResult, refusedAtWrite] {
+        QString refusal = refusedAtWrite;
+        if (refusal.isEmpty() && call.m_server)
+            refusal = call.m_server->failClosedReason();
+        if (!refusal.isEmpty()) {
             const QJsonObject refused{
                     {QLatin1String("content"), ToolResult::error(refusal).content},
                     {QLatin1String("isError"), true}};
-            session->settleRequest(m_requestKey, m_serial,
-                                   jsonrpc::makeResult(m_requestId, refused));
+            session->settleRequest(call.m_requestKey, call.m_serial,
+                                   jsonrpc::makeResult(call.m_requestId, refused));
             return;
         }
-    }
+        call.answer(*session, toolResult);
+    });
+}
+
+// Sends the result in the shape the session's protocol version knows.
+void RunningCall::answer(Session &session, const ToolResult &toolResult) const
+{
     if (!toolResult.structuredJson.isEmpty()) {
-        session->settleRequest(m_requestKey, m_serial,
-                               serializedResult(m_requestId, toolResult, m_protocolVersion));
+        session.settleRequest(m_requestKey, m_serial,
+                              serializedResult(m_requestId, toolResult, m_protocolVersion));
         return;
     }
     QJsonArray content;
@@ -130,7 +152,7 @@ void RunningCall::finish(const ToolResult &toolResult)
         result.insert(QLatin1String("structuredContent"), *toolResult.structuredContent);
     if (toolResult.isError)
         result.insert(QLatin1String("isError"), true);
-    session->settleRequest(m_requestKey, m_serial, jsonrpc::makeResult(m_requestId, result));
+    session.settleRequest(m_requestKey, m_serial, jsonrpc::makeResult(m_requestId, result));
 }
 
 void RunningCall::endCancelled(const QString &reason)

@@ -30,8 +30,9 @@ public:
 
     const ToolCallRecord &record() const { return m_record; }
 
-    // The tool's result: checked against the output schema, recorded, then sent in the shape
-    // the session's protocol version knows. Nothing happens when the session has gone.
+    // The tool's result: checked against the output schema, recorded, then, once the record is
+    // durable, sent in the shape the session's protocol version knows. Nothing happens when the
+    // session has gone.
     void finish(const ToolResult &result);
 
     // The client cancelled, or its session ended, before the result: the record ends so.
@@ -42,6 +43,8 @@ public:
     bool cancel(const QString &reason);
 
 private:
+    void answer(Session &session, const ToolResult &result) const;
+
     QPointer<McpServer> m_server;
     std::weak_ptr<Session> m_session;
     const QString m_requestKey;

@@ -69,7 +69,19 @@ quint16 HttpServer::start(QString *error)
         return 0;
     }
     bind(tcp);
+    m_tcp = tcp;
     return tcp->serverPort();
+}
+
+qint64 HttpServer::unsentBytes() const
+{
+    qint64 bytes = 0;
+    if (m_tcp) {
+        for (const QTcpSocket *socket :
+             m_tcp->findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
+            bytes += socket->bytesToWrite();
+    }
+    return bytes;
 }
 
 bool HttpServer::hostAllowed(const QByteArray &hostHeader) const
@@ -130,6 +142,14 @@ bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *so
         writeHealth(socket);
         return true;
     }
+    if (m_mcp.isDraining()) {
+        // A load balancer sends the client elsewhere; a lone client tries again later.
+        http::writeJsonRpcError(socket, 503, -32000,
+                                QStringLiteral("the server is shutting down: it takes no new "
+                                               "requests (calls in flight finish)"),
+                                {{"Retry-After", "1"}, {"Connection", "close"}});
+        return true;
+    }
     if (!tokenAccepted(request.value("authorization"))) {
         http::writeJsonRpcError(socket, 401, -32600,
                                 QStringLiteral("a valid bearer token is required"),
@@ -157,18 +177,23 @@ void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *s
 
 void HttpServer::writeHealth(QTcpSocket *socket)
 {
-    // 200 either way: the daemon serves, and a probe that restarted it would find the same
-    // resource unusable again. "degraded" names what start-up found unusable and the tools that
-    // cannot work for it.
+    // "degraded" answers 200: the daemon serves, and a probe that restarted it would find the
+    // same resource unusable again; it names what start-up found unusable and the tools that
+    // cannot work for it. "draining" answers 503, so that readiness checks take this replica
+    // out while its calls finish.
     const ServiceHealth &found = m_mcp.health();
+    const bool draining = m_mcp.isDraining();
+    const QLatin1String status = draining ? QLatin1String("draining")
+            : found.degraded()            ? QLatin1String("degraded")
+                                          : QLatin1String("ok");
     const QJsonObject health{
-            {QLatin1String("status"),
-             found.degraded() ? QLatin1String("degraded") : QLatin1String("ok")},
+            {QLatin1String("status"), status},
             {QLatin1String("version"), QStringLiteral(CMCP_VERSION)},
             {QLatin1String("sessions"), m_mcp.sessionCount()},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
             {QLatin1String("degraded"), found.toJson()}};
-    http::writeJson(socket, 200, QJsonDocument(health).toJson(QJsonDocument::Compact));
+    http::writeJson(socket, draining ? 503 : 200,
+                    QJsonDocument(health).toJson(QJsonDocument::Compact));
 }
 
 } // namespace cmcp

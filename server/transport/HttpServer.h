@@ -12,6 +12,8 @@ class LegacySseTransport;
 
 // The HTTP door: checks Host, Origin and the bearer token on every request, then routes
 // /mcp (Streamable HTTP), /sse and /messages (legacy HTTP+SSE) and /health.
+class GuardedTcpServer;
+
 class HttpServer : public QAbstractHttpServer
 {
     Q_OBJECT
@@ -21,6 +23,10 @@ public:
 
     // Returns the port listened on (useful with port 0), or 0 on failure with `error` set.
     quint16 start(QString *error);
+
+    // Bytes of answers written to sockets but not yet handed to the kernel: a daemon that
+    // drains quits once this is zero, so that the last answers are not cut off.
+    qint64 unsentBytes() const;
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -34,6 +40,7 @@ private:
 
     McpServer &m_mcp;
     HttpOptions m_options;
+    GuardedTcpServer *m_tcp = nullptr;
     StreamableHttpTransport *m_streamable;
     LegacySseTransport *m_legacySse;
 };

@@ -659,7 +659,8 @@ describe('HTTP authentication and allowed origins', { timeout: 60_000 }, () => {
 });
 
 describe('shutdown', { timeout: 30_000 }, () => {
-    test('SIGTERM ends the daemon with status 0 promptly, even with open streams and running calls', async () => {
+    // stop() sends a second SIGTERM after a second: the drain's way out for a call that will not end.
+    test('a second SIGTERM ends the daemon with status 0 promptly, even with open streams and running calls', async () => {
         const daemon = await startDaemon();
         const controller = new AbortController();
         try {

@@ -81,6 +81,8 @@ private Q_SLOTS:
     void restartResumesTheChain();
     void partialLastRecordIsReportedAndSkipped();
     void diskFullFailsLoudly();
+    void callsShareSyncs();
+    void failedSyncFailsClosed();
     void shortWriteLeavesNoHalfRecord();
     void secretsAreRedacted();
     void recordsSummarizeResults();
@@ -313,6 +315,57 @@ void TestAuditLog::diskFullFailsLoudly()
         if (required)
             QVERIFY(log.failClosedReason().contains(u"audit log cannot be written"_s));
     }
+}
+
+// Group commit: a record written while a sync runs waits for the next one, which covers every
+// record written meanwhile; nothing is released before a sync that covers it.
+void TestAuditLog::callsShareSyncs()
+{
+    AuditLog log(options(1 << 20, true));
+    QString error;
+    QVERIFY2(log.open(&error), qPrintable(error));
+    const quint64 syncsAtOpen = log.syncCount();
+
+    QList<int> released;
+    QVERIFY(log.append(note(0), false));
+    log.whenDurable([&] { released.append(0); });
+    QVERIFY(released.isEmpty()); // the sync runs on its thread; its end comes through the loop
+    for (int n = 1; n <= 5; ++n) {
+        QVERIFY(log.append(note(n), false));
+        log.whenDurable([&released, n] { released.append(n); });
+    }
+    QTRY_COMPARE(released.size(), 6);
+    QCOMPARE(released, (QList<int>{0, 1, 2, 3, 4, 5}));
+    QCOMPARE(log.syncCount() - syncsAtOpen, 2u); // one for record 0, one for records 1 to 5
+
+    bool atOnce = false;
+    log.whenDurable([&] { atOnce = true; }); // nothing written since: nothing to wait for
+    QVERIFY(atOnce);
+    QCOMPARE(log.syncCount() - syncsAtOpen, 2u);
+    const audit::Verdict verdict = audit::verifyFiles({logPath()});
+    QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+}
+
+// A sync that fails (fdatasync on /dev/null: EINVAL) releases its waiters with the reason, so
+// that with AUDIT_REQUIRED their calls fail closed instead of sending unrecorded results.
+void TestAuditLog::failedSyncFailsClosed()
+{
+    AuditOptions o = options(1 << 20, true);
+    o.path = u"/dev/null"_s;
+    AuditLog log(o);
+    QString error;
+    QVERIFY(!log.open(&error)); // its first record is synced at once, and fails
+    QVERIFY2(error.contains(u"flush"_s), qPrintable(error));
+    QVERIFY(log.append(note(1), false)); // the write itself works
+    QVERIFY(log.failClosedReason().isEmpty());
+    QString reasonSeen;
+    bool released = false;
+    log.whenDurable([&] {
+        released = true;
+        reasonSeen = log.failClosedReason();
+    });
+    QTRY_VERIFY(released);
+    QVERIFY2(reasonSeen.contains(u"cannot flush the audit log"_s), qPrintable(reasonSeen));
 }
 
 // A write that the file size limit cuts short (as a full disk does) is cut back out; once writes

@@ -188,6 +188,7 @@ private Q_SLOTS:
     void cancellation();
     void callRecordsEveryOutcome();
     void failClosedCheckRefusesCalls();
+    void answersWaitForDurableRecords();
     void logLevelFilters_data();
     void logLevelFilters();
     void listChangedBroadcast();
@@ -1320,6 +1321,52 @@ void TestMcpServer::failClosedCheckRefusesCalls()
         QVERIFY(!result.contains(u"structuredContent"_s));
     }
     QCOMPARE(finishedRecords, 3); // the refused call is recorded as failed too
+    m_server->setFailClosedCheck({});
+}
+
+// With group commit the audit log syncs records later: no answer of any kind (a result, invalid
+// arguments, an unknown tool) leaves before the observer says the records are durable, and a
+// sync that failed turns the result into the refusal.
+void TestMcpServer::answersWaitForDurableRecords()
+{
+    std::vector<std::function<void()>> waiting;
+    m_server->setRecordDurabilityWait(
+            [&waiting](std::function<void()> then) { waiting.push_back(std::move(then)); });
+    QString syncFailure;
+    m_server->setFailClosedCheck([&syncFailure] { return syncFailure; });
+    auto session = initialized(u"2025-11-25"_s);
+
+    const Sent ok =
+            request(session, 1, u"tools/call"_s,
+                    {{u"name"_s, u"echo"_s}, {u"arguments"_s, QJsonObject{{u"text"_s, u"hi"_s}}}});
+    const Sent unknown = request(session, 2, u"tools/call"_s, {{u"name"_s, u"no-such-tool"_s}});
+    const Sent invalid =
+            request(session, 3, u"tools/call"_s,
+                    {{u"name"_s, u"echo"_s}, {u"arguments"_s, QJsonObject{{u"text"_s, 7}}}});
+    QCOMPARE(waiting.size(), size_t(3));
+    for (const Sent *sent : {&ok, &unknown, &invalid})
+        QVERIFY(sent->exchange->completions.isEmpty());
+
+    for (const std::function<void()> &then : waiting)
+        then();
+    waiting.clear();
+    QCOMPARE(resultOf(ok.response()).value(u"structuredContent"_s).toObject().value(u"echo"_s),
+             u"hi"_s);
+    QVERIFY(unknown.response().contains(u"error"_s));
+    QVERIFY(resultOf(invalid.response()).value(u"isError"_s).toBool());
+
+    const Sent unsynced =
+            request(session, 4, u"tools/call"_s,
+                    {{u"name"_s, u"echo"_s}, {u"arguments"_s, QJsonObject{{u"text"_s, u"hi"_s}}}});
+    QCOMPARE(waiting.size(), size_t(1));
+    syncFailure = u"cannot flush the audit log"_s;
+    waiting.front()();
+    const QJsonObject refused = resultOf(unsynced.response());
+    QVERIFY(refused.value(u"isError"_s).toBool());
+    QCOMPARE(firstText(refused), syncFailure);
+    QVERIFY(!refused.contains(u"structuredContent"_s));
+
+    m_server->setRecordDurabilityWait({});
     m_server->setFailClosedCheck({});
 }
 

@@ -118,12 +118,16 @@ export async function startDaemon({ settings = {}, args = [], fixtures = true, t
         stderr: () => stderr,
         stderrTail: (lines = 40) => tail(stderr, lines),
         exitStatus: () => exit,
-        // SIGTERM, then SIGKILL after `graceMs`; resolves with {code, signal} once the process is gone.
+        // SIGTERM (which drains: calls in flight may finish), a second SIGTERM after a second
+        // (which exits at once), SIGKILL after `graceMs`; resolves with {code, signal} once the
+        // process is gone.
         async stop(graceMs = 5000) {
             if (!exit) {
                 child.kill('SIGTERM');
+                const again = setTimeout(() => child.kill('SIGTERM'), Math.min(1000, graceMs / 2));
                 const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
                 await exited;
+                clearTimeout(again);
                 clearTimeout(timer);
             }
             rmSync(cwd, { recursive: true, force: true });
