@@ -7,6 +7,7 @@
 #include "common/UnguessableId.h"
 
 #include <QJsonArray>
+#include <QPointer>
 #include <QJsonDocument>
 #include <QScopeGuard>
 
@@ -478,12 +479,18 @@ void McpServer::endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome,
     Q_EMIT toolCallFinished(call, result);
 }
 
-void McpServer::afterRecordsDurable(std::function<void()> then) const
+void McpServer::afterRecordsDurable(std::function<void()> then)
 {
-    if (m_durabilityWait)
-        m_durabilityWait(std::move(then));
-    else
+    if (!m_durabilityWait) {
         then();
+        return;
+    }
+    ++m_answersAwaitingRecords;
+    m_durabilityWait([server = QPointer<McpServer>(this), then = std::move(then)] {
+        if (server)
+            --server->m_answersAwaitingRecords;
+        then();
+    });
 }
 
 QList<ToolCallRecord> McpServer::callsInFlight() const

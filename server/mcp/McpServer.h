@@ -62,7 +62,8 @@ public:
 
     // Tool calls whose tool has not answered yet, by call id.
     QList<ToolCallRecord> callsInFlight() const;
-    int callsInFlightCount() const { return int(m_running.size()); }
+    // Calls running, or done and waiting for their record to be durable before the answer.
+    int callsInFlightCount() const { return int(m_running.size()) + m_answersAwaitingRecords; }
     // The daemon is shutting down: every request but ping is refused with an error saying so,
     // while the calls in flight finish. It cannot be undone.
     void beginDraining() { m_draining = true; }
@@ -171,8 +172,9 @@ private:
     std::function<QString()> m_failClosedCheck;
     QString failClosedReason() const { return m_failClosedCheck ? m_failClosedCheck() : QString(); }
     std::function<void(std::function<void()>)> m_durabilityWait;
+    int m_answersAwaitingRecords = 0;
     // Runs `then` once the records of the calls ended so far are durable.
-    void afterRecordsDurable(std::function<void()> then) const;
+    void afterRecordsDurable(std::function<void()> then);
 };
 
 } // namespace cmcp
