@@ -52,7 +52,6 @@ public:
     QString failClosedReason() const;
 
     quint64 lastSeq() const { return m_seq; }
-    QByteArray lastHash() const { return m_lastHash; }
 
 public Q_SLOTS:
     // The call_started record is written without its own fdatasync: the call_finished record's
