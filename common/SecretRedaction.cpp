@@ -82,9 +82,4 @@ QJsonObject redactSecrets(const QJsonObject &arguments)
     return cmcp::redactSecrets(arguments, QLatin1String(MaskedValue));
 }
 
-QJsonValue redactSecrets(const QJsonValue &value)
-{
-    return cmcp::redactSecrets(value, QLatin1String(MaskedValue));
-}
-
 } // namespace cmcp::admin

@@ -45,6 +45,5 @@ inline constexpr char MaskedValue[] = "********";
 
 // redactSecrets with the admin channel's placeholder.
 QJsonObject redactSecrets(const QJsonObject &arguments);
-QJsonValue redactSecrets(const QJsonValue &value);
 
 } // namespace cmcp::admin

@@ -69,7 +69,6 @@ public:
     // fdatasync calls made so far, at once or in groups: records per sync is what group commit
     // saves.
     quint64 syncCount() const { return m_syncs; }
-    QByteArray lastHash() const { return m_lastHash; }
 
 public Q_SLOTS:
     // Both records are written without their own fdatasync: the server sends the call's result

@@ -41,7 +41,6 @@ public:
                QObject *parent = nullptr);
     ~BrowsePage() override;
 
-    qint64 id() const { return m_request.id; }
     // A refusal of the worker's proxy (after resolution) for `host`: reported if this page
     // asked for that host.
     void proxyRefused(const QString &host, const QString &target, const QString &reason);

@@ -41,6 +41,85 @@ bool hasNul(const std::string &s)
     return s.find('\0') != std::string::npos;
 }
 
+// The most bytes of an offending value an error quotes, and of nlohmann's own message (which
+// quotes the token it stopped at, however long).
+constexpr std::size_t kQuotedMax = 200;
+constexpr std::size_t kJsonMessageMax = 400;
+
+// The length of the UTF-8 sequence at text[i] when it is a valid one of a character that
+// breaks no line: not a C1 control (U+0085 is a newline to some readers), not U+2028 or
+// U+2029. 0 for anything else, which is then escaped byte by byte.
+std::size_t printableUtf8(const std::string &text, std::size_t i)
+{
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned lead = byte(i);
+    if (lead < 0xC2 || lead >= 0xF5)
+        return 0; // ASCII, a continuation byte, an overlong or beyond U+10FFFF
+    const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (i + length > text.size())
+        return 0;
+    char32_t c = lead & (0x7F >> length);
+    for (std::size_t k = i + 1; k < i + length; ++k) {
+        if ((byte(k) & 0xC0) != 0x80)
+            return 0;
+        c = (c << 6) | (byte(k) & 0x3F);
+    }
+    constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000}; // below: overlong
+    const bool valid = c >= kLeast[length] && c <= 0x10FFFF && (c < 0xD800 || c > 0xDFFF);
+    const bool breaksLines = c <= 0x9F || c == 0x2028 || c == 0x2029;
+    return valid && !breaksLines ? length : 0;
+}
+
+// `text` on one line: control characters, backslashes and double quotes escaped (\n, \t, \r,
+// \\, \", else \xHH), and cut after `max` bytes with "…". The jail's messages end up in the
+// daemon's log and in a tool's result, one line each: a newline copied from a policy must not
+// start a line of its own there.
+std::string escaped(const std::string &text, std::size_t max)
+{
+    static const char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        std::string piece;
+        std::size_t used = 1; // bytes of `text` that `piece` stands for
+        if (c == '\n')
+            piece = "\\n";
+        else if (c == '\t')
+            piece = "\\t";
+        else if (c == '\r')
+            piece = "\\r";
+        else if (c == '\\' || c == '"')
+            piece = {'\\', static_cast<char>(c)};
+        else if (c >= 0x20 && c < 0x7F)
+            piece = std::string(1, static_cast<char>(c));
+        else if (const std::size_t length = printableUtf8(text, i); length > 0) {
+            piece = text.substr(i, length);
+            used = length;
+        } else
+            piece = {'\\', 'x', kHex[c >> 4], kHex[c & 0xF]};
+        if (out.size() + piece.size() > max) {
+            out += "\u2026";
+            break;
+        }
+        out += piece;
+        i += used;
+    }
+    return out;
+}
+
+// An offending value as an error names it: in double quotes, escaped and capped.
+std::string quotedValue(const std::string &value)
+{
+    return '"' + escaped(value, kQuotedMax) + '"';
+}
+
+// A key of the policy or a file name as an error names it: as it is when it needs no escaping
+// (every key the parser knows, and most it does not), else quoted.
+std::string plainOrQuoted(const std::string &key)
+{
+    return escaped(key, kQuotedMax) == key ? key : quotedValue(key);
+}
+
 // A non-negative JSON integer (not a float, not a bool, not negative) within [min, max].
 bool readUnsigned(const json &obj, const char *key, std::uint64_t min, std::uint64_t max,
                   std::uint64_t &out, std::string &error)
@@ -102,7 +181,7 @@ bool parseLimits(const json &v, Limits &out, std::string &error)
         else if (key == "address_space_bytes")
             slot = &out.addressSpaceBytes;
         else {
-            error = "limits." + key + ": unknown key";
+            error = "limits." + plainOrQuoted(key) + ": unknown key";
             return false;
         }
         std::string e;
@@ -131,6 +210,18 @@ bool absoluteClean(const std::string &path)
     return !path.empty() && path[0] == '/' && !hasNul(path) && cleanComponents(path)
             && (path.size() == 1 || path.back() != '/');
 }
+
+// A relative, clean path without a trailing slash ("cwd"; empty is the workspace itself).
+bool relativeClean(const std::string &path)
+{
+    return path.empty()
+            || (path[0] != '/' && !hasNul(path) && cleanComponents(path) && path.back() != '/');
+}
+
+// What a clean path is, as the errors say it: one spelling per path, the one the daemon's
+// QDir::cleanPath gives, so that paths compare as they are spelt (a workspace "/srv/ws/"
+// would not contain "/srv/ws/bin" when the Landlock paths are checked against it).
+constexpr const char *kCleanRule = "(no \"//\", no \".\" or \"..\" component, no trailing \"/\")";
 
 bool readString(const json &obj, const std::string &where, std::string &out, std::string &error)
 {
@@ -167,8 +258,8 @@ bool readPathsBeneathUsr(const json &v, const std::string &where, std::vector<st
         if (!readString(e, where, path, error))
             return false;
         if (!absoluteClean(path) || path == "/usr" || !beneathOrEqual(path, "/usr")) {
-            error = where + ": \"" + path
-                    + "\" must be a clean absolute path beneath /usr (not /usr itself)";
+            error = where + ": " + quotedValue(path)
+                    + " must be a clean absolute path beneath /usr (not /usr itself)";
             return false;
         }
         out.push_back(std::move(path));
@@ -186,7 +277,7 @@ bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &
     }
     for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string &key = it.key();
-        const std::string where = "landlock." + key;
+        const std::string where = "landlock." + plainOrQuoted(key);
         if (key == "network") {
             if (!readBool(it.value(), where, out.network, error))
                 return false;
@@ -215,8 +306,8 @@ bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &
             }
             std::string path = e.get<std::string>();
             if (!absoluteClean(path)) {
-                error = where + ": \"" + path
-                        + "\" must be an absolute path without . or .. components";
+                error = where + ": " + quotedValue(path) + " must be an absolute path "
+                        + kCleanRule;
                 return false;
             }
             list->push_back(std::move(path));
@@ -227,8 +318,8 @@ bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &
     for (const std::string &x : out.execute)
         for (const std::string &w : writable)
             if (beneathOrEqual(x, w) || beneathOrEqual(w, x)) {
-                error = "landlock.execute: \"" + x + "\" overlaps the writable \"" + w
-                        + "\" (a job must not run programs it wrote)";
+                error = "landlock.execute: " + quotedValue(x) + " overlaps the writable "
+                        + quotedValue(w) + " (a job must not run programs it wrote)";
                 return false;
             }
     return true;
@@ -243,7 +334,7 @@ bool parseSeccomp(const json &v, SeccompPolicy &out, std::string &error)
     }
     for (auto it = v.begin(); it != v.end(); ++it) {
         if (it.key() != "network") {
-            error = "seccomp." + it.key() + ": unknown key";
+            error = "seccomp." + plainOrQuoted(it.key()) + ": unknown key";
             return false;
         }
         if (!readBool(it.value(), "seccomp.network", out.network, error))
@@ -261,7 +352,7 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
     }
     for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string &key = it.key();
-        const std::string where = "namespaces." + key;
+        const std::string where = "namespaces." + plainOrQuoted(key);
         if (key == "network") {
             if (!readBool(it.value(), where, out.network, error))
                 return false;
@@ -279,7 +370,8 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
             if (!readString(it.value(), where, out.workspaceAt, error))
                 return false;
             if (!absoluteClean(out.workspaceAt) || out.workspaceAt == "/") {
-                error = where + ": must be an absolute path other than / without . or ..";
+                error = where + ": " + quotedValue(out.workspaceAt)
+                        + " must be an absolute path other than / " + kCleanRule;
                 return false;
             }
             for (const char *system :
@@ -304,8 +396,8 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
             std::set<std::string> names;
             for (const std::string &path : out.bin)
                 if (!names.insert(path.substr(path.rfind('/') + 1)).second) {
-                    error = where + ": two programs named \"" + path.substr(path.rfind('/') + 1)
-                            + "\"";
+                    error = where + ": two programs named "
+                            + quotedValue(path.substr(path.rfind('/') + 1));
                     return false;
                 }
         } else {
@@ -352,7 +444,7 @@ bool parseCgroup(const json &v, CgroupPolicy &out, std::string &error)
             }
             continue;
         } else {
-            error = "cgroup." + key + ": unknown key";
+            error = "cgroup." + plainOrQuoted(key) + ": unknown key";
             return false;
         }
         std::uint64_t n = 0;
@@ -434,11 +526,11 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
     } catch (const json::exception &e) {
         // parse_error, and out_of_range for a number no C++ type holds ("1e400"): a refusal,
         // never an exception out of the jail (which would end it in std::terminate).
-        error = std::string("not valid JSON: ") + e.what();
+        error = "not valid JSON: " + escaped(e.what(), kJsonMessageMax);
         return false;
     }
     if (!duplicate.empty()) {
-        error = duplicate + ": duplicate key";
+        error = plainOrQuoted(duplicate) + ": duplicate key";
         return false;
     }
     if (!doc.is_object()) {
@@ -451,7 +543,7 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
                                                 "seccomp", "namespaces", "cgroup",    "apparmor"};
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         if (!kKeys.count(it.key())) {
-            error = it.key() + ": unknown key";
+            error = plainOrQuoted(it.key()) + ": unknown key";
             return false;
         }
     }
@@ -482,9 +574,9 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         return false;
     }
     p.workspace = ws.get<std::string>();
-    if (p.workspace.size() < 2 || p.workspace[0] != '/' || hasNul(p.workspace)
-        || !cleanComponents(p.workspace)) {
-        error = "workspace: must be an absolute path other than / without . or .. components";
+    if (!absoluteClean(p.workspace) || p.workspace == "/") {
+        error = "workspace: " + quotedValue(p.workspace) + " must be an absolute path other than / "
+                + kCleanRule;
         return false;
     }
 
@@ -495,8 +587,8 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
             return false;
         }
         p.cwd = cwd.get<std::string>();
-        if (!p.cwd.empty() && (p.cwd[0] == '/' || hasNul(p.cwd) || !cleanComponents(p.cwd))) {
-            error = "cwd: must be a relative path without . or .. components";
+        if (!relativeClean(p.cwd)) {
+            error = "cwd: " + quotedValue(p.cwd) + " must be a relative path " + kCleanRule;
             return false;
         }
     }
@@ -509,16 +601,16 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
     for (auto it = env.begin(); it != env.end(); ++it) {
         const std::string &name = it.key();
         if (name.empty() || name.find('=') != std::string::npos || hasNul(name)) {
-            error = "env." + name + ": invalid variable name";
+            error = "env." + plainOrQuoted(name) + ": invalid variable name";
             return false;
         }
         if (!it.value().is_string()) {
-            error = "env." + name + ": must be a string";
+            error = "env." + plainOrQuoted(name) + ": must be a string";
             return false;
         }
         std::string value = it.value().get<std::string>();
         if (hasNul(value)) {
-            error = "env." + name + ": contains a NUL byte";
+            error = "env." + plainOrQuoted(name) + ": contains a NUL byte";
             return false;
         }
         p.env.emplace_back(name, std::move(value));
@@ -543,7 +635,7 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
             if (name == e.name)
                 found = &e;
         if (!found) {
-            error = "layers: unknown layer \"" + name + "\"";
+            error = "layers: unknown layer " + quotedValue(name);
             return false;
         }
         if (p.wants(found->layer)) {
@@ -639,7 +731,7 @@ bool readPolicyFile(const std::string &path, std::string &text, std::string &err
 {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
-        error = "opening " + path + ": " + std::strerror(errno);
+        error = "opening " + plainOrQuoted(path) + ": " + std::strerror(errno);
         return false;
     }
     bool ok = readPolicyFd(fd, text, error);

@@ -29,8 +29,9 @@ struct Limits
 
 // "landlock": {"read": [...], "execute": [...], "write": [...], "network": false}
 // Required when the "landlock" layer is requested, refused otherwise. Every key is optional;
-// paths are absolute, without "." or ".." components, at most 256 per list. Access that is not
-// granted here is denied (everything Landlock can handle at the kernel's ABI is handled):
+// paths are absolute and clean (no "//", "." or ".." component, no trailing "/"), at most 256
+// per list. Access that is not granted here is denied (everything Landlock can handle at the
+// kernel's ABI is handled):
 // - read: read files and list directories beneath each path (a file: read that file).
 // - execute: read plus execve beneath each path; a file entry allows exactly that program.
 //   Dynamically linked programs also need their ELF interpreter (e.g. /usr/lib/x86_64-linux-gnu/
@@ -126,8 +127,8 @@ struct Policy
 {
     uid_t uid = 0;
     gid_t gid = 0;
-    std::string workspace; // absolute
-    std::string cwd; // relative to workspace, may be empty
+    std::string workspace; // absolute and clean, like every path of a policy
+    std::string cwd; // relative to workspace and clean, may be empty
     std::vector<std::pair<std::string, std::string>> env; // the complete environment of the job
     Limits limits;
     SeccompPolicy seccomp; // used iff the "seccomp" layer is requested
@@ -148,7 +149,8 @@ struct Policy
 inline constexpr std::uint64_t kMinId = 1000;
 
 // Parses and validates `text`. On failure returns false and sets `error` to one line naming
-// the offending key.
+// the offending key and, quoted, the offending value (control characters escaped, cut after 200
+// bytes).
 bool parsePolicy(const std::string &text, Policy &out, std::string &error);
 
 // Reads the whole of `fd` (at most 1 MiB) / the file at `path`.

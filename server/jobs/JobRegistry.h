@@ -30,8 +30,6 @@ public:
     explicit JobRegistry(Limits limits, QObject *parent = nullptr);
     ~JobRegistry() override;
 
-    const Limits &limits() const { return m_limits; }
-
     // Why `sessionId` may not start another job now, naming the cap; empty when it may.
     QString refusal(const QString &sessionId) const;
     // Takes the job (not started yet or running); its id must be new.

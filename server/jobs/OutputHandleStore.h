@@ -32,7 +32,6 @@ public:
     // Every handle of the session goes, with its file.
     void endSession(const QString &sessionId);
 
-    int lifetimeSeconds() const { return m_lifetimeSeconds; }
     int size() const { return int(m_entries.size()); }
 
 private:

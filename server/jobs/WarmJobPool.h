@@ -25,7 +25,6 @@ public:
     // A running job waiting for its input, with no parent (the caller owns it now), or nullptr
     // when none is ready. Starts its replacement once the event loop is back.
     JailJob *take();
-    int ready() const { return int(m_ready.size()); }
 
 private:
     void refill();

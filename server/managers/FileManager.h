@@ -132,7 +132,6 @@ public:
     FileManager(Workspace workspace, std::shared_ptr<const ContainedRoot> root,
                 std::shared_ptr<const LiveSnapshot<FileOptions>> options);
 
-    const Workspace &workspace() const { return m_workspace; }
     std::shared_ptr<const FileOptions> options() const { return m_options->current(); }
     const ContainedRoot &root() const { return *m_root; }
 

@@ -23,12 +23,6 @@ inline bool isSupported(const QString &version)
     return supportedVersions().contains(version);
 }
 
-// The revision a Streamable HTTP request without MCP-Protocol-Version is assumed to use.
-inline const QString &assumedHttpVersion()
-{
-    return V2025_03_26;
-}
-
 // The date strings order lexically as they order in time.
 inline bool atLeast(const QString &negotiated, const QString &revision)
 {

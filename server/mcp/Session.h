@@ -43,7 +43,6 @@ public:
     const QJsonObject &clientInfo() const { return m_clientInfo; }
 
     // The least severe level the client wants; unset means every message is sent.
-    std::optional<LogLevel> logLevel() const { return m_logLevel; }
     void setLogLevel(LogLevel level) { m_logLevel = level; }
     bool wantsLog(LogLevel level) const { return !m_logLevel || level >= *m_logLevel; }
 

@@ -39,7 +39,6 @@ public:
     // Output the call's work has written so far (a job's stdout and stderr), for observers such
     // as the admin channel, whether or not the client asked for progress.
     void reportOutput(qint64 bytes);
-    qint64 outputBytes() const { return m_outputBytes; }
     void log(LogLevel level, const QJsonValue &data, const QString &logger = {});
     void requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
                            int timeoutMs = 60000);

@@ -51,9 +51,7 @@ public:
     // nullopt when every uid is in use.
     std::optional<UidLease> acquire();
 
-    uid_t base() const { return m_base; }
     uid_t count() const { return uid_t(m_inUse.size()); }
-    gid_t gid() const { return m_gid; }
     uid_t available() const { return m_available; }
 
 private:

@@ -35,8 +35,6 @@ class EgressGate
 public:
     EgressGate(EgressPolicy policy, std::shared_ptr<HostResolver> resolver);
 
-    const EgressPolicy &policy() const { return m_policy; }
-
     using Callback = std::function<void(const EgressDecision &decision)>;
     // Always calls back later, on `context`'s thread (never once `context` is gone).
     void decide(const QUrl &url, QObject *context, Callback callback) const;

@@ -62,8 +62,6 @@ public:
     explicit WebFetcher(std::shared_ptr<const EgressGate> gate, QObject *parent = nullptr);
     ~WebFetcher() override;
 
-    const EgressGate &gate() const { return *m_gate; }
-
     // Calls back exactly once, later, unless aborted first. Returns an id for abort().
     quint64 fetch(const FetchRequest &request, Callback callback);
     // Stops a running fetch without calling it back; unknown or finished ids are ignored.

@@ -31,7 +31,6 @@ public:
                                                      QString *error);
 
     Resolver resolver() const { return m_resolver; }
-    int fd() const { return m_root.get(); }
 
     // A descriptor, or -errno: EXDEV for a path the kernel found leaving the workspace, ELOOP for
     // a symbolic link that may not be followed (loops, magic links, any link with `followLast`

@@ -43,7 +43,6 @@ public:
     static std::optional<Mode> modeFromText(const QString &text);
 
     Mode mode() const { return m_mode; }
-    const Workspace &shared() const { return m_shared; }
     // <SANDBOX_ROOT>/sessions
     QString sessionsDirectory() const;
 

@@ -22,9 +22,6 @@ public:
     // later chdir cannot move it), and the pool's gid (SANDBOX_GID, 0 meaning SANDBOX_UID_BASE).
     static Workspace fromSettings(const Settings &settings);
 
-    // Where a jail mounts the workspace.
-    static QString jailPath() { return QStringLiteral("/workspace"); }
-
     const QString &path() const { return m_path; }
     gid_t sandboxGid() const { return m_sandboxGid; }
 

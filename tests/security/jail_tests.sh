@@ -241,10 +241,10 @@ policy-malformed)
     expect_policy_refused "{$good,\"layers\":[\"identity\"],\"limits\":{\"processes\":5}}" 'limits: given but the "rlimits" layer is not requested'
     expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"X\":1},\"layers\":[\"identity\"]}" 'env.X: must be a string'
     expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS\",\"env\":{\"A=B\":\"c\"},\"layers\":[\"identity\"]}" 'env.A=B: invalid variable name'
-    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"cwd\":\"../..\"}"      'cwd: must be a relative path'
-    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"cwd\":\"/etc\"}"       'cwd: must be a relative path'
-    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"rel/ws\",\"env\":{},\"layers\":[\"identity\"]}" 'workspace: must be an absolute path'
-    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS/../..\",\"env\":{},\"layers\":[\"identity\"]}" 'workspace: must be an absolute path'
+    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"cwd\":\"../..\"}"      'cwd: "../.." must be a relative path'
+    expect_policy_refused "{$good,\"layers\":[\"identity\"],\"cwd\":\"/etc\"}"       'cwd: "/etc" must be a relative path'
+    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"rel/ws\",\"env\":{},\"layers\":[\"identity\"]}" 'workspace: "rel/ws" must be an absolute path'
+    expect_policy_refused "{\"uid\":$TUID,\"gid\":$TGID,\"workspace\":\"$WS/../..\",\"env\":{},\"layers\":[\"identity\"]}" "workspace: \"$WS/../..\" must be an absolute path"
     # Command line errors: status 90.
     timeout 10 "$JAIL" --policy-fd 9 9<<<"{}" >"$OUT" 2>"$ERR"; RC=$?
     expect_rc 90 "no program"; expect_err "cmcp-jail: usage: no program after --"

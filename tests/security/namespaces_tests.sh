@@ -231,7 +231,7 @@ policy)
     need_root
     policy '{"network":"yes"}'; expect_policy_refused "$POLICY" "namespaces.network: must be true or false"
     policy '{"workspace_at":"/usr/w"}'; expect_policy_refused "$POLICY" "namespaces.workspace_at: may not be at or below /usr"
-    policy '{"workspace_at":"rel"}'; expect_policy_refused "$POLICY" "namespaces.workspace_at: must be an absolute path"
+    policy '{"workspace_at":"rel"}'; expect_policy_refused "$POLICY" "namespaces.workspace_at: \"rel\" must be an absolute path"
     policy '{"tmp_size_mb":0}'; expect_policy_refused "$POLICY" "namespaces.tmp_size_mb: 0 is outside [1, 4096]"
     policy '{"exec_paths":["/etc/x"]}'; expect_policy_refused "$POLICY" "namespaces.exec_paths: \"/etc/x\" must be a clean absolute path beneath /usr"
     policy '{"hostname":"a b"}'; expect_policy_refused "$POLICY" "namespaces.hostname: 1-63 letters"

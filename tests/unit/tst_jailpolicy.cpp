@@ -296,6 +296,19 @@ private Q_SLOTS:
         QVERIFY(error.find('\n') == std::string::npos);
     }
 
+    // nlohmann's message quotes the token it stopped at, however long: it is cut.
+    void longJsonErrorsAreCut()
+    {
+        Policy policy;
+        std::string error;
+        QVERIFY(!parse("{\"workspace\": \"" + QByteArray(5000, 'a'), policy, error));
+        QVERIFY2(error.rfind("not valid JSON: [json.exception.parse_error.", 0) == 0,
+                 error.c_str());
+        QVERIFY2(error.size() <= std::string("not valid JSON: ").size() + 400 + 3, error.c_str());
+        QVERIFY2(error.size() >= 3 && error.compare(error.size() - 3, 3, "\u2026") == 0,
+                 error.c_str());
+    }
+
     // Valid JSON, but a number that no C++ type holds: a refusal with nlohmann's message, not an
     // exception out of the jail.
     void numbersBeyondDoubleAreRefused()
@@ -314,9 +327,11 @@ private Q_SLOTS:
     {
         QTest::addColumn<QByteArray>("text");
         QTest::addColumn<QByteArray>("message");
-        auto row = [](const char *name, const QByteArray &text, const char *message) {
-            QTest::newRow(name) << text << QByteArray(message);
+        auto row = [](const char *name, const QByteArray &text, const QByteArray &message) {
+            QTest::newRow(name) << text << message;
         };
+        // What a clean path is, in every message about one.
+        const QByteArray clean = R"m((no "//", no "." or ".." component, no trailing "/"))m";
 
         // Not an object, duplicate keys, unknown keys, missing keys.
         row("an array", "[]", "the policy must be a JSON object");
@@ -559,17 +574,17 @@ private Q_SLOTS:
 
         // Paths and names.
         row("workspace /", policyWith([](json &p) { p["workspace"] = "/"; }),
-            "workspace: must be an absolute path other than / without . or .. components");
+            "workspace: \"/\" must be an absolute path other than / " + clean);
         row("relative workspace", policyWith([](json &p) { p["workspace"] = "srv/ws"; }),
-            "workspace: must be an absolute path other than / without . or .. components");
+            "workspace: \"srv/ws\" must be an absolute path other than / " + clean);
         row("workspace with ..", policyWith([](json &p) { p["workspace"] = "/srv/../etc"; }),
-            "workspace: must be an absolute path other than / without . or .. components");
+            "workspace: \"/srv/../etc\" must be an absolute path other than / " + clean);
         row("workspace with //", policyWith([](json &p) { p["workspace"] = "/srv//ws"; }),
-            "workspace: must be an absolute path other than / without . or .. components");
+            "workspace: \"/srv//ws\" must be an absolute path other than / " + clean);
         row("absolute cwd", policyWith([](json &p) { p["cwd"] = "/etc"; }),
-            "cwd: must be a relative path without . or .. components");
+            "cwd: \"/etc\" must be a relative path " + clean);
         row("cwd with ..", policyWith([](json &p) { p["cwd"] = "a/../../b"; }),
-            "cwd: must be a relative path without . or .. components");
+            "cwd: \"a/../../b\" must be a relative path " + clean);
         row("empty variable name", policyWith([](json &p) { p["env"][""] = "x"; }),
             "env.: invalid variable name");
         row("variable name with =", policyWith([](json &p) { p["env"]["A=B"] = "x"; }),
@@ -587,13 +602,13 @@ private Q_SLOTS:
                        [](json &p) {
                            p["landlock"] = {{"read", json::array({"usr"})}};
                        }),
-            "landlock.read: \"usr\" must be an absolute path without . or .. components");
+            "landlock.read: \"usr\" must be an absolute path " + clean);
         row("landlock path with a trailing slash",
             policyWith({"landlock"},
                        [](json &p) {
                            p["landlock"] = {{"write", json::array({"/tmp/"})}};
                        }),
-            "landlock.write: \"/tmp/\" must be an absolute path without . or .. components");
+            "landlock.write: \"/tmp/\" must be an absolute path " + clean);
         row("execute beneath the workspace",
             policyWith({"landlock"},
                        [](json &p) {
@@ -639,13 +654,14 @@ private Q_SLOTS:
                        [](json &p) {
                            p["namespaces"] = {{"workspace_at", "/"}};
                        }),
-            "namespaces.workspace_at: must be an absolute path other than / without . or ..");
+            "namespaces.workspace_at: \"/\" must be an absolute path other than / " + clean);
         row("workspace_at with ..",
             policyWith({"namespaces"},
                        [](json &p) {
                            p["namespaces"] = {{"workspace_at", "/home/../etc"}};
                        }),
-            "namespaces.workspace_at: must be an absolute path other than / without . or ..");
+            "namespaces.workspace_at: \"/home/../etc\" must be an absolute path other than / "
+                    + clean);
         row("workspace_at below /usr",
             policyWith({"namespaces"},
                        [](json &p) {
@@ -735,6 +751,83 @@ private Q_SLOTS:
                        }),
             "apparmor.profile: 1-128 of [A-Za-z0-9_.-]");
 
+        // Every path spelt one way, the way QDir::cleanPath spells it, so that paths compare as
+        // they are spelt: a trailing "/" is refused like "//", "." and "..".
+        row("workspace with a trailing slash",
+            policyWith([](json &p) { p["workspace"] = "/srv/ws/"; }),
+            "workspace: \"/srv/ws/\" must be an absolute path other than / " + clean);
+        row("workspace with /./", policyWith([](json &p) { p["workspace"] = "/srv/./ws"; }),
+            "workspace: \"/srv/./ws\" must be an absolute path other than / " + clean);
+        row("workspace beginning with //", policyWith([](json &p) { p["workspace"] = "//srv/ws"; }),
+            "workspace: \"//srv/ws\" must be an absolute path other than / " + clean);
+        row("cwd with a trailing slash", policyWith([](json &p) { p["cwd"] = "sub/"; }),
+            "cwd: \"sub/\" must be a relative path " + clean);
+        row("cwd with //", policyWith([](json &p) { p["cwd"] = "a//b"; }),
+            "cwd: \"a//b\" must be a relative path " + clean);
+        row("workspace_at with a trailing slash",
+            policyWith({"namespaces"},
+                       [](json &p) {
+                           p["namespaces"] = {{"workspace_at", "/ws/"}};
+                       }),
+            "namespaces.workspace_at: \"/ws/\" must be an absolute path other than / " + clean);
+        row("landlock path with //",
+            policyWith({"landlock"},
+                       [](json &p) {
+                           p["landlock"] = {{"read", json::array({"/usr//lib"})}};
+                       }),
+            "landlock.read: \"/usr//lib\" must be an absolute path " + clean);
+
+        // Every message is one line: what it quotes from the policy has its control characters,
+        // quotes and backslashes escaped, and is cut after 200 bytes.
+        row("unknown key with a newline", policyWith([](json &p) { p["a\nb"] = 1; }),
+            "\"a\\nb\": unknown key");
+        row("unknown limits key with a tab",
+            policyWith({"rlimits"},
+                       [](json &p) {
+                           p["limits"] = {{"a\tb", 1}};
+                       }),
+            "limits.\"a\\tb\": unknown key");
+        row("duplicate key of a control character",
+            R"({"uid":1000,"gid":1000,"workspace":"/w","env":{"\u0001":"1","\u0001":"2"},"layers":[]})",
+            "\"\\x01\": duplicate key");
+        row("variable name with = and a newline",
+            policyWith([](json &p) { p["env"]["A=\n"] = "x"; }),
+            "env.\"A=\\n\": invalid variable name");
+        row("unknown layer with a carriage return and quotes",
+            policyWith([](json &p) { p["layers"].push_back("se\r\"linux\\"); }),
+            "layers: unknown layer \"se\\r\\\"linux\\\\\"");
+        row("path with a newline",
+            policyWith({"landlock"},
+                       [](json &p) {
+                           p["landlock"] = {{"read", json::array({"/usr/\nlib/"})}};
+                       }),
+            "landlock.read: \"/usr/\\nlib/\" must be an absolute path " + clean);
+        row("path with line separators",
+            policyWith([](json &p) { p["workspace"] = "/srv/\u00e9\u0085\u2028\u2029\x7f/"; }),
+            "workspace: \"/srv/\u00e9\\xc2\\x85\\xe2\\x80\\xa8\\xe2\\x80\\xa9\\x7f/\" must be an "
+            "absolute path other than / "
+                    + clean);
+        row("long path",
+            policyWith({"landlock"},
+                       [](json &p) {
+                           p["landlock"] = {
+                                   {"read", json::array({"/" + std::string(300, 'a') + "/"})}};
+                       }),
+            "landlock.read: \"/" + QByteArray(199, 'a') + "\u2026\" must be an absolute path "
+                    + clean);
+        row("long path cut between characters", policyWith([](json &p) {
+                std::string path = "/";
+                for (int i = 0; i < 150; ++i)
+                    path += "\u00e9";
+                p["workspace"] = path + "/";
+            }),
+            "workspace: \"/" + QByteArray("\u00e9").repeated(99)
+                    + "\u2026\" must be an absolute path other than / " + clean);
+        row("long path cut before an escape",
+            policyWith([](json &p) { p["workspace"] = "/" + std::string(198, 'a') + "\n/"; }),
+            "workspace: \"/" + QByteArray(198, 'a')
+                    + "\u2026\" must be an absolute path other than / " + clean);
+
         // A layer's object exactly when the layer is requested.
         row("limits without rlimits", policyWith([](json &p) {
                 p["limits"] = {{"open_files", 64}};
@@ -770,6 +863,7 @@ private Q_SLOTS:
         std::string error;
         QVERIFY2(!parse(text, policy, error), text.constData());
         QCOMPARE(QByteArray::fromStdString(error), message);
+        QVERIFY(error.find('\n') == std::string::npos);
         // A refusal leaves what the caller holds as it was.
         QCOMPARE(policy.uid, uid_t(4242));
         QCOMPARE(policy.workspace, std::string("/untouched"));

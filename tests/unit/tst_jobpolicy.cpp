@@ -1,11 +1,8 @@
-// What the system tools hand the jail, without running it: the program files found for an
-// allow-list, the policies built from the layers a machine offers, working directories, and the
-// checks on the Python runner's result channel.
+// The policies handed to the jail, built from the layers a machine offers, without running it.
 
-#include "managers/BashManager.h"
 #include "sandbox/JobPolicy.h"
 #include "sandbox/ProgramFiles.h"
-#include "managers/PythonManager.h"
+#include "sandbox/SandboxProbe.h"
 
 #include <QJsonArray>
 #include <QTest>
@@ -41,64 +38,11 @@ const QStringList kAllButApparmor{"identity",   "rlimits",  "cgroup",
 
 } // namespace
 
-class TestSystemJobs : public QObject
+class TestJobPolicy : public QObject
 {
     Q_OBJECT
 
 private Q_SLOTS:
-    void findsProgramsByNameBeneathUsr()
-    {
-        QString error;
-        const std::optional<FoundProgram> ls = ProgramFiles::find(QStringLiteral("ls"), &error);
-        QVERIFY2(ls, qPrintable(error));
-        QCOMPARE(ls->path, QStringLiteral("/usr/bin/ls"));
-        QVERIFY(ls->realPath.startsWith(QLatin1String("/usr/")));
-        for (const char *bad : {"", "../bin/ls", "/usr/bin/ls", "no-such-program-here", "."}) {
-            QVERIFY2(!ProgramFiles::find(QLatin1String(bad), &error), bad);
-            QVERIFY(!error.isEmpty());
-        }
-        QVERIFY(!ProgramFiles::find(QStringLiteral("no-such-program-here"), &error));
-        QVERIFY(error.contains(QLatin1String("no program 'no-such-program-here'")));
-    }
-
-    // Each program brings its ELF loader (executable) and its libraries (mappable only).
-    void programFilesNameTheLoaderAndTheLibraries()
-    {
-        QString error;
-        ProgramFiles files;
-        const std::optional<FoundProgram> ls = ProgramFiles::find(QStringLiteral("ls"), &error);
-        QVERIFY(ls);
-        QVERIFY2(files.addProgram(ls->realPath, &error), qPrintable(error));
-        QCOMPARE(files.executables().size(), 2);
-        QCOMPARE(files.executables().first(), ls->realPath);
-        QVERIFY(files.executables().last().contains(QLatin1String("ld-linux")));
-        const QStringList mappable = files.mappable();
-        QVERIFY(std::any_of(mappable.begin(), mappable.end(), [](const QString &path) {
-            return path.endsWith(QLatin1String("/libc.so.6"));
-        }));
-        for (const QString &path : mappable)
-            QVERIFY2(path.startsWith(QLatin1String("/usr/")), qPrintable(path));
-        // Nothing twice, however many programs share a library.
-        const std::optional<FoundProgram> cat = ProgramFiles::find(QStringLiteral("cat"), &error);
-        QVERIFY(files.addProgram(cat->realPath, &error));
-        QCOMPARE(files.mappable().removeDuplicates(), 0);
-        QCOMPARE(files.executables().size(), 3);
-    }
-
-    // A #! script needs its interpreter executable too.
-    void scriptsBringTheirInterpreter()
-    {
-        QString error;
-        const std::optional<FoundProgram> zgrep =
-                ProgramFiles::find(QStringLiteral("zgrep"), &error);
-        if (!zgrep)
-            QSKIP("no zgrep on this machine");
-        ProgramFiles files;
-        QVERIFY2(files.addProgram(zgrep->realPath, &error), qPrintable(error));
-        QVERIFY(files.executables().contains(zgrep->realPath));
-        QVERIFY(files.executables().size() >= 3); // the script, its shell, the loader
-    }
-
     void policyUsesEveryAvailableLayerAndNamesFiles()
     {
         const JobPolicy builder(machineWith(kAllButApparmor), QStringLiteral("/srv/ws"));
@@ -171,54 +115,7 @@ private Q_SLOTS:
         QVERIFY(!strings(builder.build(spec).toJson()[u"layers"])
                          .contains(QStringLiteral("apparmor")));
     }
-
-    void workingDirectoriesStayInTheWorkspace()
-    {
-        QString error;
-        QCOMPARE(*workspaceRelativeDirectory(QString(), &error), QString());
-        QCOMPARE(*workspaceRelativeDirectory(QStringLiteral("/"), &error), QString());
-        QCOMPARE(*workspaceRelativeDirectory(QStringLiteral("/a//b/./c/"), &error),
-                 QStringLiteral("a/b/c"));
-        QVERIFY(!workspaceRelativeDirectory(QStringLiteral("a/../../b"), &error));
-        QVERIFY(error.contains(QLatin1String("leaves the workspace")));
-        QVERIFY(!workspaceRelativeDirectory(QStringLiteral(".."), &error));
-        QVERIFY(!workspaceRelativeDirectory(QStringLiteral("a") + QChar(0), &error));
-    }
-
-    void pythonResultNeedsTheNonce()
-    {
-        JobResult result;
-        result.channel = "abc\n{\"ran\": true, \"raised\": false, \"exit_status\": null, "
-                         "\"result\": [1, 2], \"repr\": false}";
-        PythonOutcome outcome = PythonManager::outcome(result, "abc");
-        QVERIFY(outcome.channelProblem.isEmpty());
-        QVERIFY(outcome.ranToEnd);
-        QCOMPARE(outcome.result, QJsonValue(QJsonArray{1, 2}));
-
-        outcome = PythonManager::outcome(result, "abd");
-        QVERIFY(outcome.channelProblem.contains(QLatin1String("something other")));
-        QCOMPARE(outcome.result, QJsonValue(QJsonValue::Null));
-
-        result.channel.prepend("forged\n{}");
-        outcome = PythonManager::outcome(result, "abc");
-        QVERIFY(!outcome.channelProblem.isEmpty());
-        QVERIFY(!outcome.ranToEnd);
-
-        result.channel = "abc\nnot json";
-        QVERIFY(PythonManager::outcome(result, "abc")
-                        .channelProblem.contains(QLatin1String("JSON")));
-
-        result.channel.clear();
-        outcome = PythonManager::outcome(result, "abc");
-        QVERIFY(outcome.channelProblem.isEmpty());
-        QVERIFY(!outcome.ranToEnd);
-
-        result.channel = "abc\n{}";
-        result.channelOverflowed = true;
-        QVERIFY(PythonManager::outcome(result, "abc")
-                        .channelProblem.contains(QLatin1String("larger")));
-    }
 };
 
-QTEST_GUILESS_MAIN(TestSystemJobs)
-#include "tst_systemjobs.moc"
+QTEST_GUILESS_MAIN(TestJobPolicy)
+#include "tst_jobpolicy.moc"
