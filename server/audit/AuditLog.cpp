@@ -101,7 +101,11 @@ AuditLog::AuditLog(AuditOptions options, QObject *parent)
       m_lastHash(audit::genesisHash())
 {
     m_syncThread.setMaxThreadCount(1);
-    m_syncThread.setExpiryTimeout(-1); // the thread stays: a sync should not wait for a start
+    // The thread starts now and stays: a sync does not wait for a thread's start, and what a
+    // thread holds (its event dispatcher's eventfd) is part of the daemon from the start rather
+    // than appearing with the first call.
+    m_syncThread.setExpiryTimeout(-1);
+    m_syncThread.start([] {});
 }
 
 // A sync still running owns a descriptor of its own and posts its outcome to this object; Qt
