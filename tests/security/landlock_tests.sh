@@ -173,7 +173,8 @@ symlink-escape)
     echo "top secret" >"$OUTSIDE/secret"; chmod 644 "$OUTSIDE/secret"; chmod 777 "$OUTSIDE"
     ln -s "$OUTSIDE/secret" "$WS/link"
     ln -s "$OUTSIDE" "$WS/dirlink"
-    ln -s "../../..$OUTSIDE" "$WS/rellink"
+    # Up to / (one .. for each component of $WS, wherever TMPDIR puts it), then down to $OUTSIDE.
+    ln -s "$(sed 's|/[^/]*|../|g' <<<"$WS")${OUTSIDE#/}" "$WS/rellink"
     chown -h "$TUID:$TGID" "$WS/link" "$WS/dirlink" "$WS/rellink"
     for l in link rellink/secret dirlink/secret; do
         both "reading $WS/$l" /usr/bin/cat "$WS/$l"
