@@ -6,7 +6,7 @@
 # Exit 0 pass, 1 fail, 77 skip (with the reason on stdout). Every wait is bounded with
 # timeout(1); processes left by the test uid and the test's own listener are killed by pid.
 source "$(dirname "$0")/lib.sh"
-OUTSIDE=$(mktemp -d /tmp/outside-XXXXXX) # not beneath the workspace, not in any read list
+OUTSIDE=$(mktemp -d "${TMPDIR:-/tmp}/outside-XXXXXX") # not beneath the workspace, not in any read list
 chmod 755 "$OUTSIDE"
 CLEANUP_PATHS+=("$OUTSIDE")
 
