@@ -7,11 +7,14 @@
 
 #include <QDir>
 #include <QFile>
+#include <QRegularExpression>
 
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
+#include <csignal>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,11 +38,53 @@ BrowserAccount::~BrowserAccount()
                      error.toStdString());
 }
 
+namespace {
+
+// Removes the homes in `base` that daemons which are gone left behind (a daemon killed by
+// SIGKILL or the OOM killer never runs its destructors): directories of root named for a pid
+// that no process has. A home whose pid is alive is kept, whoever holds that pid now.
+void removeHomesOfEndedDaemons(const QString &base)
+{
+    static const QRegularExpression pattern(
+            QStringLiteral("^cmcp-browser-([0-9]+)-[A-Za-z0-9]{6}$"));
+    const QStringList names = QDir(base).entryList({QStringLiteral("cmcp-browser-*")},
+                                                   QDir::Dirs | QDir::NoSymLinks | QDir::Hidden);
+    for (const QString &name : names) {
+        const QRegularExpressionMatch match = pattern.match(name);
+        bool isNumber = false;
+        const qint64 pid = match.hasMatch() ? match.captured(1).toLongLong(&isNumber) : 0;
+        if (!isNumber || pid <= 0 || pid == ::getpid() || pid > std::numeric_limits<pid_t>::max())
+            continue;
+        if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH)
+            continue;
+        const QString path = base + QLatin1Char('/') + name;
+        struct stat status
+        {
+        };
+        if (::lstat(QFile::encodeName(path).constData(), &status) != 0 || !S_ISDIR(status.st_mode)
+            || status.st_uid != 0)
+            continue;
+        QString error;
+        if (removeTree(path, &error))
+            spdlog::info("web_browse: removed {}, the browser's home of daemon {}, which ended "
+                         "without removing it",
+                         path.toStdString(), pid);
+        else
+            spdlog::warn("web_browse: cannot remove {}, left by daemon {}: {}", path.toStdString(),
+                         pid, error.toStdString());
+    }
+}
+
+} // namespace
+
 std::shared_ptr<const BrowserAccount> BrowserAccount::create(uid_t uid, gid_t gid, QString *error,
                                                              const QString &temporaryDirectory)
 {
     const QString base = temporaryDirectory.isEmpty() ? QDir::tempPath() : temporaryDirectory;
-    QByteArray parent = QFile::encodeName(base + QStringLiteral("/cmcp-browser-XXXXXX"));
+    removeHomesOfEndedDaemons(base);
+    // Named for this daemon's pid, so that a later daemon can tell it from a live one's.
+    QByteArray parent =
+            QFile::encodeName(base + QStringLiteral("/cmcp-browser-%1-XXXXXX").arg(::getpid()));
     const auto failed = [&](const QString &what) {
         *error = QStringLiteral("web_browse: cannot make the browser's home directory in %1: "
                                 "%2: %3")

@@ -17,9 +17,11 @@ class Settings;
 // daemon's rights. A daemon that is not root cannot change user; its workers run as itself,
 // where Chromium's sandbox is on anyway.
 //
-// The home is <temp>/cmcp-browser-XXXXXX/home: its parent is root's (0711), so the worker can
-// neither rename its home nor put anything in its place, and root removes the whole directory
-// at the end by descriptors (removeTree), whatever links the worker left in it.
+// The home is <temp>/cmcp-browser-<daemon pid>-XXXXXX/home: its parent is root's (0711), so the
+// worker can neither rename its home nor put anything in its place, and root removes the whole
+// directory at the end by descriptors (removeTree), whatever links the worker left in it. A
+// daemon that was killed cannot: the next account made in the same directory removes the homes
+// whose daemon pid no process has.
 class BrowserAccount
 {
 public:
@@ -27,8 +29,9 @@ public:
     static std::shared_ptr<const BrowserAccount> forDaemon(const Settings &settings,
                                                            QString *error);
 
-    // The account with a new home (in `temporaryDirectory`, QDir::tempPath() by default);
-    // nullptr and `error` when the home cannot be made. Needs root.
+    // The account with a new home (in `temporaryDirectory`, QDir::tempPath() by default), after
+    // removing the homes there of daemons that ended without removing theirs; nullptr and
+    // `error` when the home cannot be made. Needs root.
     static std::shared_ptr<const BrowserAccount> create(uid_t uid, gid_t gid, QString *error,
                                                         const QString &temporaryDirectory = {});
     ~BrowserAccount();

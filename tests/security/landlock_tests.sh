@@ -6,7 +6,7 @@
 # Exit 0 pass, 1 fail, 77 skip (with the reason on stdout). Every wait is bounded with
 # timeout(1); processes left by the test uid and the test's own listener are killed by pid.
 source "$(dirname "$0")/lib.sh"
-OUTSIDE=$(mktemp -d /tmp/outside-XXXXXX) # not beneath the workspace, not in any read list
+OUTSIDE=$(mktemp -d "${TMPDIR:-/tmp}/outside-XXXXXX") # not beneath the workspace, not in any read list
 chmod 755 "$OUTSIDE"
 CLEANUP_PATHS+=("$OUTSIDE")
 
@@ -173,7 +173,8 @@ symlink-escape)
     echo "top secret" >"$OUTSIDE/secret"; chmod 644 "$OUTSIDE/secret"; chmod 777 "$OUTSIDE"
     ln -s "$OUTSIDE/secret" "$WS/link"
     ln -s "$OUTSIDE" "$WS/dirlink"
-    ln -s "../../..$OUTSIDE" "$WS/rellink"
+    # Up to / (one .. for each component of $WS, wherever TMPDIR puts it), then down to $OUTSIDE.
+    ln -s "$(sed 's|/[^/]*|../|g' <<<"$WS")${OUTSIDE#/}" "$WS/rellink"
     chown -h "$TUID:$TGID" "$WS/link" "$WS/dirlink" "$WS/rellink"
     for l in link rellink/secret dirlink/secret; do
         both "reading $WS/$l" /usr/bin/cat "$WS/$l"

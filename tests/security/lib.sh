@@ -10,7 +10,7 @@ CASE=$2
 TUID=$3 # one host uid per case (see CMakeLists.txt), so cases can run in parallel
 TGID=$TUID
 
-TMPROOT=$(mktemp -d /tmp/cmcp-security-test.XXXXXX)
+TMPROOT=$(mktemp -d "${TMPDIR:-/tmp}/cmcp-security-test.XXXXXX")
 chmod 755 "$TMPROOT"
 WS=$TMPROOT/ws
 mkdir "$WS"

@@ -114,6 +114,48 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(victim + QStringLiteral("/keep.txt")));
         QVERIFY(QFile::exists(victim + QStringLiteral("/sub/keep.txt")));
     }
+
+    // A daemon killed by SIGKILL leaves its browser's home behind; the next daemon's account
+    // removes it, and never the home of a daemon that still runs.
+    void theHomesOfKilledDaemonsAreRemovedAndLiveOnesKept()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root: the account is another uid");
+        QTemporaryDir temporary;
+        QCOMPARE(::chmod(QFile::encodeName(temporary.path()).constData(), 0755), 0);
+        const pid_t ended = ::fork();
+        if (ended == 0)
+            ::_exit(0);
+        QVERIFY(ended > 0);
+        ::waitpid(ended, nullptr, 0);
+        QString error;
+        // Made by the rules of a daemon's account, then orphaned: what a killed daemon leaves.
+        const auto leftBy = [&](pid_t daemon) {
+            const QString path =
+                    temporary.filePath(QStringLiteral("cmcp-browser-%1-Ab12Cd").arg(daemon));
+            [&] {
+                QVERIFY(QDir().mkpath(path + QStringLiteral("/home/Default")));
+                QFile file(path + QStringLiteral("/home/Default/Cookies"));
+                QVERIFY(file.open(QIODevice::WriteOnly));
+            }();
+            return path;
+        };
+        const QString killed = leftBy(ended);
+        const QString live = leftBy(::getppid());
+        const QString foreign = temporary.filePath(QStringLiteral("cmcp-browser-other"));
+        QVERIFY(QDir().mkpath(foreign));
+
+        auto account = BrowserAccount::create(kAccountUid, kAccountUid, &error, temporary.path());
+        QVERIFY2(account, qPrintable(error));
+        QVERIFY2(!QFileInfo::exists(killed), qPrintable(killed));
+        QVERIFY(QFileInfo::exists(live + QStringLiteral("/home/Default/Cookies")));
+        QVERIFY(QFileInfo::exists(foreign));
+        // Its own home carries its pid, so the daemon after it can tell the same.
+        QVERIFY2(QFileInfo(account->home())
+                         .path()
+                         .contains(QStringLiteral("/cmcp-browser-%1-").arg(::getpid())),
+                 qPrintable(account->home()));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestBrowserAccount)
