@@ -131,7 +131,8 @@ int EpollEventDispatcher::waitAndActivateSockets(int timeoutMs, bool includeSock
         return 0;
     }
 
-    std::vector<QSocketNotifier *> pending;
+    // On the stack for the usual few, so that an iteration allocates nothing.
+    PendingList pending;
     int activated = 0;
     for (int i = 0; i < ready; ++i) {
         const int fd = events[i].data.fd;
@@ -179,7 +180,7 @@ int EpollEventDispatcher::waitAndActivateSockets(int timeoutMs, bool includeSock
 
     // A notifier found ready here may also sit in the list of an outer processEvents() (this
     // one runs in a nested loop): it is activated once, here.
-    for (std::vector<QSocketNotifier *> *outer : m_pending) {
+    for (PendingList *outer : m_pending) {
         for (QSocketNotifier *&entry : *outer) {
             if (entry && std::find(pending.begin(), pending.end(), entry) != pending.end())
                 entry = nullptr;
@@ -281,7 +282,7 @@ void EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
 
 void EpollEventDispatcher::forgetPending(QSocketNotifier *notifier)
 {
-    for (std::vector<QSocketNotifier *> *list : m_pending)
+    for (PendingList *list : m_pending)
         std::replace(list->begin(), list->end(), notifier, static_cast<QSocketNotifier *>(nullptr));
 }
 
@@ -417,7 +418,7 @@ int EpollEventDispatcher::activateTimers()
     if (m_deadlines.empty())
         return 0;
     const std::int64_t nowNs = monotonicNs();
-    std::vector<std::pair<int, std::uint64_t>> due;
+    QVarLengthArray<std::pair<int, std::uint64_t>, 16> due;
     for (const auto &[deadline, timerId] : m_deadlines) {
         if (deadline > nowNs)
             break;

@@ -3,6 +3,7 @@
 #include "posix/UniqueFd.h"
 
 #include <QAbstractEventDispatcher>
+#include <QVarLengthArray>
 
 #include <atomic>
 #include <cstdint>
@@ -99,7 +100,8 @@ private:
     // The notifiers found ready and not yet activated, one list per processEvents() on the
     // stack (a handler may run a nested event loop); a notifier unregistered meanwhile is
     // blanked in all of them.
-    std::vector<std::vector<QSocketNotifier *> *> m_pending;
+    using PendingList = QVarLengthArray<QSocketNotifier *, 64>;
+    std::vector<PendingList *> m_pending;
 
     std::unordered_map<int, Timer> m_timers;
     std::set<std::pair<std::int64_t, int>> m_deadlines;
