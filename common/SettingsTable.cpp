@@ -88,6 +88,11 @@ QList<SettingSpec> buildTable()
             choice(server, "LOG_FORMAT", "text", {"text", "json"},
                    "Log format on stderr: text for people, json for one JSON object per line.",
                    NoFlags),
+            choice(server, "MCP_EVENT_DISPATCHER", "epoll", {"epoll", "qt"},
+                   "Event loop of the daemon's main thread: epoll, whose wake-ups cost what is "
+                   "ready, or qt, Qt's own, which polls every open connection on each wake-up. "
+                   "Read from the process environment alone, at start-up.",
+                   NoFlags),
             text(server, "SANDBOX_ROOT", "volume/sandbox",
                  "Directory holding the sandboxed workspaces of the tools (relative to the working "
                  "directory).",

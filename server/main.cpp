@@ -2,11 +2,13 @@
 // (Streamable HTTP at /mcp, legacy SSE at /sse) or over stdio.
 //
 // The pieces are in server/daemon: CommandLine (parsing and the one-shot commands),
-// ProcessSetup (what the daemon changes about its POSIX process) and ServerWiring (the tool
-// families, the audit log, the admin channel and the transports).
+// EventLoopChoice (which event dispatcher runs the main thread), ProcessSetup (what the daemon
+// changes about its POSIX process) and ServerWiring (the tool families, the audit log, the
+// admin channel and the transports).
 
 #include "daemon/CommandLine.h"
 #include "common/Logging.h"
+#include "daemon/EventLoopChoice.h"
 #include "daemon/ProcessSetup.h"
 #include "daemon/ServerWiring.h"
 #include "common/Settings.h"
@@ -19,6 +21,7 @@ using namespace cmcp;
 int main(int argc, char *argv[])
 {
     keepLargeBuffersOnHeap();
+    const QString eventDispatcher = installEventDispatcher();
 
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("cmcpd"));
@@ -38,6 +41,7 @@ int main(int argc, char *argv[])
         return printConfig(*settings);
     setupLogging(settings->text(u"LOG_LEVEL"),
                  settings->text(u"LOG_FORMAT") == QLatin1String("json"));
+    warnIfEventDispatcherDiffers(*settings, eventDispatcher);
 
     const SandboxCapabilities sandbox = probeSandbox();
     if (const int refused = checkSandboxRequirements(sandbox, *settings))
