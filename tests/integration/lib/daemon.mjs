@@ -58,16 +58,19 @@ function ownUidPool() {
     return { SANDBOX_UID_BASE: 130000 + slot * 128, SANDBOX_UID_COUNT: 64 };
 }
 
-export async function startDaemon({ settings = {}, args = [], fixtures = true, timeoutMs = 10_000 } = {}) {
-    const cwd = scratchDir();
+// `cwd`: a working directory the caller owns (and removes) instead of a scratch one; `program`:
+// another cmcpd binary than $CMCPD.
+export async function startDaemon({ settings = {}, args = [], fixtures = true, timeoutMs = 10_000, cwd: ownCwd, program } = {}) {
+    const cwd = ownCwd ?? scratchDir();
+    const removeCwd = () => { if (!ownCwd) rmSync(cwd, { recursive: true, force: true }); };
     if (settings.SANDBOX_UID_BASE === undefined)
         settings = { ...ownUidPool(), ...settings };
     const argv = ['--host', '127.0.0.1', '--port', '0', ...(fixtures ? ['--conformance-fixtures'] : []), ...settingArgs(settings), ...args];
     // With setpriv the kernel kills the daemon even when this test process dies by SIGKILL
     // (a ctest timeout); the 'exit' hook above covers every other ending.
     const [command, commandArgs] = pdeathsigWrapper
-        ? [pdeathsigWrapper, ['--pdeathsig', 'KILL', '--', cmcpdPath(), ...argv]]
-        : [cmcpdPath(), argv];
+        ? [pdeathsigWrapper, ['--pdeathsig', 'KILL', '--', program ?? cmcpdPath(), ...argv]]
+        : [program ?? cmcpdPath(), argv];
     const child = spawn(command, commandArgs, { cwd, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     running.add(child);
     let stderr = '';
@@ -96,13 +99,13 @@ export async function startDaemon({ settings = {}, args = [], fixtures = true, t
         });
         exited.then(({ code, signal, error }) => {
             clearTimeout(timer);
-            reject(new Error(error ? `cannot start ${cmcpdPath()}: ${error}`
+            reject(new Error(error ? `cannot start ${program ?? cmcpdPath()}: ${error}`
                                    : `cmcpd exited before listening (code ${code}, signal ${signal})`));
         });
     }).catch(async error => {
         child.kill('SIGKILL');
         await exited;
-        rmSync(cwd, { recursive: true, force: true });
+        removeCwd();
         error.message += `\n--- cmcpd stderr ---\n${tail(stderr)}`;
         throw error;
     });
@@ -130,7 +133,7 @@ export async function startDaemon({ settings = {}, args = [], fixtures = true, t
                 clearTimeout(again);
                 clearTimeout(timer);
             }
-            rmSync(cwd, { recursive: true, force: true });
+            removeCwd();
             return exit;
         },
     };
