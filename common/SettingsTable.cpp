@@ -112,9 +112,14 @@ QList<SettingSpec> buildTable()
                     NoFlags),
 
             text(http, "MCP_AUTH_TOKEN", "",
-                 "Bearer token HTTP clients must send in the Authorization header; empty disables "
-                 "authentication.",
+                 "Bearer token HTTP clients must send in the Authorization header; its principal "
+                 "is "
+                 "named default. Empty, with no MCP_PRINCIPALS_FILE, disables authentication.",
                  Secret),
+            text(http, "MCP_PRINCIPALS_FILE", "",
+                 "File of further principals, one per line: a name and the SHA-256 (hex) of its "
+                 "bearer token. Each principal reaches only its own sessions, jobs and workspaces.",
+                 NoFlags),
             list(http, "MCP_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]",
                  "Host header values accepted, as host names or addresses without port (the bind "
                  "host is always added).",

@@ -187,8 +187,11 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
         return status;
     }
 
-    HttpServer http(mcp, HttpOptions::fromSettings(settings));
     QString error;
+    std::optional<HttpOptions> httpOptions = HttpOptions::fromSettings(settings, &error);
+    if (!httpOptions)
+        return startupFailure(2, error);
+    HttpServer http(mcp, std::move(*httpOptions));
     const quint16 port = http.start(&error);
     if (port == 0)
         return startupFailure(1, error);

@@ -148,7 +148,7 @@ McpServer::~McpServer()
 }
 
 std::shared_ptr<Session> McpServer::openSession(const QString &transportName,
-                                                SessionChannel *channel)
+                                                SessionChannel *channel, const Principal &principal)
 {
     if (m_sessions.size() >= m_maxSessions) {
         spdlog::warn("refusing a new {} session: the limit of {} sessions is reached",
@@ -156,10 +156,10 @@ std::shared_ptr<Session> McpServer::openSession(const QString &transportName,
         return nullptr;
     }
     // The id is a bearer secret on the HTTP transports: whoever knows it speaks for the session.
-    auto session = std::make_shared<Session>(unguessableId(""), transportName, channel);
+    auto session = std::make_shared<Session>(unguessableId(""), transportName, channel, principal);
     m_sessions.insert(session->id(), session);
-    spdlog::debug("session {} opened on {}", session->id().toStdString(),
-                  transportName.toStdString());
+    spdlog::debug("session {} opened on {} for {}", session->id().toStdString(),
+                  transportName.toStdString(), principal.name().toStdString());
     Q_EMIT sessionOpened(session->id(), transportName);
     return session;
 }

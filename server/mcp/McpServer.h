@@ -49,7 +49,8 @@ public:
     void setMaxSessions(int count) { m_maxSessions = count; }
 
     // Returns null when the session limit is reached.
-    std::shared_ptr<Session> openSession(const QString &transportName, SessionChannel *channel);
+    std::shared_ptr<Session> openSession(const QString &transportName, SessionChannel *channel,
+                                         const Principal &principal = Principal::local());
     std::shared_ptr<Session> findSession(const QString &id) const { return m_sessions.value(id); }
     void closeSession(const QString &id, const QString &reason);
     int sessionCount() const { return int(m_sessions.size()); }

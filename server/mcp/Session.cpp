@@ -8,10 +8,12 @@
 
 namespace cmcp {
 
-Session::Session(const QString &id, const QString &transportName, SessionChannel *channel)
+Session::Session(const QString &id, const QString &transportName, SessionChannel *channel,
+                 Principal principal)
     : m_id(id),
       m_transportName(transportName),
-      m_channel(channel)
+      m_channel(channel),
+      m_principal(std::move(principal))
 {
     m_idle.start();
 }

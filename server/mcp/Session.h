@@ -2,6 +2,7 @@
 
 #include "mcp/Exchange.h"
 #include "mcp/LogLevel.h"
+#include "mcp/Principal.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -30,11 +31,14 @@ class Session : public QObject
 {
     Q_OBJECT
 public:
-    Session(const QString &id, const QString &transportName, SessionChannel *channel);
+    Session(const QString &id, const QString &transportName, SessionChannel *channel,
+            Principal principal = Principal::local());
     ~Session() override;
 
     const QString &id() const { return m_id; }
     const QString &transportName() const { return m_transportName; }
+    // Who opened the session; only the same principal may speak in it.
+    const Principal &principal() const { return m_principal; }
 
     // Empty until initialize has been answered.
     const QString &protocolVersion() const { return m_protocolVersion; }
@@ -99,6 +103,7 @@ private:
     const QString m_id;
     const QString m_transportName;
     SessionChannel *m_channel;
+    const Principal m_principal;
     QString m_protocolVersion;
     QJsonObject m_clientInfo;
     std::optional<LogLevel> m_logLevel;

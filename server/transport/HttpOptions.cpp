@@ -2,11 +2,12 @@
 
 #include "common/Settings.h"
 
+#include <QCryptographicHash>
 #include <QHostInfo>
 
 namespace cmcp {
 
-HttpOptions HttpOptions::fromSettings(const Settings &settings)
+std::optional<HttpOptions> HttpOptions::fromSettings(const Settings &settings, QString *error)
 {
     HttpOptions options;
     const QString host = settings.text(u"MCP_HOST");
@@ -27,7 +28,13 @@ HttpOptions HttpOptions::fromSettings(const Settings &settings)
         && options.address != QHostAddress::AnyIPv6 && options.address != QHostAddress::Any)
         options.allowedHosts.append(host.toLower());
     options.allowedOrigins = settings.list(u"MCP_ALLOWED_ORIGINS");
-    options.authToken = settings.text(u"MCP_AUTH_TOKEN");
+    const QString token = settings.text(u"MCP_AUTH_TOKEN");
+    if (!token.isEmpty())
+        options.tokens.add(Principal(QStringLiteral("default")),
+                           QCryptographicHash::hash(token.toUtf8(), QCryptographicHash::Sha256));
+    const QString principalsFile = settings.text(u"MCP_PRINCIPALS_FILE");
+    if (!principalsFile.isEmpty() && !options.tokens.addFile(principalsFile, error))
+        return std::nullopt;
     options.maxBodyBytes = settings.integer(u"MCP_MAX_BODY_MB") * 1024 * 1024;
     options.keepAliveSeconds = int(settings.integer(u"MCP_SSE_KEEPALIVE_SECONDS"));
     options.maxStreamBufferBytes = settings.integer(u"MCP_SSE_MAX_BUFFER_KB") * 1024;

@@ -1,7 +1,11 @@
 #pragma once
 
+#include "transport/BearerTokens.h"
+
 #include <QHostAddress>
 #include <QStringList>
+
+#include <optional>
 
 namespace cmcp {
 
@@ -15,7 +19,7 @@ struct HttpOptions
     quint16 port = 8000;
     QStringList allowedHosts; // Host header names, lower case, without port
     QStringList allowedOrigins; // exact origins; empty = origins whose host is allowed
-    QString authToken; // empty = no authentication
+    BearerTokens tokens; // none = no authentication
     qint64 maxBodyBytes = 32 * 1024 * 1024;
     int keepAliveSeconds = 15;
     qint64 maxStreamBufferBytes = 1024 * 1024;
@@ -26,7 +30,8 @@ struct HttpOptions
     qint64 bodyMinBytesPerSecond = 64 * 1024;
     int idleTimeoutSeconds = 60;
 
-    static HttpOptions fromSettings(const Settings &settings);
+    // Null with `error` set when a setting cannot be used (an unreadable principals file).
+    static std::optional<HttpOptions> fromSettings(const Settings &settings, QString *error);
 };
 
 } // namespace cmcp

@@ -6,7 +6,6 @@
 #include "mcp/McpServer.h"
 #include "transport/StreamableHttpTransport.h"
 
-#include <QCryptographicHash>
 #include <QDateTime>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
@@ -30,11 +29,6 @@ QString hostName(const QByteArray &hostHeader)
     }
     const qsizetype colon = host.indexOf(QLatin1Char(':'));
     return colon < 0 ? host : host.left(colon);
-}
-
-QByteArray sha256(const QByteArray &bytes)
-{
-    return QCryptographicHash::hash(bytes, QCryptographicHash::Sha256);
 }
 
 } // namespace
@@ -106,16 +100,6 @@ bool HttpServer::originAllowed(const QByteArray &origin) const
     return m_options.allowedHosts.contains(host);
 }
 
-bool HttpServer::tokenAccepted(const QByteArray &authorization) const
-{
-    if (m_options.authToken.isEmpty())
-        return true;
-    if (!authorization.startsWith("Bearer "))
-        return false;
-    // Comparing digests keeps the comparison time independent of where the strings differ.
-    return sha256(authorization.mid(7).trimmed()) == sha256(m_options.authToken.toUtf8());
-}
-
 bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
 {
     const QString path = request.url().path();
@@ -150,19 +134,21 @@ bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *so
                                 {{"Retry-After", "1"}, {"Connection", "close"}});
         return true;
     }
-    if (!tokenAccepted(request.value("authorization"))) {
+    const std::optional<Principal> principal =
+            m_options.tokens.principalFor(request.value("authorization"));
+    if (!principal) {
         http::writeJsonRpcError(socket, 401, -32600,
                                 QStringLiteral("a valid bearer token is required"),
                                 {{"WWW-Authenticate", "Bearer realm=\"cmcp\""}});
         return true;
     }
     if (path == QLatin1String("/mcp")) {
-        m_streamable->handle(request, socket);
+        m_streamable->handle(request, socket, *principal);
         return true;
     }
     if (path == QLatin1String("/sse") || path == QLatin1String("/messages")
         || path == QLatin1String("/messages/")) {
-        m_legacySse->handle(request, socket);
+        m_legacySse->handle(request, socket, *principal);
         return true;
     }
     return false;

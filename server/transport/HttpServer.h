@@ -35,7 +35,6 @@ protected:
 private:
     bool hostAllowed(const QByteArray &hostHeader) const;
     bool originAllowed(const QByteArray &origin) const;
-    bool tokenAccepted(const QByteArray &authorization) const;
     void writeHealth(QTcpSocket *socket);
 
     McpServer &m_mcp;

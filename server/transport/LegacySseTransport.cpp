@@ -59,22 +59,24 @@ LegacySseTransport::~LegacySseTransport()
         m_mcp.closeSession(id, QStringLiteral("the SSE transport stopped"));
 }
 
-void LegacySseTransport::handle(const QHttpServerRequest &request, QTcpSocket *socket)
+void LegacySseTransport::handle(const QHttpServerRequest &request, QTcpSocket *socket,
+                                const Principal &principal)
 {
     const bool streamPath = request.url().path() == QLatin1String("/sse");
     if (streamPath && request.method() == QHttpServerRequest::Method::Get)
-        return openStream(request, socket);
+        return openStream(request, socket, principal);
     if (!streamPath && request.method() == QHttpServerRequest::Method::Post)
-        return postMessage(request, socket);
+        return postMessage(request, socket, principal);
     http::writeResponse(socket, 405, {{"Allow", streamPath ? "GET" : "POST"}}, {});
 }
 
-void LegacySseTransport::openStream(const QHttpServerRequest &, QTcpSocket *socket)
+void LegacySseTransport::openStream(const QHttpServerRequest &, QTcpSocket *socket,
+                                    const Principal &principal)
 {
     auto stream = std::make_unique<SseStream>(socket, m_options.keepAliveSeconds,
                                               m_options.maxStreamBufferBytes);
     auto channel = std::make_shared<Channel>(std::move(stream));
-    channel->session = m_mcp.openSession(transportName, channel.get());
+    channel->session = m_mcp.openSession(transportName, channel.get(), principal);
     if (!channel->session) {
         http::writeJsonRpcError(
                 socket, 503, jsonrpc::RequestFailed,
@@ -94,7 +96,8 @@ void LegacySseTransport::openStream(const QHttpServerRequest &, QTcpSocket *sock
     channel->stream->sendEvent("/messages?session_id=" + id.toLatin1(), "endpoint");
 }
 
-void LegacySseTransport::postMessage(const QHttpServerRequest &request, QTcpSocket *socket)
+void LegacySseTransport::postMessage(const QHttpServerRequest &request, QTcpSocket *socket,
+                                     const Principal &principal)
 {
     const QUrlQuery query = request.query();
     QString id = query.queryItemValue(QStringLiteral("session_id"));
@@ -107,7 +110,7 @@ void LegacySseTransport::postMessage(const QHttpServerRequest &request, QTcpSock
         return;
     }
     const std::shared_ptr<Channel> channel = m_channels.value(id);
-    if (!channel) {
+    if (!channel || channel->session->principal() != principal) {
         http::writeJsonRpcError(socket, 404, jsonrpc::RequestFailed,
                                 QStringLiteral("session not found: open a new stream at /sse"));
         return;

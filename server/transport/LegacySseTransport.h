@@ -24,12 +24,14 @@ public:
     LegacySseTransport(McpServer &mcp, const HttpOptions &options, QObject *parent = nullptr);
     ~LegacySseTransport() override;
 
-    void handle(const QHttpServerRequest &request, QTcpSocket *socket);
+    void handle(const QHttpServerRequest &request, QTcpSocket *socket, const Principal &principal);
 
 private:
     class Channel;
-    void openStream(const QHttpServerRequest &request, QTcpSocket *socket);
-    void postMessage(const QHttpServerRequest &request, QTcpSocket *socket);
+    void openStream(const QHttpServerRequest &request, QTcpSocket *socket,
+                    const Principal &principal);
+    void postMessage(const QHttpServerRequest &request, QTcpSocket *socket,
+                     const Principal &principal);
 
     McpServer &m_mcp;
     const HttpOptions &m_options;

@@ -193,15 +193,16 @@ StreamableHttpTransport::~StreamableHttpTransport()
         m_mcp.closeSession(id, QStringLiteral("the HTTP transport stopped"));
 }
 
-void StreamableHttpTransport::handle(const QHttpServerRequest &request, QTcpSocket *socket)
+void StreamableHttpTransport::handle(const QHttpServerRequest &request, QTcpSocket *socket,
+                                     const Principal &principal)
 {
     switch (request.method()) {
     case QHttpServerRequest::Method::Post:
-        return handlePost(request, socket);
+        return handlePost(request, socket, principal);
     case QHttpServerRequest::Method::Get:
-        return handleGet(request, socket);
+        return handleGet(request, socket, principal);
     case QHttpServerRequest::Method::Delete:
-        return handleDelete(request, socket);
+        return handleDelete(request, socket, principal);
     default:
         http::writeResponse(socket, 405, {{"Allow", "GET, POST, DELETE"}}, {});
     }
@@ -221,7 +222,8 @@ bool StreamableHttpTransport::protocolVersionAccepted(const QHttpServerRequest &
 }
 
 std::shared_ptr<Session>
-StreamableHttpTransport::requestedSession(const QHttpServerRequest &request, QTcpSocket *socket)
+StreamableHttpTransport::requestedSession(const QHttpServerRequest &request,
+                                          const Principal &principal, QTcpSocket *socket)
 {
     const QString id = QString::fromLatin1(request.value("mcp-session-id"));
     if (id.isEmpty()) {
@@ -231,7 +233,7 @@ StreamableHttpTransport::requestedSession(const QHttpServerRequest &request, QTc
         return nullptr;
     }
     const auto channel = m_channels.value(id);
-    if (!channel) {
+    if (!channel || channel->session->principal() != principal) {
         http::writeJsonRpcError(
                 socket, 404, jsonrpc::RequestFailed,
                 QStringLiteral(
@@ -241,7 +243,8 @@ StreamableHttpTransport::requestedSession(const QHttpServerRequest &request, QTc
     return channel->session;
 }
 
-void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcpSocket *socket)
+void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcpSocket *socket,
+                                         const Principal &principal)
 {
     if (!accepts(request, "application/json") || !accepts(request, "text/event-stream")) {
         http::writeJsonRpcError(
@@ -269,7 +272,7 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
             return;
         }
         auto channel = std::make_shared<Channel>();
-        channel->session = m_mcp.openSession(transportName, channel.get());
+        channel->session = m_mcp.openSession(transportName, channel.get(), principal);
         if (!channel->session) {
             http::writeJsonRpcError(
                     socket, 503, jsonrpc::RequestFailed,
@@ -281,7 +284,7 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
     } else {
         if (!protocolVersionAccepted(request, socket))
             return;
-        session = requestedSession(request, socket);
+        session = requestedSession(request, principal, socket);
         if (!session)
             return;
     }
@@ -304,7 +307,8 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
         m_mcp.closeSession(session->id(), QStringLiteral("initialize failed"));
 }
 
-void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpSocket *socket)
+void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpSocket *socket,
+                                        const Principal &principal)
 {
     if (!accepts(request, "text/event-stream")) {
         http::writeJsonRpcError(socket, 406, jsonrpc::InvalidRequest,
@@ -313,7 +317,7 @@ void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpS
     }
     if (!protocolVersionAccepted(request, socket))
         return;
-    const std::shared_ptr<Session> session = requestedSession(request, socket);
+    const std::shared_ptr<Session> session = requestedSession(request, principal, socket);
     if (!session)
         return;
     const std::shared_ptr<Channel> channel = m_channels.value(session->id());
@@ -339,11 +343,12 @@ void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpS
     session->touch();
 }
 
-void StreamableHttpTransport::handleDelete(const QHttpServerRequest &request, QTcpSocket *socket)
+void StreamableHttpTransport::handleDelete(const QHttpServerRequest &request, QTcpSocket *socket,
+                                           const Principal &principal)
 {
     if (!protocolVersionAccepted(request, socket))
         return;
-    const std::shared_ptr<Session> session = requestedSession(request, socket);
+    const std::shared_ptr<Session> session = requestedSession(request, principal, socket);
     if (!session)
         return;
     m_mcp.closeSession(session->id(), QStringLiteral("the client ended the session"));

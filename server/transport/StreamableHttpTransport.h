@@ -26,17 +26,21 @@ public:
     StreamableHttpTransport(McpServer &mcp, const HttpOptions &options, QObject *parent = nullptr);
     ~StreamableHttpTransport() override;
 
-    void handle(const QHttpServerRequest &request, QTcpSocket *socket);
+    void handle(const QHttpServerRequest &request, QTcpSocket *socket, const Principal &principal);
 
 private:
     class Channel;
-    void handlePost(const QHttpServerRequest &request, QTcpSocket *socket);
-    void handleGet(const QHttpServerRequest &request, QTcpSocket *socket);
-    void handleDelete(const QHttpServerRequest &request, QTcpSocket *socket);
+    void handlePost(const QHttpServerRequest &request, QTcpSocket *socket,
+                    const Principal &principal);
+    void handleGet(const QHttpServerRequest &request, QTcpSocket *socket,
+                   const Principal &principal);
+    void handleDelete(const QHttpServerRequest &request, QTcpSocket *socket,
+                      const Principal &principal);
     // The session the request names; on a missing, unknown or mismatched session the error
     // response is written and null returned.
+    // Only the principal that opened a session reaches it; to another, it does not exist.
     std::shared_ptr<Session> requestedSession(const QHttpServerRequest &request,
-                                              QTcpSocket *socket);
+                                              const Principal &principal, QTcpSocket *socket);
     bool protocolVersionAccepted(const QHttpServerRequest &request, QTcpSocket *socket);
     void reapIdleSessions();
 

@@ -10,6 +10,7 @@
 #include "mcp/McpServer.h"
 
 #include <QCoreApplication>
+#include <QCryptographicHash>
 #include <QElapsedTimer>
 #include <QTcpSocket>
 
@@ -42,7 +43,8 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
     HttpOptions options;
     options.port = 0;
     options.allowedHosts = {QStringLiteral("127.0.0.1"), QStringLiteral("localhost")};
-    options.authToken = QStringLiteral("fuzz-token");
+    options.tokens.add(Principal(QStringLiteral("fuzz")),
+                       QCryptographicHash::hash("fuzz-token", QCryptographicHash::Sha256));
     options.maxBodyBytes = 64 * 1024;
     server->http = std::make_unique<HttpServer>(server->mcp, options);
     QString error;

@@ -2,6 +2,10 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { createHash } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport, SSEClientTransport } from './lib/sdk.mjs';
 import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
@@ -664,6 +668,66 @@ describe('HTTP authentication and allowed origins', { timeout: 60_000 }, () => {
             assert.equal(refused.status, 403, origin);
             await refused.arrayBuffer();
         }
+    });
+});
+
+describe('principals', { timeout: 60_000 }, () => {
+    // Two principals from MCP_PRINCIPALS_FILE and the default one from MCP_AUTH_TOKEN.
+    const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
+    const defaultToken = 'default-token-555';
+    let daemon;
+    before(async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'cmcp-principals-'));
+        const file = join(dir, 'principals');
+        const digest = text => createHash('sha256').update(text).digest('hex');
+        await writeFile(file, `# operators' principals\nalice ${digest(tokens.alice)}\n\nbob   ${digest(tokens.bob)}\n`);
+        daemon = await startDaemon({ settings: { MCP_AUTH_TOKEN: defaultToken, MCP_PRINCIPALS_FILE: file } });
+    });
+    after(async () => { await daemon?.stop(); });
+    const it = (name, body, options) => daemonTest(() => daemon, name, body, options);
+    const as = name => ({ authorization: `Bearer ${tokens[name] ?? defaultToken}` });
+
+    it('each token opens sessions; an unknown token is 401', async d => {
+        for (const name of ['alice', 'bob', 'default'])
+            assert.ok((await openSession(d.url, '2025-11-25', as(name))).session, name);
+        const refused = await post(d.url, initializeRequest(), { headers: { authorization: 'Bearer carol' } });
+        assert.equal(refused.status, 401);
+        await refused.arrayBuffer();
+    });
+
+    it("one principal's session id is unknown to another, on /mcp and /messages", async d => {
+        const { session } = await openSession(d.url, '2025-11-25', as('alice'));
+        for (const intruder of ['bob', 'default']) {
+            const call = await post(d.url, ping(), { session, protocolVersion: '2025-11-25', headers: as(intruder) });
+            assert.equal(call.status, 404, intruder);
+            assert.match(await call.text(), /session not found/);
+        }
+        const own = await post(d.url, ping(), { session, protocolVersion: '2025-11-25', headers: as('alice') });
+        assert.equal(own.status, 200);
+        await own.arrayBuffer();
+
+        const controller = new AbortController();
+        try {
+            const stream = await fetch(d.sseUrl, { headers: { accept: 'text/event-stream', ...as('alice') }, signal: controller.signal });
+            const endpoint = await new SseReader(stream).next();
+            const messages = new URL(endpoint.data, d.sseUrl);
+            const intruded = await fetch(messages, { method: 'POST', headers: { 'content-type': 'application/json', ...as('bob') },
+                body: JSON.stringify(ping()), signal: AbortSignal.timeout(10_000) });
+            assert.equal(intruded.status, 404);
+            await intruded.arrayBuffer();
+        } finally {
+            controller.abort();
+        }
+    });
+});
+
+describe('a principals file that cannot be used', { timeout: 30_000 }, () => {
+    test('stops start-up with one line naming the file, the line and the problem', async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'cmcp-principals-'));
+        const file = join(dir, 'principals');
+        await writeFile(file, 'alice 1234\n');
+        await assert.rejects(startDaemon({ settings: { MCP_PRINCIPALS_FILE: file } }),
+            error => /MCP_PRINCIPALS_FILE .*principals line 1: the digest of 'alice' is not 64 hex digits/.test(error.message));
     });
 });
 
