@@ -72,10 +72,15 @@ jail_usage=$(podman run --rm "${runtime[@]}" "${limits[@]}" --entrypoint /usr/lo
 grep -q 'usage: exactly one of --policy-fd' <<<"$jail_usage" || fail "cmcp-jail is not installed in the image: $jail_usage"
 phase "image checks"
 
+# The web tools fetch from a page server in the container's own network, which the daemon
+# shares (jobs do not): the settings allow it by name and address.
+PAGES_PORT=8999
 # The options of ./bin/cmcp container run (container/cmcp-container.sh security_args).
 podman run -d --name "$NAME" "${runtime[@]}" "${limits[@]}" \
     --security-opt "seccomp=$ROOT/container/seccomp.json" --security-opt 'unmask=/proc/*' \
     --security-opt no-new-privileges --cap-drop ALL \
+    -e WEB_ALLOW_PRIVATE=true -e WEB_ALLOWED_DOMAINS=127.0.0.1 \
+    -e "WEB_SEARCH_URL=http://127.0.0.1:$PAGES_PORT/searxng" \
     -p 127.0.0.1::8000 "$IMAGE" >/dev/null || fail "podman run failed"
 port=$(podman port "$NAME" 8000/tcp | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p' | head -n 1)
 [ -n "$port" ] || fail "no published port on 127.0.0.1"
@@ -92,8 +97,10 @@ podman healthcheck run "$NAME" >/dev/null || fail "the image's HEALTHCHECK fails
 echo "sandbox table of the containerised cmcpd:"
 podman logs "$NAME" 2>&1 | grep -iE 'layer|available|unavailable' | head -20 | sed 's/^/  /'
 phase "start to healthy"
+podman cp "$HERE/page_server.py" "$NAME:/tmp/page_server.py" || fail "could not copy the page server"
+podman exec -d "$NAME" python3 /tmp/page_server.py "$PAGES_PORT" || fail "could not start the page server"
 
-CMCP_URL="http://127.0.0.1:$port/mcp" timeout 300 "$NODE" --test --test-reporter=spec \
+CMCP_URL="http://127.0.0.1:$port/mcp" CMCP_PAGES_URL="http://127.0.0.1:$PAGES_PORT" timeout 300 "$NODE" --test --test-reporter=spec \
     "$HERE/tool_calls.test.mjs" || fail "tool calls through the MCP client failed"
 phase "tool calls"
 echo "PASS: the whole container test took $((SECONDS - START)) s"
