@@ -111,7 +111,7 @@ bool readWholeFile(const std::string &path, std::string &text)
 
 // cgroup interface files take one value per write(); a short or failed write is an error the
 // kernel explains through errno (EINVAL for a bad value, EBUSY, ...).
-bool writeFile(const std::string &path, std::string_view value, std::string &error)
+bool writeInterfaceFile(const std::string &path, std::string_view value, std::string &error)
 {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -290,7 +290,7 @@ void enableV2Controllers(const std::string &root, const std::string &parent,
             std::string enabled, error;
             readWholeFile(subtreeControl, enabled);
             if (!listHasWord(enabled, controller)
-                && !writeFile(subtreeControl, "+" + controller, error)) {
+                && !writeInterfaceFile(subtreeControl, "+" + controller, error)) {
                 notes += "; " + error;
                 break;
             }
@@ -329,18 +329,18 @@ LimitResult limitMemory(const std::vector<std::string> &dirs, std::uint64_t byte
     const std::string value = std::to_string(bytes);
     for (const std::string &dir : dirs) {
         if (fileExists(dir + "/memory.limit_in_bytes")) {
-            if (!writeFile(dir + "/memory.limit_in_bytes", value, error))
+            if (!writeInterfaceFile(dir + "/memory.limit_in_bytes", value, error))
                 return LimitResult::WriteFailed;
             if (fileExists(dir + "/memory.memsw.limit_in_bytes")
-                && !writeFile(dir + "/memory.memsw.limit_in_bytes", value, error))
+                && !writeInterfaceFile(dir + "/memory.memsw.limit_in_bytes", value, error))
                 return LimitResult::WriteFailed;
             return LimitResult::Applied;
         }
         if (fileExists(dir + "/memory.max")) {
-            if (!writeFile(dir + "/memory.max", value, error))
+            if (!writeInterfaceFile(dir + "/memory.max", value, error))
                 return LimitResult::WriteFailed;
             if (fileExists(dir + "/memory.swap.max")
-                && !writeFile(dir + "/memory.swap.max", "0", error))
+                && !writeInterfaceFile(dir + "/memory.swap.max", "0", error))
                 return LimitResult::WriteFailed;
             return LimitResult::Applied;
         }
@@ -353,7 +353,7 @@ LimitResult limitPids(const std::vector<std::string> &dirs, std::uint64_t pids, 
 {
     for (const std::string &dir : dirs) {
         if (fileExists(dir + "/pids.max"))
-            return writeFile(dir + "/pids.max", std::to_string(pids), error)
+            return writeInterfaceFile(dir + "/pids.max", std::to_string(pids), error)
                     ? LimitResult::Applied
                     : LimitResult::WriteFailed;
     }
@@ -368,12 +368,12 @@ LimitResult limitCpu(const std::vector<std::string> &dirs, std::uint64_t percent
     const std::string period = std::to_string(kCpuPeriodUs);
     for (const std::string &dir : dirs) {
         if (fileExists(dir + "/cpu.cfs_quota_us")) {
-            const bool ok = writeFile(dir + "/cpu.cfs_period_us", period, error)
-                    && writeFile(dir + "/cpu.cfs_quota_us", quota, error);
+            const bool ok = writeInterfaceFile(dir + "/cpu.cfs_period_us", period, error)
+                    && writeInterfaceFile(dir + "/cpu.cfs_quota_us", quota, error);
             return ok ? LimitResult::Applied : LimitResult::WriteFailed;
         }
         if (fileExists(dir + "/cpu.max"))
-            return writeFile(dir + "/cpu.max", quota + " " + period, error)
+            return writeInterfaceFile(dir + "/cpu.max", quota + " " + period, error)
                     ? LimitResult::Applied
                     : LimitResult::WriteFailed;
     }
@@ -490,7 +490,7 @@ bool enterCgroup(const JobCgroup &cgroup, pid_t pid, std::string &error)
 {
     const std::string value = std::to_string(pid);
     for (const std::string &dir : cgroup.dirs) {
-        if (!writeFile(dir + "/cgroup.procs", value, error))
+        if (!writeInterfaceFile(dir + "/cgroup.procs", value, error))
             return false;
     }
     return true;
@@ -502,7 +502,7 @@ void killCgroup(const JobCgroup &cgroup)
     // them, including tasks being forked while it runs.
     for (const std::string &dir : cgroup.dirs) {
         std::string error;
-        if (fileExists(dir + "/cgroup.kill") && writeFile(dir + "/cgroup.kill", "1", error))
+        if (fileExists(dir + "/cgroup.kill") && writeInterfaceFile(dir + "/cgroup.kill", "1", error))
             return;
     }
     killListedProcesses(cgroup.dirs);

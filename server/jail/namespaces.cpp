@@ -38,7 +38,7 @@ namespace {
 // descriptor opened before.
 constexpr const char *kStage = "/tmp";
 
-bool writeFile(const std::string &path, const std::string &text, std::string &error)
+bool createFile(const std::string &path, const std::string &text, std::string &error)
 {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
@@ -120,7 +120,7 @@ bool makeMountPoint(const std::string &target, bool directory, std::string &erro
 {
     if (directory)
         return makeDirs(target, error);
-    return writeFile(target, "", error);
+    return createFile(target, "", error);
 }
 
 // /usr, and /bin /sbin /lib /lib32 /lib64 /libx32 as the host has them: links (merged /usr) are
@@ -201,17 +201,17 @@ bool populateEtc(const Policy &policy, const std::string &root, std::string &err
     const std::string id = std::to_string(kInsideId);
     const std::string &home = policy.namespaces->workspaceAt;
     const std::string &host = policy.namespaces->hostname;
-    return writeFile(etc + "/passwd",
+    return createFile(etc + "/passwd",
                      "root:x:0:0:root:/root:/usr/sbin/nologin\n"
                      "sandbox:x:"
                              + id + ":" + id + ":sandbox:" + home
                              + ":/bin/sh\n"
                                "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
                      error)
-            && writeFile(etc + "/group", "root:x:0:\nsandbox:x:" + id + ":\nnogroup:x:65534:\n",
+            && createFile(etc + "/group", "root:x:0:\nsandbox:x:" + id + ":\nnogroup:x:65534:\n",
                          error)
-            && writeFile(etc + "/hostname", host + "\n", error)
-            && writeFile(etc + "/hosts",
+            && createFile(etc + "/hostname", host + "\n", error)
+            && createFile(etc + "/hosts",
                          "127.0.0.1\tlocalhost " + host + "\n::1\tlocalhost ip6-localhost\n",
                          error);
 }
@@ -241,7 +241,7 @@ bool populateDev(const std::string &root, std::string &error)
     // A user namespace cannot create device nodes: bind the host's harmless ones.
     for (const char *name : {"null", "zero", "full", "random", "urandom"}) {
         const std::string target = dev + "/" + name;
-        if (!writeFile(target, "", error)
+        if (!createFile(target, "", error)
             || !mountOrFail((std::string("/dev/") + name).c_str(), target, nullptr, MS_BIND,
                             nullptr, error)
             || !setAttributes(target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, error))
@@ -290,7 +290,7 @@ bool loopbackUp(std::string &error)
 // syscalls too; this holds without it.
 bool forbidNestedUserNamespaces(const std::string &proc, std::string &error)
 {
-    return writeFile(proc + "/sys/user/max_user_namespaces", "0", error);
+    return createFile(proc + "/sys/user/max_user_namespaces", "0", error);
 }
 
 } // namespace
@@ -320,12 +320,12 @@ bool writeIdMaps(const Policy &policy, pid_t pid, std::string &error)
                     + std::to_string(policy.gid);
             return false;
         }
-        if (!writeFile(proc + "/setgroups", "deny", error))
+        if (!createFile(proc + "/setgroups", "deny", error))
             return false;
     }
     const std::string inside = std::to_string(kInsideId) + " ";
-    return writeFile(proc + "/uid_map", inside + std::to_string(uid) + " 1\n", error)
-            && writeFile(proc + "/gid_map", inside + std::to_string(gid) + " 1\n", error);
+    return createFile(proc + "/uid_map", inside + std::to_string(uid) + " 1\n", error)
+            && createFile(proc + "/gid_map", inside + std::to_string(gid) + " 1\n", error);
 }
 
 bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error)

@@ -76,11 +76,6 @@ size_t find(std::string_view haystack, std::string_view needle, bool ignoreCase)
     return std::string_view::npos;
 }
 
-bool isWhitespace(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
 // Whether `word` is one of the whitespace-separated words of `list`.
 bool containsWord(std::string_view list, std::string_view word, bool ignoreCase)
 {

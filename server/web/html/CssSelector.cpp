@@ -18,11 +18,6 @@ constexpr size_t maxLength = 4096;
 constexpr size_t maxCompounds = 64;
 constexpr size_t maxSelectors = 256;
 
-bool isWhitespace(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
 bool isHexDigit(char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');

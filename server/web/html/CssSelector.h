@@ -10,6 +10,12 @@
 
 namespace cmcp::css {
 
+// Whitespace as CSS and HTML define it, for selectors and for attribute word lists alike.
+inline bool isWhitespace(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
 // What web_scrape's selector argument accepts (the tool's description and the README quote it).
 extern const char *const supportedSyntax;
 
