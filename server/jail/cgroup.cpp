@@ -502,7 +502,8 @@ void killCgroup(const JobCgroup &cgroup)
     // them, including tasks being forked while it runs.
     for (const std::string &dir : cgroup.dirs) {
         std::string error;
-        if (fileExists(dir + "/cgroup.kill") && writeInterfaceFile(dir + "/cgroup.kill", "1", error))
+        if (fileExists(dir + "/cgroup.kill")
+            && writeInterfaceFile(dir + "/cgroup.kill", "1", error))
             return;
     }
     killListedProcesses(cgroup.dirs);

@@ -202,18 +202,18 @@ bool populateEtc(const Policy &policy, const std::string &root, std::string &err
     const std::string &home = policy.namespaces->workspaceAt;
     const std::string &host = policy.namespaces->hostname;
     return createFile(etc + "/passwd",
-                     "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-                     "sandbox:x:"
-                             + id + ":" + id + ":sandbox:" + home
-                             + ":/bin/sh\n"
-                               "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-                     error)
+                      "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                      "sandbox:x:"
+                              + id + ":" + id + ":sandbox:" + home
+                              + ":/bin/sh\n"
+                                "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+                      error)
             && createFile(etc + "/group", "root:x:0:\nsandbox:x:" + id + ":\nnogroup:x:65534:\n",
-                         error)
+                          error)
             && createFile(etc + "/hostname", host + "\n", error)
             && createFile(etc + "/hosts",
-                         "127.0.0.1\tlocalhost " + host + "\n::1\tlocalhost ip6-localhost\n",
-                         error);
+                          "127.0.0.1\tlocalhost " + host + "\n::1\tlocalhost ip6-localhost\n",
+                          error);
 }
 
 // The "bin" links: kBinDirectory/<name> -> the program, so PATH can name exactly these.
