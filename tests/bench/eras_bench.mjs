@@ -4,11 +4,11 @@
 // /proc/PID/stat around each round of sequential calls over one keep-alive connection.
 //
 // Usage: node tests/bench/eras_bench.mjs [--cmcpd PATH] [--calls N] [--rounds R]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+
+import { startDaemon } from '../integration/lib/daemon.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -20,28 +20,9 @@ const calls = Number(option('calls', 2000));
 const rounds = Number(option('rounds', 7));
 const ticksPerSecond = 100; // USER_HZ on Linux
 
-const work = mkdtempSync(join(tmpdir(), 'cmcp-eras-bench-'));
-const daemon = spawn(cmcpd, ['--host', '127.0.0.1', '--port', '0', '--conformance-fixtures',
-    '--set', `SANDBOX_ROOT=${work}/sandbox`, '--set', `AUDIT_LOG=${work}/audit.jsonl`,
-    '--set', `ADMIN_SOCKET=${work}/admin.sock`, '--set', 'SANDBOX_REQUIRE='],
-    { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] });
-const cleanup = () => { daemon.kill('SIGKILL'); rmSync(work, { recursive: true, force: true }); };
-process.on('exit', cleanup);
-
-const port = await new Promise((resolvePort, reject) => {
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`cmcpd did not listen within 10 s:\n${stderr}`)), 10_000);
-    daemon.stderr.setEncoding('utf8');
-    daemon.stderr.on('data', chunk => {
-        stderr += chunk;
-        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
-        if (match) {
-            clearTimeout(timer);
-            resolvePort(Number(match[1]));
-        }
-    });
-    daemon.on('exit', code => reject(new Error(`cmcpd exited (${code}):\n${stderr}`)));
-});
+// A daemon of its own: scratch working directory (sandbox root, audit log, admin socket), uid pool.
+const daemon = await startDaemon({ program: cmcpd });
+const { port } = daemon;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function post(headers, body) {
@@ -100,4 +81,4 @@ for (const [name, values] of Object.entries(perCall))
     console.log(`${name.padEnd(24)} daemon CPU per call: median ${median(values).toFixed(1)} µs (rounds: ${values.map(v => v.toFixed(1)).join(', ')})`);
 console.log(`ratio stateless / session: ${(median(perCall['2026-07-28 (stateless)']) / legacy).toFixed(2)}`);
 agent.destroy();
-process.exit(0);
+await daemon.stop();
