@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { processesOf } from './lib/processes.mjs';
 import { BOTH, openSession, post, rawHttp } from './lib/http.mjs';
 
 const MODERN = '2026-07-28';
@@ -230,11 +231,12 @@ describe('the modern era on Streamable HTTP', { timeout: 60_000 }, () => {
     });
 });
 
-// What a stateless request leaves behind (a background job, an output handle) belongs to its
-// principal: that principal's later stateless requests reach it, another principal's do not,
-// and for them a real id answers exactly as a made-up one does.
+// Stateless requests that run jailed jobs. What such a request leaves behind (a background job,
+// an output handle) belongs to its principal: that principal's later stateless requests reach
+// it, another principal's do not, and for them a real id answers exactly as a made-up one does.
+// And a client that closes a call's response stream has cancelled it: its job is killed.
 const root = process.getuid() === 0;
-describe('principals own what stateless requests leave behind', root ? {} : { skip: 'needs root: jobs switch to host uids of the pool' }, () => {
+describe('stateless requests with jailed jobs', root ? {} : { skip: 'needs root: jobs switch to host uids of the pool' }, () => {
     const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
     let daemon;
     let dir;
@@ -284,6 +286,29 @@ describe('principals own what stateless requests leave behind', root ? {} : { sk
         } finally {
             await call(d, 'alice', 'job_kill', { job_id: job });
         }
+    });
+
+    it('closing the response stream kills the jailed job of a stateless call', async d => {
+        const controller = new AbortController();
+        const params = { name: 'system_run_python', _meta: meta({ progressToken: 'uid' }),
+            arguments: { code: "print('host-uid', open('/proc/self/uid_map').read().split()[1], flush=True)\nimport time\ntime.sleep(30)" } };
+        const response = await post(d.url, { jsonrpc: '2.0', id: 'k', method: 'tools/call', params },
+            { headers: { ...mirrored('tools/call', params), authorization: `Bearer ${tokens.alice}` }, signal: controller.signal });
+        assert.match(response.headers.get('content-type'), /text\/event-stream/);
+        // The job's output streams as progress; its first line names the job's host uid.
+        const reader = response.body.getReader();
+        let seen = '';
+        let uid;
+        while (!uid) {
+            const { value, done } = await reader.read();
+            assert.ok(!done, `the stream ended before the uid: ${seen}`);
+            seen += Buffer.from(value).toString();
+            uid = Number(/host-uid (\d+)/.exec(seen)?.[1]) || undefined;
+        }
+        assert.ok(processesOf(uid).length > 0, `job uid ${uid}`);
+        controller.abort();
+        assert.ok(await eventually(() => processesOf(uid).length === 0, { timeoutMs: 3000, intervalMs: 10 }),
+            `job processes still alive: ${processesOf(uid)}`);
     });
 
     it("another principal's output handle is unknown to output_read", async d => {
