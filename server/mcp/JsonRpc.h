@@ -20,6 +20,11 @@ enum ErrorCode {
     ResourceNotFound = -32002,
     // Used for requests that hit a closed session or a timed-out peer.
     RequestFailed = -32000,
+    // The modern era's own (2026-07-28): HTTP headers that contradict the body, a capability
+    // the request needs but its client did not declare, a version not served here.
+    HeaderMismatch = -32020,
+    MissingRequiredClientCapability = -32021,
+    UnsupportedProtocolVersion = -32022,
 };
 
 enum class MessageKind { Request, Notification, Response, Invalid };

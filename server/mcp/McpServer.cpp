@@ -10,6 +10,7 @@
 #include <QPointer>
 #include <QJsonDocument>
 #include <QScopeGuard>
+#include <QSet>
 
 #include <spdlog/spdlog.h>
 
@@ -74,6 +75,12 @@ void insertIfSet(QJsonObject &object, const char *key, const QString &value)
 
 void McpServer::Request::reply(const QJsonValue &result) const
 {
+    if (session->isStateless() && result.isObject()) {
+        QJsonObject decorated = result.toObject();
+        insertCacheHints(decorated, method);
+        session->settleRequest(key, serial, jsonrpc::makeResult(id, decorated));
+        return;
+    }
     session->settleRequest(key, serial, jsonrpc::makeResult(id, result));
 }
 
@@ -125,6 +132,12 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
             "context":{"type":"object"}}})")}},
     };
 
+    m_statelessMethods = m_methods;
+    for (const char *removed :
+         {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+        m_statelessMethods.remove(QLatin1String(removed));
+    m_statelessMethods.insert(QStringLiteral("server/discover"), {&McpServer::discover, {}});
+
     connect(&m_tools, &ToolRegistry::changed, this,
             [this] { broadcast(QStringLiteral("notifications/tools/list_changed")); });
     connect(&m_resources, &ResourceRegistry::listChanged, this,
@@ -144,6 +157,9 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
 McpServer::~McpServer()
 {
     for (const auto &session : std::as_const(m_sessions))
+        session->close(QStringLiteral("the server is shutting down"));
+    const auto stateless = m_statelessInFlight;
+    for (const auto &session : stateless)
         session->close(QStringLiteral("the server is shutting down"));
 }
 
@@ -187,6 +203,23 @@ bool McpServer::handlePayload(const std::shared_ptr<Session> &session,
     if (payload.parseError)
         return singleError(jsonrpc::ParseError,
                            QStringLiteral("parse error: %1").arg(payload.parseErrorText));
+    if (!payload.batch && payload.messages.size() == 1
+        && isStatelessRequest(payload.messages.first())) {
+        const jsonrpc::Message &message = payload.messages.first();
+        auto meta = readRequestMeta(message.params);
+        if (const auto *read = std::get_if<RequestMeta>(&meta);
+            read && !protocol::isModern(read->protocolVersion))
+            meta = unsupportedVersion(read->protocolVersion);
+        if (const auto *rejection = std::get_if<RequestRejection>(&meta)) {
+            exchange->complete(rejectionResponse(message.id, *rejection));
+            return true;
+        }
+        session->addStatelessRequest(jsonrpc::idKey(message.id),
+                                     serveStateless(message, std::get<RequestMeta>(meta),
+                                                    std::move(exchange), session->transportName(),
+                                                    session->principal()));
+        return true;
+    }
     if (payload.batch) {
         if (payload.messages.isEmpty())
             return singleError(jsonrpc::InvalidRequest,
@@ -231,6 +264,32 @@ bool McpServer::handlePayload(const std::shared_ptr<Session> &session,
     return tracker->expectsReply();
 }
 
+std::shared_ptr<Session> McpServer::serveStateless(const jsonrpc::Message &message,
+                                                   const RequestMeta &meta,
+                                                   std::shared_ptr<Exchange> exchange,
+                                                   const QString &transportName,
+                                                   const Principal &principal)
+{
+    auto session = std::make_shared<Session>(Session::ownerKey(principal), transportName, nullptr,
+                                             principal);
+    session->setNegotiated(meta.protocolVersion, meta.clientInfo);
+    session->makeStateless(meta.clientCapabilities);
+    if (meta.logLevel)
+        session->setLogLevel(*meta.logLevel);
+    auto tracker = std::make_shared<PayloadTracker>(std::move(exchange), false);
+    dispatchRequest(session, message, tracker);
+    tracker->seal();
+    if (session->requestsInFlight() > 0) {
+        m_statelessInFlight.insert(session.get(), session);
+        // Queued: the session must not be destroyed inside its own signal.
+        connect(
+                session.get(), &Session::allSettled, this,
+                [this, key = session.get()] { m_statelessInFlight.remove(key); },
+                Qt::QueuedConnection);
+    }
+    return session;
+}
+
 void McpServer::dispatchRequest(const std::shared_ptr<Session> &session,
                                 const jsonrpc::Message &message,
                                 const std::shared_ptr<PayloadTracker> &tracker)
@@ -244,7 +303,7 @@ void McpServer::dispatchRequest(const std::shared_ptr<Session> &session,
         return;
     }
     const quint64 serial = session->beginRequest(key, tracker);
-    Request request{session, key, serial, message.id, message.params.toObject()};
+    Request request{session, key, serial, message.method, message.id, message.params.toObject()};
 
     if (m_draining && message.method != QLatin1String("ping")) {
         request.fail(jsonrpc::RequestFailed,
@@ -252,8 +311,9 @@ void McpServer::dispatchRequest(const std::shared_ptr<Session> &session,
                                     "(calls in flight finish)"));
         return;
     }
-    const auto method = m_methods.constFind(message.method);
-    if (method == m_methods.cend()) {
+    const QHash<QString, Method> &methods = session->isStateless() ? m_statelessMethods : m_methods;
+    const auto method = methods.constFind(message.method);
+    if (method == methods.cend()) {
         request.fail(jsonrpc::MethodNotFound,
                      QStringLiteral("method not found: %1").arg(message.method));
         return;
@@ -295,7 +355,11 @@ void McpServer::handleNotification(const std::shared_ptr<Session> &session,
         const QJsonValue requestId = params.value(QLatin1String("requestId"));
         const QString reason = params.value(QLatin1String("reason"))
                                        .toString(QStringLiteral("cancelled by the client"));
-        session->cancelRequest(jsonrpc::idKey(requestId), reason);
+        const QString key = jsonrpc::idKey(requestId);
+        if (session->isRequestInFlight(key))
+            session->cancelRequest(key, reason);
+        else if (const std::shared_ptr<Session> stateless = session->statelessRequest(key))
+            stateless->close(reason);
     } else if (message.method == QLatin1String("notifications/initialized")) {
         spdlog::debug("session {} initialized", session->id().toStdString());
     }
@@ -329,6 +393,48 @@ void McpServer::initialize(const Request &request)
                        {QLatin1String("serverInfo"), serverInfo}};
     insertIfSet(result, "instructions", m_identity.instructions);
     request.reply(result);
+}
+
+void McpServer::discover(const Request &request)
+{
+    QJsonObject result{
+            {QLatin1String("supportedVersions"),
+             QJsonArray::fromStringList(protocol::allVersions())},
+            {QLatin1String("capabilities"), statelessCapabilities()},
+            {QLatin1String("_meta"),
+             QJsonObject{{QLatin1String(requestmeta::ServerInfoKey),
+                          QJsonObject{{QLatin1String("name"), m_identity.name},
+                                      {QLatin1String("title"), m_identity.title},
+                                      {QLatin1String("version"), m_identity.version}}}}}};
+    insertIfSet(result, "instructions", m_identity.instructions);
+    request.reply(result);
+}
+
+void McpServer::insertCacheHints(QJsonObject &result, const QString &method)
+{
+    // What every client sees alike may be kept a minute; what the resources say (job output,
+    // per-session listings) changes with every call. Nothing is for shared caches: behind
+    // authentication, answers belong to the principal that asked.
+    static const QSet<QString> stable{QStringLiteral("server/discover"),
+                                      QStringLiteral("tools/list"), QStringLiteral("prompts/list"),
+                                      QStringLiteral("resources/templates/list")};
+    static const QSet<QString> volatileResults{QStringLiteral("resources/list"),
+                                               QStringLiteral("resources/read")};
+    if (!stable.contains(method) && !volatileResults.contains(method))
+        return;
+    result.insert(QLatin1String("ttlMs"), stable.contains(method) ? 60000 : 0);
+    result.insert(QLatin1String("cacheScope"), QLatin1String("private"));
+}
+
+QJsonObject McpServer::statelessCapabilities() const
+{
+    return QJsonObject{
+            {QLatin1String("tools"), QJsonObject{}},
+            {QLatin1String("resources"), QJsonObject{}},
+            {QLatin1String("prompts"), QJsonObject{}},
+            {QLatin1String("logging"), QJsonObject{}},
+            {QLatin1String("completions"), QJsonObject{}},
+    };
 }
 
 QJsonObject McpServer::capabilities() const
@@ -399,6 +505,25 @@ void McpServer::callTool(const Request &request)
                          QJsonObject{{QLatin1String("tool"), name}});
         });
         return;
+    }
+    if (request.session->isStateless()) {
+        QJsonObject missing;
+        for (const QString &capability : tool->requiredClientCapabilities) {
+            if (!request.session->clientCapabilities().contains(capability))
+                missing.insert(capability, QJsonObject{});
+        }
+        if (!missing.isEmpty()) {
+            const QString problem =
+                    QStringLiteral("tool %1 needs the client capabilities %2, which this "
+                                   "request's _meta does not declare")
+                            .arg(name, missing.keys().join(QLatin1String(", ")));
+            endCallRecord(record, ToolCallOutcome::Failed, nullptr, problem);
+            afterRecordsDurable([request, problem, missing] {
+                request.fail(jsonrpc::MissingRequiredClientCapability, problem,
+                             QJsonObject{{QLatin1String("requiredCapabilities"), missing}});
+            });
+            return;
+        }
     }
     const QString version = request.session->protocolVersion();
     const QString violation =
@@ -569,7 +694,11 @@ void McpServer::listResourceTemplates(const Request &request)
 
 void McpServer::failResourceNotFound(const Request &request, const QString &uri)
 {
-    request.fail(jsonrpc::ResourceNotFound, QStringLiteral("resource not found: %1").arg(uri),
+    // The modern era reports a missing resource as invalid params; the 2025 revisions had their
+    // own code.
+    request.fail(request.session->isStateless() ? jsonrpc::InvalidParams
+                                                : jsonrpc::ResourceNotFound,
+                 QStringLiteral("resource not found: %1").arg(uri),
                  QJsonObject{{QLatin1String("uri"), uri}});
 }
 
@@ -581,7 +710,11 @@ void McpServer::readResource(const Request &request)
         return failResourceNotFound(request, uri);
     m_resources.setCallingSession(request.session->id());
     match->read(uri, match->variables, [request](const ResourceReadResult &result) {
-        if (result.errorCode != 0)
+        if (result.errorCode == jsonrpc::ResourceNotFound && request.session->isStateless())
+            request.fail(jsonrpc::InvalidParams, result.error,
+                         QJsonObject{{QLatin1String("uri"),
+                                      request.params.value(QLatin1String("uri"))}});
+        else if (result.errorCode != 0)
             request.fail(result.errorCode, result.error,
                          QJsonObject{{QLatin1String("uri"),
                                       request.params.value(QLatin1String("uri"))}});

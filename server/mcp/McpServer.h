@@ -2,6 +2,7 @@
 
 #include "mcp/JsonRpc.h"
 #include "mcp/PromptRegistry.h"
+#include "mcp/RequestMeta.h"
 #include "mcp/ResourceRegistry.h"
 #include "mcp/ServiceHealth.h"
 #include "mcp/Session.h"
@@ -58,8 +59,20 @@ public:
     // Handles one inbound payload. Returns true when the client is owed a reply, which then
     // arrives through exchange->complete() (at once or later); false for notifications and
     // responses alone.
+    // A request of the modern era on a connection (stdio) is served statelessly as by
+    // serveStateless, whatever the connection's session negotiated.
     bool handlePayload(const std::shared_ptr<Session> &session, const jsonrpc::Payload &payload,
                        std::shared_ptr<Exchange> exchange);
+
+    // Serves one request of the modern era (2026-07-28 on), whose _meta `meta` has been read and
+    // whose version is served here, without a session: it gets a stateless one of its own,
+    // owned by `principal`, returned so that the transport can close it when the client gives
+    // up on the answer (which cancels the request). Its answer arrives through exchange.
+    std::shared_ptr<Session> serveStateless(const jsonrpc::Message &message,
+                                            const RequestMeta &meta,
+                                            std::shared_ptr<Exchange> exchange,
+                                            const QString &transportName,
+                                            const Principal &principal);
 
     // Tool calls whose tool has not answered yet, by call id.
     QList<ToolCallRecord> callsInFlight() const;
@@ -114,6 +127,7 @@ private:
         std::shared_ptr<Session> session;
         QString key;
         quint64 serial;
+        QString method;
         QJsonValue id;
         QJsonObject params;
         void reply(const QJsonValue &result) const;
@@ -133,6 +147,7 @@ private:
                             const jsonrpc::Message &message);
 
     void initialize(const Request &request);
+    void discover(const Request &request);
     void ping(const Request &request);
     void setLogLevel(const Request &request);
     void listTools(const Request &request);
@@ -152,6 +167,11 @@ private:
     void complete(const Request &request);
 
     QJsonObject capabilities() const;
+    // What a stateless request can use: no subscriptions, no list-change notifications (the
+    // modern era delivers them on subscriptions/listen, not offered).
+    QJsonObject statelessCapabilities() const;
+    // The modern era's caching hints (ttlMs, cacheScope) for a result of `method`.
+    static void insertCacheHints(QJsonObject &result, const QString &method);
     // Slices `items` for the request's cursor; false (and the request failed) on a bad cursor.
     bool paginate(const Request &request, const QJsonArray &items, const QString &key);
     void broadcast(const QString &method, const QJsonObject &params = {});
@@ -162,7 +182,11 @@ private:
     PromptRegistry m_prompts;
     ServiceHealth m_health;
     QHash<QString, Method> m_methods;
+    // The methods of the modern era: m_methods without the ones it removed, with discovery.
+    QHash<QString, Method> m_statelessMethods;
     QHash<QString, std::shared_ptr<Session>> m_sessions;
+    // Stateless sessions whose request is not answered yet: nothing else keeps them.
+    QHash<const Session *, std::shared_ptr<Session>> m_statelessInFlight;
     int m_pageSize = 100;
     int m_maxSessions = 10000;
     quint64 m_lastCallId = 0;

@@ -10,8 +10,10 @@ inline const QString V2024_11_05 = QStringLiteral("2024-11-05");
 inline const QString V2025_03_26 = QStringLiteral("2025-03-26");
 inline const QString V2025_06_18 = QStringLiteral("2025-06-18");
 inline const QString V2025_11_25 = QStringLiteral("2025-11-25");
+inline const QString V2026_07_28 = QStringLiteral("2026-07-28");
 
-// Newest first: the first entry is offered when a client asks for one we do not know.
+// The legacy era: revisions that open a session with initialize. Newest first: the first entry
+// is offered when initialize asks for one we do not know.
 inline const QStringList &supportedVersions()
 {
     static const QStringList versions{V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05};
@@ -21,6 +23,26 @@ inline const QStringList &supportedVersions()
 inline bool isSupported(const QString &version)
 {
     return supportedVersions().contains(version);
+}
+
+// The modern era: revisions whose every request carries its version, capabilities and client
+// in params._meta, served without a session.
+inline const QStringList &modernVersions()
+{
+    static const QStringList versions{V2026_07_28};
+    return versions;
+}
+
+inline bool isModern(const QString &version)
+{
+    return modernVersions().contains(version);
+}
+
+// What server/discover and UnsupportedProtocolVersionError list: both eras, newest first.
+inline const QStringList &allVersions()
+{
+    static const QStringList versions = modernVersions() + supportedVersions();
+    return versions;
 }
 
 // The date strings order lexically as they order in time.

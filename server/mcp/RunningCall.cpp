@@ -51,6 +51,8 @@ QByteArray serializedResult(const QJsonValue &id, const ToolResult &toolResult,
     out += ']';
     if (toolResult.isError)
         out += ",\"isError\":true";
+    if (protocol::isModern(version))
+        out += ",\"resultType\":\"complete\"";
     if (withStructured) {
         out += ",\"structuredContent\":";
         out += structured;

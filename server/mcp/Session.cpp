@@ -8,6 +8,24 @@
 
 namespace cmcp {
 
+namespace {
+
+// Every result of the modern era says whether it is final; ours always are.
+QJsonObject withResultType(QJsonObject response)
+{
+    auto result = response.find(QLatin1String("result"));
+    if (result == response.end())
+        return response;
+    QJsonObject body = result->toObject();
+    if (!body.contains(QLatin1String("resultType"))) {
+        body.insert(QLatin1String("resultType"), QLatin1String("complete"));
+        *result = body;
+    }
+    return response;
+}
+
+} // namespace
+
 Session::Session(const QString &id, const QString &transportName, SessionChannel *channel,
                  Principal principal)
     : m_id(id),
@@ -24,6 +42,18 @@ void Session::setNegotiated(const QString &version, const QJsonObject &clientInf
 {
     m_protocolVersion = version;
     m_clientInfo = clientInfo;
+}
+
+void Session::addStatelessRequest(const QString &idKey, const std::shared_ptr<Session> &request)
+{
+    for (auto it = m_statelessRequests.begin(); it != m_statelessRequests.end();)
+        it = it->expired() ? m_statelessRequests.erase(it) : std::next(it);
+    m_statelessRequests.insert(idKey, request);
+}
+
+std::shared_ptr<Session> Session::statelessRequest(const QString &idKey) const
+{
+    return m_statelessRequests.value(idKey).lock();
 }
 
 quint64 Session::beginRequest(const QString &idKey, std::shared_ptr<PayloadTracker> tracker)
@@ -63,7 +93,9 @@ void Session::settleRequest(const QString &idKey, quint64 serial,
         return;
     std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
     m_inFlight.erase(it);
-    tracker->settle(idKey, response);
+    tracker->settle(idKey, m_stateless && response ? withResultType(*response) : response);
+    if (m_inFlight.isEmpty())
+        Q_EMIT allSettled();
 }
 
 void Session::settleRequest(const QString &idKey, quint64 serial,
@@ -75,6 +107,8 @@ void Session::settleRequest(const QString &idKey, quint64 serial,
     std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
     m_inFlight.erase(it);
     tracker->settle(idKey, serializedResponse);
+    if (m_inFlight.isEmpty())
+        Q_EMIT allSettled();
 }
 
 void Session::sendRelated(const QString &idKey, const QJsonObject &message)
@@ -96,6 +130,13 @@ void Session::requestFromClient(const QString &relatedIdKey, const QString &meth
 {
     if (m_closed) {
         reply({}, QStringLiteral("the session has ended"));
+        return;
+    }
+    if (m_stateless) {
+        reply({},
+              QStringLiteral("protocol revision %1 has no requests from server to client, "
+                             "so %2 cannot be asked")
+                      .arg(m_protocolVersion, method));
         return;
     }
     // Ids of our own requests are never reused within a session.

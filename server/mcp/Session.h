@@ -46,9 +46,32 @@ public:
     void setNegotiated(const QString &version, const QJsonObject &clientInfo);
     const QJsonObject &clientInfo() const { return m_clientInfo; }
 
-    // The least severe level the client wants; unset means every message is sent.
+    // The least severe level the client wants; unset means every message is sent (in the legacy
+    // era) or none is (a stateless request that named no level).
     void setLogLevel(LogLevel level) { m_logLevel = level; }
-    bool wantsLog(LogLevel level) const { return !m_logLevel || level >= *m_logLevel; }
+    bool wantsLog(LogLevel level) const { return m_logLevel ? level >= *m_logLevel : !m_stateless; }
+
+    // A stateless session serves one request of the modern era (2026-07-28 on): it is never
+    // registered, lives while its request is answered, and its client may not be sent requests
+    // (that era has none from server to client). Its id names the principal that owns what the
+    // request leaves behind (ownerKey()), shared by all that principal's stateless requests.
+    bool isStateless() const { return m_stateless; }
+    void makeStateless(const QJsonObject &clientCapabilities)
+    {
+        m_stateless = true;
+        m_clientCapabilities = clientCapabilities;
+    }
+    const QJsonObject &clientCapabilities() const { return m_clientCapabilities; }
+    // The id under which a principal's stateless requests keep their jobs and output handles.
+    static QString ownerKey(const Principal &principal)
+    {
+        return QStringLiteral("principal:") + principal.name();
+    }
+
+    // Stateless requests answered on this connection (stdio), by request id, so that
+    // notifications/cancelled reaches them.
+    void addStatelessRequest(const QString &idKey, const std::shared_ptr<Session> &request);
+    std::shared_ptr<Session> statelessRequest(const QString &idKey) const;
 
     QSet<QString> &subscriptions() { return m_subscriptions; }
 
@@ -86,6 +109,11 @@ public:
     void close(const QString &reason);
     bool isClosed() const { return m_closed; }
 
+Q_SIGNALS:
+    // The last request in flight was settled (answered or cancelled).
+    void allSettled();
+
+public:
 private:
     struct InFlight
     {
@@ -107,6 +135,9 @@ private:
     QString m_protocolVersion;
     QJsonObject m_clientInfo;
     std::optional<LogLevel> m_logLevel;
+    bool m_stateless = false;
+    QJsonObject m_clientCapabilities;
+    QHash<QString, std::weak_ptr<Session>> m_statelessRequests;
     QSet<QString> m_subscriptions;
     QElapsedTimer m_idle;
     QHash<QString, InFlight> m_inFlight;

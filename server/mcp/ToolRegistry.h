@@ -4,6 +4,7 @@
 #include <QList>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <functional>
 #include <memory>
@@ -36,6 +37,10 @@ struct ToolDefinition
     QJsonObject inputSchema;
     std::optional<QJsonObject> outputSchema;
     ToolAnnotations annotations;
+    // Client capabilities the tool cannot work without (sampling, elicitation). A request of
+    // the modern era, which declares its client's capabilities itself, is refused with
+    // MissingRequiredClientCapability (-32021) before the tool runs when one is not declared.
+    QStringList requiredClientCapabilities;
     ToolHandler handler;
 };
 

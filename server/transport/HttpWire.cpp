@@ -83,10 +83,12 @@ void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Hea
 }
 
 void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message,
-                       const Headers &extra)
+                       const Headers &extra, const QJsonValue &id)
 {
-    writeJson(socket, status,
-              jsonrpc::serialize(jsonrpc::makeError(QJsonValue::Null, code, message)), extra);
+    QJsonObject error = jsonrpc::makeError(id, code, message);
+    if (id.isUndefined())
+        error.remove(QLatin1String("id"));
+    writeJson(socket, status, jsonrpc::serialize(error), extra);
 }
 
 void setStreaming(QTcpSocket *socket, bool streaming)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QJsonValue>
 #include <QList>
 #include <QPair>
 
@@ -18,9 +19,10 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
                    bool close = false);
 // A JSON body; `body` is compact JSON.
 void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Headers &extra = {});
-// A JSON-RPC error as the body of an HTTP error (400, 404, ...), as the MCP SDKs answer.
+// A JSON-RPC error as the body of an HTTP error (400, 404, ...), as the MCP SDKs answer. It
+// carries `id`, the id of the request refused, when one could be read; none otherwise.
 void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message,
-                       const Headers &extra = {});
+                       const Headers &extra = {}, const QJsonValue &id = QJsonValue::Undefined);
 
 // What GuardedTcpServer's deadlines must know of the answers on a connection, kept on the socket
 // itself: how many responses are complete (writeResponse and the end of a stream count one), and

@@ -4,6 +4,8 @@
 #include "mcp/JsonRpc.h"
 #include "mcp/McpServer.h"
 #include "mcp/ProtocolVersion.h"
+#include "mcp/RequestMeta.h"
+#include "transport/MirroredHeaders.h"
 #include "transport/ResumableStream.h"
 #include "transport/SseStream.h"
 
@@ -29,6 +31,15 @@ bool accepts(const QHttpServerRequest &request, QByteArrayView mediaType)
             return true;
     }
     return false;
+}
+
+// The id an HTTP-level refusal of `payload` carries: its request's, when it has one to read.
+QJsonValue idToEcho(const jsonrpc::Payload &payload)
+{
+    if (payload.parseError || payload.batch || payload.messages.size() != 1)
+        return QJsonValue::Undefined;
+    const QJsonValue id = payload.messages.first().id;
+    return id.isString() || id.isDouble() ? id : QJsonValue(QJsonValue::Undefined);
 }
 
 using OpenResumable = std::function<std::shared_ptr<ResumableStream>()>;
@@ -64,23 +75,47 @@ public:
     void complete(const QJsonValue &responses) override
     {
         if (responses.isUndefined()) {
-            finish(nullptr, false);
+            finish(nullptr, 200);
             return;
         }
-        const bool parseError = responses.toObject()
+        const QJsonValue code = responses.toObject()
                                         .value(QLatin1String("error"))
                                         .toObject()
-                                        .value(QLatin1String("code"))
-                == jsonrpc::ParseError;
+                                        .value(QLatin1String("code"));
         const QByteArray json = jsonrpc::serialize(responses);
-        finish(&json, parseError);
+        finish(&json, httpStatus(code.toInt()));
     }
 
-    // Serialized responses are results of tool calls, never the answer to a parse error.
-    void completeSerialized(const QByteArray &responses) override { finish(&responses, false); }
+    // Serialized responses are results of tool calls, never an error.
+    void completeSerialized(const QByteArray &responses) override { finish(&responses, 200); }
 
 private:
-    void finish(const QByteArray *responses, bool parseError)
+    bool stateless() const { return m_sessionHeader.isEmpty(); }
+
+    http::Headers headers() const
+    {
+        if (stateless())
+            return {};
+        return {{"Mcp-Session-Id", m_sessionHeader}};
+    }
+
+    // The HTTP status of an answer that is an error with `code` (0: none). The modern era wants
+    // its protocol errors and unknown methods told apart on the HTTP level too.
+    int httpStatus(int code) const
+    {
+        if (code == jsonrpc::ParseError)
+            return 400;
+        if (!stateless())
+            return 200;
+        if (code == jsonrpc::MethodNotFound)
+            return 404;
+        if (code == jsonrpc::HeaderMismatch || code == jsonrpc::MissingRequiredClientCapability
+            || code == jsonrpc::UnsupportedProtocolVersion)
+            return 400;
+        return 200;
+    }
+
+    void finish(const QByteArray *responses, int status)
     {
         if (m_resumable) {
             if (responses)
@@ -98,12 +133,11 @@ private:
             // Every request was cancelled, so nothing is to be said; but a POST holding requests
             // must be answered with JSON or a stream: an empty stream it is.
             SseStream empty(m_socket, m_options.keepAliveSeconds, m_options.maxStreamBufferBytes);
-            empty.start({{"Mcp-Session-Id", m_sessionHeader}});
+            empty.start(headers());
             empty.end();
             return;
         }
-        http::writeJson(m_socket, parseError ? 400 : 200, *responses,
-                        {{"Mcp-Session-Id", m_sessionHeader}});
+        http::writeJson(m_socket, status, *responses, headers());
     }
 
     void ensureStream()
@@ -117,7 +151,7 @@ private:
         }
         m_stream = std::make_unique<SseStream>(m_socket, m_options.keepAliveSeconds,
                                                m_options.maxStreamBufferBytes);
-        m_stream->start({{"Mcp-Session-Id", m_sessionHeader}});
+        m_stream->start(headers());
     }
 
     void send(const QByteArray &data)
@@ -196,6 +230,16 @@ StreamableHttpTransport::~StreamableHttpTransport()
 void StreamableHttpTransport::handle(const QHttpServerRequest &request, QTcpSocket *socket,
                                      const Principal &principal)
 {
+    const QString version = QString::fromLatin1(request.value("mcp-protocol-version"));
+    if (request.method() != QHttpServerRequest::Method::Post && protocol::isModern(version)) {
+        // The modern era has neither a server-to-client stream nor sessions to end.
+        http::writeJsonRpcError(socket, 405, jsonrpc::InvalidRequest,
+                                QStringLiteral("protocol revision %1 takes only POST at this "
+                                               "endpoint")
+                                        .arg(version),
+                                {{"Allow", "POST"}});
+        return;
+    }
     switch (request.method()) {
     case QHttpServerRequest::Method::Post:
         return handlePost(request, socket, principal);
@@ -209,7 +253,8 @@ void StreamableHttpTransport::handle(const QHttpServerRequest &request, QTcpSock
 }
 
 bool StreamableHttpTransport::protocolVersionAccepted(const QHttpServerRequest &request,
-                                                      QTcpSocket *socket)
+                                                      QTcpSocket *socket,
+                                                      const QJsonValue &refusedId)
 {
     const QByteArray version = request.value("mcp-protocol-version");
     if (version.isEmpty() || protocol::isSupported(QString::fromLatin1(version)))
@@ -217,19 +262,22 @@ bool StreamableHttpTransport::protocolVersionAccepted(const QHttpServerRequest &
     http::writeJsonRpcError(socket, 400, jsonrpc::InvalidRequest,
                             QStringLiteral("unsupported MCP-Protocol-Version '%1' (supported: %2)")
                                     .arg(QString::fromLatin1(version),
-                                         protocol::supportedVersions().join(QLatin1String(", "))));
+                                         protocol::supportedVersions().join(QLatin1String(", "))),
+                            {}, refusedId);
     return false;
 }
 
 std::shared_ptr<Session>
 StreamableHttpTransport::requestedSession(const QHttpServerRequest &request,
-                                          const Principal &principal, QTcpSocket *socket)
+                                          const Principal &principal, QTcpSocket *socket,
+                                          const QJsonValue &refusedId)
 {
     const QString id = QString::fromLatin1(request.value("mcp-session-id"));
     if (id.isEmpty()) {
         http::writeJsonRpcError(
                 socket, 400, jsonrpc::RequestFailed,
-                QStringLiteral("the Mcp-Session-Id header is required: send initialize first"));
+                QStringLiteral("the Mcp-Session-Id header is required: send initialize first"), {},
+                refusedId);
         return nullptr;
     }
     const auto channel = m_channels.value(id);
@@ -237,7 +285,8 @@ StreamableHttpTransport::requestedSession(const QHttpServerRequest &request,
         http::writeJsonRpcError(
                 socket, 404, jsonrpc::RequestFailed,
                 QStringLiteral(
-                        "session not found (it ended or never existed): initialize a new one"));
+                        "session not found (it ended or never existed): initialize a new one"),
+                {}, refusedId);
         return nullptr;
     }
     return channel->session;
@@ -246,19 +295,24 @@ StreamableHttpTransport::requestedSession(const QHttpServerRequest &request,
 void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcpSocket *socket,
                                          const Principal &principal)
 {
+    const jsonrpc::Payload payload = jsonrpc::parsePayload(request.body());
+    const QJsonValue refusedId = idToEcho(payload);
     if (!accepts(request, "application/json") || !accepts(request, "text/event-stream")) {
         http::writeJsonRpcError(
                 socket, 406, jsonrpc::InvalidRequest,
                 QStringLiteral(
-                        "the Accept header must list both application/json and text/event-stream"));
+                        "the Accept header must list both application/json and text/event-stream"),
+                {}, refusedId);
         return;
     }
     if (!request.value("content-type").toLower().startsWith("application/json")) {
         http::writeJsonRpcError(socket, 415, jsonrpc::InvalidRequest,
-                                QStringLiteral("the Content-Type must be application/json"));
+                                QStringLiteral("the Content-Type must be application/json"), {},
+                                refusedId);
         return;
     }
-    const jsonrpc::Payload payload = jsonrpc::parsePayload(request.body());
+    if (isStatelessPost(request, payload))
+        return handleStatelessPost(request, socket, principal, payload);
     const bool isInitialize = !payload.parseError && !payload.batch && payload.messages.size() == 1
             && payload.messages.first().method == QLatin1String("initialize");
 
@@ -268,7 +322,8 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
             http::writeJsonRpcError(
                     socket, 400, jsonrpc::InvalidRequest,
                     QStringLiteral(
-                            "initialize opens a new session: send it without Mcp-Session-Id"));
+                            "initialize opens a new session: send it without Mcp-Session-Id"),
+                    {}, refusedId);
             return;
         }
         auto channel = std::make_shared<Channel>();
@@ -276,15 +331,16 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
         if (!channel->session) {
             http::writeJsonRpcError(
                     socket, 503, jsonrpc::RequestFailed,
-                    QStringLiteral("too many sessions (MCP_MAX_SESSIONS): try again later"));
+                    QStringLiteral("too many sessions (MCP_MAX_SESSIONS): try again later"), {},
+                    refusedId);
             return;
         }
         session = channel->session;
         m_channels.insert(session->id(), channel);
     } else {
-        if (!protocolVersionAccepted(request, socket))
+        if (!protocolVersionAccepted(request, socket, refusedId))
             return;
-        session = requestedSession(request, principal, socket);
+        session = requestedSession(request, principal, socket, refusedId);
         if (!session)
             return;
     }
@@ -307,6 +363,80 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
         m_mcp.closeSession(session->id(), QStringLiteral("initialize failed"));
 }
 
+bool StreamableHttpTransport::isStatelessPost(const QHttpServerRequest &request,
+                                              const jsonrpc::Payload &payload)
+{
+    const bool single = !payload.parseError && !payload.batch && payload.messages.size() == 1;
+    if (single && isStatelessRequest(payload.messages.first()))
+        return true;
+    // initialize without the modern _meta opens a 2025 session, whatever the header says.
+    if (single && payload.messages.first().method == QLatin1String("initialize"))
+        return false;
+    const QString version = QString::fromLatin1(request.value("mcp-protocol-version").trimmed());
+    if (protocol::isModern(version))
+        return true;
+    // A version neither era knows, outside any session: the modern era says which exist.
+    return request.value("mcp-session-id").isEmpty() && !version.isEmpty()
+            && !protocol::isSupported(version);
+}
+
+void StreamableHttpTransport::handleStatelessPost(const QHttpServerRequest &request,
+                                                  QTcpSocket *socket, const Principal &principal,
+                                                  const jsonrpc::Payload &payload)
+{
+    const QJsonValue refusedId = idToEcho(payload);
+    auto refuse = [&](int status, const RequestRejection &rejection) {
+        http::writeJson(socket, status,
+                        jsonrpc::serialize(rejectionResponse(refusedId, rejection)));
+    };
+    if (payload.parseError)
+        return refuse(400,
+                      {jsonrpc::ParseError,
+                       QStringLiteral("parse error: %1").arg(payload.parseErrorText)});
+    if (payload.batch)
+        return refuse(400,
+                      {jsonrpc::InvalidRequest,
+                       QStringLiteral("JSON-RPC batches are not part of protocol revision %1")
+                               .arg(protocol::modernVersions().first())});
+    const jsonrpc::Message &message = payload.messages.first();
+    switch (message.kind) {
+    case jsonrpc::MessageKind::Invalid:
+        return refuse(400,
+                      {jsonrpc::InvalidRequest,
+                       QStringLiteral("invalid request: %1").arg(message.invalidReason)});
+    case jsonrpc::MessageKind::Response:
+        return refuse(400,
+                      {jsonrpc::InvalidRequest,
+                       QStringLiteral("protocol revision %1 has no requests from server to "
+                                      "client, so no responses to them")
+                               .arg(protocol::modernVersions().first())});
+    case jsonrpc::MessageKind::Notification:
+        // The modern era defines none over HTTP (closing a stream is how a request is
+        // cancelled): accepted and ignored, as unknown notifications always are.
+        http::writeResponse(socket, 202, {}, {});
+        return;
+    case jsonrpc::MessageKind::Request:
+        break;
+    }
+    const auto meta = readRequestMeta(message.params);
+    if (const auto *rejection = std::get_if<RequestRejection>(&meta))
+        return refuse(400, *rejection);
+    const RequestMeta &read = std::get<RequestMeta>(meta);
+    if (const auto rejection = mirroredHeadersMismatch(request, message, read.protocolVersion))
+        return refuse(400, *rejection);
+    if (!protocol::isModern(read.protocolVersion))
+        return refuse(400, unsupportedVersion(read.protocolVersion));
+
+    auto exchange = std::make_shared<PostExchange>(socket, QString(), m_options, nullptr);
+    const std::shared_ptr<Session> served =
+            m_mcp.serveStateless(message, read, exchange, transportName, principal);
+    // A client that closes the connection before the answer has given up on it: that is how
+    // the modern era cancels. The connection goes with the session once it is answered.
+    connect(socket, &QTcpSocket::disconnected, served.get(), [session = served.get()] {
+        session->close(QStringLiteral("the client closed the response stream"));
+    });
+}
+
 void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpSocket *socket,
                                         const Principal &principal)
 {
@@ -315,9 +445,10 @@ void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpS
                                 QStringLiteral("the Accept header must list text/event-stream"));
         return;
     }
-    if (!protocolVersionAccepted(request, socket))
+    if (!protocolVersionAccepted(request, socket, QJsonValue::Undefined))
         return;
-    const std::shared_ptr<Session> session = requestedSession(request, principal, socket);
+    const std::shared_ptr<Session> session =
+            requestedSession(request, principal, socket, QJsonValue::Undefined);
     if (!session)
         return;
     const std::shared_ptr<Channel> channel = m_channels.value(session->id());
@@ -346,9 +477,10 @@ void StreamableHttpTransport::handleGet(const QHttpServerRequest &request, QTcpS
 void StreamableHttpTransport::handleDelete(const QHttpServerRequest &request, QTcpSocket *socket,
                                            const Principal &principal)
 {
-    if (!protocolVersionAccepted(request, socket))
+    if (!protocolVersionAccepted(request, socket, QJsonValue::Undefined))
         return;
-    const std::shared_ptr<Session> session = requestedSession(request, principal, socket);
+    const std::shared_ptr<Session> session =
+            requestedSession(request, principal, socket, QJsonValue::Undefined);
     if (!session)
         return;
     m_mcp.closeSession(session->id(), QStringLiteral("the client ended the session"));

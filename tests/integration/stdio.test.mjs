@@ -282,3 +282,56 @@ describe('stdio transport', { timeout: 60_000 }, () => {
         }
     });
 });
+
+describe('stdio in the modern era (2026-07-28)', { timeout: 60_000 }, () => {
+    const meta = (extra = {}) => ({
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+        ...extra,
+    });
+
+    it('server/discover answers before (and without) initialize; requests are served statelessly', async s => {
+        const discover = await s.request('d', 'server/discover', { _meta: meta() });
+        assert.equal(discover.result.resultType, 'complete');
+        assert.ok(discover.result.supportedVersions.includes('2026-07-28'));
+        assert.ok(discover.result.supportedVersions.includes('2025-11-25'));
+        const call = await s.request('c', 'tools/call', { name: 'test_simple_text', arguments: {}, _meta: meta() });
+        assert.equal(call.result.resultType, 'complete');
+        assert.equal(call.result.content[0].text, 'This is a simple text response for testing.');
+        // The 2025 handshake still works on the same process afterwards.
+        await s.initialize();
+        const ping = await s.request('p', 'ping');
+        assert.deepEqual(ping.result, {});
+    });
+
+    it('missing _meta is -32602, an unknown version -32022, a removed method -32601', async s => {
+        const bare = await s.request(1, 'server/discover', {});
+        assert.equal(bare.error.code, -32602);
+        const unknown = await s.request(2, 'tools/list', { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) });
+        assert.equal(unknown.error.code, -32022);
+        assert.equal(unknown.error.data.requested, '2099-01-01');
+        const removed = await s.request(3, 'ping', { _meta: meta() });
+        assert.equal(removed.error.code, -32601);
+    });
+
+    it('log messages only with a log level in _meta', async s => {
+        const from = s.messages.length;
+        await s.request('quiet', 'tools/call', { name: 'test_tool_with_logging', arguments: {}, _meta: meta() });
+        assert.equal(s.messages.slice(from).filter(m => m.method === 'notifications/message').length, 0);
+        const next = s.messages.length;
+        await s.request('loud', 'tools/call', { name: 'test_tool_with_logging', arguments: {},
+            _meta: meta({ 'io.modelcontextprotocol/logLevel': 'info' }) });
+        assert.ok(s.messages.slice(next).filter(m => m.method === 'notifications/message').length >= 3);
+    });
+
+    it('notifications/cancelled stops a stateless call, which then gets no answer', async s => {
+        s.send({ jsonrpc: '2.0', id: 'long', method: 'tools/call',
+            params: { name: 'test_wait', arguments: { ms: 30_000 }, _meta: meta() } });
+        await new Promise(resolve => setTimeout(resolve, 200));
+        s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long', reason: 'test' } });
+        const count = await s.request('n', 'resources/read', { uri: 'test://cancelled-calls', _meta: meta() });
+        assert.equal(count.result.contents[0].text, '1');
+        await new Promise(resolve => setTimeout(resolve, 200));
+        assert.equal(s.messages.filter(m => m.id === 'long').length, 0);
+    });
+});

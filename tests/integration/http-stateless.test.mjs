@@ -1,0 +1,326 @@
+// The modern era (protocol revision 2026-07-28) on /mcp, driven with raw HTTP: every request
+// carries its version and capabilities in _meta and is served without a session, beside the
+// 2025 revisions' sessions on the same endpoint.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { processesOf } from './lib/processes.mjs';
+import { BOTH, openSession, post, rawHttp } from './lib/http.mjs';
+
+const MODERN = '2026-07-28';
+const meta = (extra = {}) => ({
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'raw-modern-test', version: '0' },
+    ...extra,
+});
+
+// The headers a conforming client mirrors from the body.
+function mirrored(method, params = {}) {
+    const headers = { 'mcp-protocol-version': MODERN, 'mcp-method': method };
+    const name = method === 'resources/read' ? params.uri
+        : method === 'tools/call' || method === 'prompts/get' ? params.name : undefined;
+    if (name !== undefined)
+        headers['mcp-name'] = name;
+    return headers;
+}
+
+// POSTs one modern request; `headers` replace the mirrored ones (undefined drops one).
+async function modern(d, method, params = {}, { id = 1, headers = {}, signal } = {}) {
+    const all = { ...mirrored(method, params), ...headers };
+    for (const [name, value] of Object.entries(all))
+        if (value === undefined) delete all[name];
+    const response = await post(d.url, { jsonrpc: '2.0', id, method, params }, { headers: all, signal });
+    return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+// The JSON-RPC messages of a response, JSON or SSE.
+function messages(reply) {
+    if (!reply.headers.get('content-type')?.includes('text/event-stream'))
+        return [JSON.parse(reply.text)];
+    return reply.text.split('\n').filter(line => line.startsWith('data:') && line.length > 5)
+        .map(line => JSON.parse(line.slice(5)));
+}
+const final = reply => messages(reply).at(-1);
+
+describe('the modern era on Streamable HTTP', { timeout: 60_000 }, () => {
+    let daemon;
+    before(async () => { daemon = await startDaemon(); });
+    after(async () => { await daemon?.stop(); });
+    const it = (name, body) => test(name, () => withDiagnostics(daemon, () => body(daemon)));
+
+    it('server/discover lists both eras, the capabilities and who serves, with caching hints and no session', async d => {
+        const reply = await modern(d, 'server/discover', { _meta: meta() });
+        assert.equal(reply.status, 200);
+        assert.equal(reply.headers.get('mcp-session-id'), null);
+        const { id, result } = final(reply);
+        assert.equal(id, 1);
+        assert.equal(result.resultType, 'complete');
+        assert.deepEqual(result.supportedVersions.slice(0, 2), [MODERN, '2025-11-25']);
+        assert.ok(result.capabilities.tools && result.capabilities.resources && result.capabilities.prompts);
+        assert.equal(result.capabilities.resources.subscribe, undefined, 'no resources/subscribe in this era');
+        assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'container-mcp');
+        assert.ok(Number.isInteger(result.ttlMs) && result.ttlMs >= 0);
+        assert.equal(result.cacheScope, 'private');
+    });
+
+    it('a request without _meta, or without its version or client capabilities, is 400 with -32602 and its id', async d => {
+        const withoutVersion = meta();
+        delete withoutVersion['io.modelcontextprotocol/protocolVersion'];
+        const withoutCapabilities = meta();
+        delete withoutCapabilities['io.modelcontextprotocol/clientCapabilities'];
+        for (const [id, params] of [[11, {}], [12, { _meta: withoutVersion }], [13, { _meta: withoutCapabilities }]]) {
+            const reply = await modern(d, 'tools/list', params, { id });
+            assert.equal(reply.status, 400, reply.text);
+            const body = JSON.parse(reply.text);
+            assert.equal(body.id, id);
+            assert.equal(body.error.code, -32602);
+        }
+        const withoutClientInfo = meta();
+        delete withoutClientInfo['io.modelcontextprotocol/clientInfo'];
+        assert.equal((await modern(d, 'tools/list', { _meta: withoutClientInfo })).status, 200);
+    });
+
+    it('an unsupported version is 400 with -32022 listing what is supported', async d => {
+        const reply = await modern(d, 'server/discover', { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) },
+            { id: 'v', headers: { 'mcp-protocol-version': '2099-01-01' } });
+        assert.equal(reply.status, 400);
+        const body = JSON.parse(reply.text);
+        assert.equal(body.id, 'v');
+        assert.equal(body.error.code, -32022);
+        assert.equal(body.error.data.requested, '2099-01-01');
+        assert.ok(body.error.data.supported.includes(MODERN) && body.error.data.supported.includes('2025-11-25'));
+    });
+
+    it('headers that contradict the body are 400 with -32020', async d => {
+        const call = { name: 'test_simple_text', arguments: {}, _meta: meta() };
+        const cases = [
+            { 'mcp-protocol-version': '2025-11-25' },
+            { 'mcp-protocol-version': undefined },
+            { 'mcp-method': undefined },
+            { 'mcp-method': 'tools/list' },
+            { 'mcp-name': undefined },
+            { 'mcp-name': 'test_error_handling' },
+            { 'mcp-name': '=?base64?not base64!?=' },
+        ];
+        for (const headers of cases) {
+            const reply = await modern(d, 'tools/call', call, { id: 7, headers });
+            assert.equal(reply.status, 400, `${JSON.stringify(headers)}: ${reply.text}`);
+            const body = JSON.parse(reply.text);
+            assert.equal(body.id, 7);
+            assert.equal(body.error.code, -32020, JSON.stringify(headers));
+        }
+    });
+
+    it('header names are case-insensitive, values trimmed, and Mcp-Name may be base64', async d => {
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call',
+            params: { name: 'test_simple_text', arguments: {}, _meta: meta() } });
+        for (const name of ['  test_simple_text ', `=?base64?${Buffer.from('test_simple_text').toString('base64')}?=`]) {
+            const reply = await rawHttp({ port: d.port, method: 'POST', path: '/mcp', body, headers: {
+                Accept: BOTH, 'Content-Type': 'application/json', 'MCP-PROTOCOL-VERSION': MODERN,
+                'MCP-METHOD': ' tools/call', 'mcp-NAME': name } });
+            assert.equal(reply.status, 200, reply.text);
+            const message = reply.text.startsWith('{') ? JSON.parse(reply.text)
+                : JSON.parse(reply.text.split('\n').filter(l => l.startsWith('data:')).at(-1).slice(5));
+            assert.equal(message.result.content[0].text, 'This is a simple text response for testing.');
+        }
+    });
+
+    it('removed and unknown methods are 404 with -32601', async d => {
+        for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'no/such/method']) {
+            const params = { _meta: meta(), ...(method.startsWith('resources/') ? { uri: 'test://watched-resource' } : {}),
+                ...(method === 'logging/setLevel' ? { level: 'debug' } : {}) };
+            const reply = await modern(d, method, params, { id: method });
+            assert.equal(reply.status, 404, `${method}: ${reply.text}`);
+            const body = JSON.parse(reply.text);
+            assert.equal(body.id, method);
+            assert.equal(body.error.code, -32601);
+        }
+    });
+
+    it('GET and DELETE are 405; a session id is ignored', async d => {
+        for (const method of ['GET', 'DELETE']) {
+            const response = await fetch(d.url, { method, headers: { accept: 'text/event-stream', 'mcp-protocol-version': MODERN } });
+            assert.equal(response.status, 405);
+            assert.match(response.headers.get('allow'), /POST/);
+            await response.arrayBuffer();
+        }
+        const reply = await modern(d, 'tools/list', { _meta: meta() }, { headers: { 'mcp-session-id': 'made-up' } });
+        assert.equal(reply.status, 200);
+        assert.equal(reply.headers.get('mcp-session-id'), null);
+    });
+
+    it('every result says resultType complete; lists and reads carry ttlMs and cacheScope; tools keep their order', async d => {
+        const call = final(await modern(d, 'tools/call', { name: 'test_simple_text', arguments: {}, _meta: meta() }));
+        assert.equal(call.result.resultType, 'complete');
+        const structured = final(await modern(d, 'tools/call', { name: 'test_wait', arguments: { ms: 1 }, _meta: meta() }));
+        assert.equal(structured.result.resultType, 'complete');
+        assert.deepEqual(structured.result.structuredContent, { waited_ms: 1 });
+        const lists = [];
+        for (const method of ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']) {
+            const { result } = final(await modern(d, method, { _meta: meta() }));
+            assert.equal(result.resultType, 'complete', method);
+            assert.ok(Number.isInteger(result.ttlMs), method);
+            assert.ok(['public', 'private'].includes(result.cacheScope), method);
+            lists.push(result);
+        }
+        const again = final(await modern(d, 'tools/list', { _meta: meta() })).result;
+        assert.deepEqual(again.tools.map(t => t.name), lists[0].tools.map(t => t.name));
+        const read = final(await modern(d, 'resources/read', { uri: 'test://static-text', _meta: meta() }));
+        assert.equal(read.result.resultType, 'complete');
+        assert.equal(read.result.cacheScope, 'private');
+    });
+
+    it('a missing resource is -32602 in this era, -32002 in a 2025 session', async d => {
+        const reply = await modern(d, 'resources/read', { uri: 'test://nothing-here', _meta: meta() }, { id: 'r' });
+        const body = final(reply);
+        assert.equal(body.id, 'r');
+        assert.equal(body.error.code, -32602);
+        assert.equal(body.error.data.uri, 'test://nothing-here');
+        const { session } = await openSession(d.url);
+        const legacy = await post(d.url, { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'test://nothing-here' } },
+            { session, protocolVersion: '2025-11-25' });
+        assert.equal((await legacy.json()).error.code, -32002);
+    });
+
+    it('log messages only for a request that names a level, on its own stream', async d => {
+        const silent = await modern(d, 'tools/call', { name: 'test_tool_with_logging', arguments: {}, _meta: meta() });
+        assert.equal(messages(silent).filter(m => m.method === 'notifications/message').length, 0);
+        const chatty = await modern(d, 'tools/call', { name: 'test_tool_with_logging', arguments: {},
+            _meta: meta({ 'io.modelcontextprotocol/logLevel': 'debug' }) });
+        const logged = messages(chatty).filter(m => m.method === 'notifications/message');
+        assert.ok(logged.length >= 3, chatty.text);
+        assert.equal(final(chatty).result.resultType, 'complete');
+        const warningsOnly = await modern(d, 'tools/call', { name: 'test_tool_with_logging', arguments: {},
+            _meta: meta({ 'io.modelcontextprotocol/logLevel': 'warning' }) });
+        assert.equal(messages(warningsOnly).filter(m => m.method === 'notifications/message').length, 0);
+    });
+
+    it('progress goes on the request\'s own stream', async d => {
+        const reply = await modern(d, 'tools/call', { name: 'test_wait', arguments: { ms: 350 },
+            _meta: meta({ progressToken: 'p1' }) });
+        const progress = messages(reply).filter(m => m.method === 'notifications/progress');
+        assert.ok(progress.length >= 2, reply.text);
+        assert.ok(progress.every(m => m.params.progressToken === 'p1'));
+    });
+
+    it('closing the response stream cancels the call', async d => {
+        const cancelledCount = async () => Number(final(await modern(d, 'resources/read',
+            { uri: 'test://cancelled-calls', _meta: meta() })).result.contents[0].text);
+        const before = await cancelledCount();
+        const controller = new AbortController();
+        const call = modern(d, 'tools/call', { name: 'test_wait', arguments: { ms: 30_000 }, _meta: meta() },
+            { signal: controller.signal }).catch(error => error);
+        await sleep(300);
+        controller.abort();
+        assert.equal((await call).name, 'AbortError');
+        assert.ok(await eventually(async () => await cancelledCount() === before + 1, { timeoutMs: 5000 }),
+            'the daemon saw the closed stream as a cancellation');
+    });
+
+    it('a 2025 session keeps working beside stateless requests', async d => {
+        const { session } = await openSession(d.url);
+        await modern(d, 'server/discover', { _meta: meta() });
+        const ping = await post(d.url, { jsonrpc: '2.0', id: 9, method: 'ping' }, { session, protocolVersion: '2025-11-25' });
+        assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 9, result: {} });
+    });
+});
+
+// Stateless requests that run jailed jobs. What such a request leaves behind (a background job,
+// an output handle) belongs to its principal: that principal's later stateless requests reach
+// it, another principal's do not, and for them a real id answers exactly as a made-up one does.
+// And a client that closes a call's response stream has cancelled it: its job is killed.
+const root = process.getuid() === 0;
+describe('stateless requests with jailed jobs', root ? {} : { skip: 'needs root: jobs switch to host uids of the pool' }, () => {
+    const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
+    let daemon;
+    let dir;
+    before(async () => {
+        dir = await mkdtemp(join(tmpdir(), 'cmcp-stateless-principals-'));
+        const file = join(dir, 'principals');
+        const digest = text => createHash('sha256').update(text).digest('hex');
+        await writeFile(file, `alice ${digest(tokens.alice)}\nbob ${digest(tokens.bob)}\n`);
+        daemon = await startDaemon({ settings: { MCP_PRINCIPALS_FILE: file, SANDBOX_OUTPUT_CAP_KB: 1 } });
+    });
+    after(async () => {
+        await daemon?.stop();
+        if (dir)
+            await rm(dir, { recursive: true, force: true });
+    });
+    const it = (name, body) => test(name, { timeout: 30_000 }, () => withDiagnostics(daemon, () => body(daemon)));
+    // One stateless tools/call as `who`; the tool's structured result.
+    async function call(d, who, name, args) {
+        const params = { name, arguments: args, _meta: meta() };
+        const reply = await modern(d, 'tools/call', params, { headers: { authorization: `Bearer ${tokens[who]}` } });
+        assert.equal(reply.status, 200, reply.text);
+        const { result } = final(reply);
+        assert.equal(result.resultType, 'complete');
+        return result.structuredContent;
+    }
+    const made_up = () => randomBytes(16).toString('hex');
+
+    it("another principal's job id is unknown to job_status, job_output, job_kill and job_list", async d => {
+        const started = await call(d, 'alice', 'system_run_python', { code: 'import time\ntime.sleep(20)', background: true });
+        const job = started.job_id;
+        assert.ok(job, JSON.stringify(started));
+        try {
+            const own = await call(d, 'alice', 'job_status', { job_id: job });
+            assert.equal(own.success, true, JSON.stringify(own));
+            assert.ok((await call(d, 'alice', 'job_list', {})).jobs.some(j => j.job_id === job));
+
+            for (const tool of ['job_status', 'job_output', 'job_kill']) {
+                const stolen = await call(d, 'bob', tool, { job_id: job });
+                const unknownId = `job_${made_up()}`;
+                const unknown = await call(d, 'bob', tool, { job_id: unknownId });
+                assert.equal(stolen.success, false, `${tool}: ${JSON.stringify(stolen)}`);
+                assert.equal(JSON.stringify(stolen).replaceAll(job, 'ID'), JSON.stringify(unknown).replaceAll(unknownId, 'ID'),
+                    `${tool} tells a foreign job from a made-up id`);
+            }
+            assert.ok(!(await call(d, 'bob', 'job_list', {})).jobs.some(j => j.job_id === job));
+            assert.equal((await call(d, 'alice', 'job_status', { job_id: job })).state, 'running', 'bob could not kill it');
+        } finally {
+            await call(d, 'alice', 'job_kill', { job_id: job });
+        }
+    });
+
+    it('closing the response stream kills the jailed job of a stateless call', async d => {
+        const controller = new AbortController();
+        const params = { name: 'system_run_python', _meta: meta({ progressToken: 'uid' }),
+            arguments: { code: "print('host-uid', open('/proc/self/uid_map').read().split()[1], flush=True)\nimport time\ntime.sleep(30)" } };
+        const response = await post(d.url, { jsonrpc: '2.0', id: 'k', method: 'tools/call', params },
+            { headers: { ...mirrored('tools/call', params), authorization: `Bearer ${tokens.alice}` }, signal: controller.signal });
+        assert.match(response.headers.get('content-type'), /text\/event-stream/);
+        // The job's output streams as progress; its first line names the job's host uid.
+        const reader = response.body.getReader();
+        let seen = '';
+        let uid;
+        while (!uid) {
+            const { value, done } = await reader.read();
+            assert.ok(!done, `the stream ended before the uid: ${seen}`);
+            seen += Buffer.from(value).toString();
+            uid = Number(/host-uid (\d+)/.exec(seen)?.[1]) || undefined;
+        }
+        assert.ok(processesOf(uid).length > 0, `job uid ${uid}`);
+        controller.abort();
+        assert.ok(await eventually(() => processesOf(uid).length === 0, { timeoutMs: 3000, intervalMs: 10 }),
+            `job processes still alive: ${processesOf(uid)}`);
+    });
+
+    it("another principal's output handle is unknown to output_read", async d => {
+        const ran = await call(d, 'alice', 'system_run_python', { code: "print('x' * 5000)" });
+        const handle = ran.stdout_handle;
+        assert.ok(handle, JSON.stringify(ran));
+        const own = await call(d, 'alice', 'output_read', { handle, offset: 0, length: 10 });
+        assert.equal(own.success, true, JSON.stringify(own));
+        const stolen = await call(d, 'bob', 'output_read', { handle, offset: 0, length: 10 });
+        const unknownHandle = `out_${made_up()}`;
+        const unknown = await call(d, 'bob', 'output_read', { handle: unknownHandle, offset: 0, length: 10 });
+        assert.equal(stolen.success, false);
+        assert.equal(JSON.stringify(stolen).replaceAll(handle, 'H'), JSON.stringify(unknown).replaceAll(unknownHandle, 'H'));
+    });
+});
