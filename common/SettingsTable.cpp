@@ -209,6 +209,19 @@ QList<SettingSpec> buildTable()
                     Live),
             integer(jobs, "JOB_MAX_PER_SESSION", "4", 1, 10000,
                     "Background jobs one session may have running at once.", NoFlags),
+            integer(jobs, "JOB_MAX_PER_PRINCIPAL", "16", 1, 100000,
+                    "Background jobs one principal (a bearer token's name; \"local\" without "
+                    "authentication) may have running at once over all its sessions, detached "
+                    "jobs included.",
+                    NoFlags),
+            integer(jobs, "JOB_FOREGROUND_MAX_PER_SESSION", "8", 1, 10000,
+                    "Calls' own jobs (system_run_command, system_run_python without background) "
+                    "one session may have running at once; each holds a uid of the pool.",
+                    NoFlags),
+            integer(jobs, "JOB_FOREGROUND_MAX_PER_PRINCIPAL", "64", 1, 100000,
+                    "Calls' own jobs one principal may have running at once over all its "
+                    "sessions.",
+                    NoFlags),
             integer(jobs, "JOB_MAX_TOTAL", "32", 1, 100000,
                     "Background jobs all sessions together may have running at once.", NoFlags),
             integer(jobs, "JOB_KEEP_SECONDS", "0", 0, 86400,
