@@ -313,13 +313,19 @@ QList<SettingSpec> buildTable()
             text(web, "WEB_SEARCH_URL", "",
                  "Base URL of a SearXNG instance for web_search (its JSON format must be "
                  "enabled); empty: no SearXNG. The operator's endpoint is exempt from "
-                 "WEB_ALLOWED_DOMAINS and WEB_ALLOW_PRIVATE.",
+                 "WEB_ALLOWED_DOMAINS (and from WEB_ALLOW_PRIVATE with "
+                 "WEB_SEARCH_ALLOW_PRIVATE=true).",
                  NoFlags),
+            boolean(web, "WEB_SEARCH_ALLOW_PRIVATE", "false",
+                    "Whether the search back ends (WEB_SEARCH_URL, BRAVE_SEARCH_URL) may be on "
+                    "loopback or private addresses, such as a SearXNG beside the daemon; the "
+                    "web tools' other requests still follow WEB_ALLOW_PRIVATE.",
+                    NoFlags),
             text(web, "BRAVE_SEARCH_API_KEY", "",
                  "Brave Search API key for web_search; empty: no Brave back end.", Secret),
             text(web, "BRAVE_SEARCH_URL", "https://api.search.brave.com/res/v1/web/search",
-                 "Endpoint of the Brave Search API (exempt from WEB_ALLOWED_DOMAINS and "
-                 "WEB_ALLOW_PRIVATE like WEB_SEARCH_URL).",
+                 "Endpoint of the Brave Search API, trusted like WEB_SEARCH_URL only while "
+                 "BRAVE_SEARCH_API_KEY is set.",
                  NoFlags),
             integer(web, "WEB_BROWSER_PAGES_PER_WORKER", "50", 1, 100000,
                     "Pages a cmcp-browser worker loads before a fresh worker replaces it.",
