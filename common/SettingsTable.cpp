@@ -116,6 +116,11 @@ QList<SettingSpec> buildTable()
                  "is "
                  "named default. Empty, with no MCP_PRINCIPALS_FILE, disables authentication.",
                  Secret),
+            boolean(http, "MCP_ALLOW_UNAUTHENTICATED_REMOTE", "false",
+                    "Serve HTTP on a non-loopback MCP_HOST without MCP_AUTH_TOKEN or "
+                    "MCP_PRINCIPALS_FILE; without it cmcpd refuses to start so. Only behind a "
+                    "proxy that authenticates every client.",
+                    NoFlags),
             text(http, "MCP_PRINCIPALS_FILE", "",
                  "File of further principals, one per line: a name and the SHA-256 (hex) of its "
                  "bearer token. Each principal reaches only its own sessions, jobs and workspaces.",
@@ -150,6 +155,18 @@ QList<SettingSpec> buildTable()
             integer(http, "MCP_BODY_MIN_RATE_KB", "64", 1, 1048576,
                     "Slowest body upload allowed beyond MCP_BODY_TIMEOUT_SECONDS, in kilobytes "
                     "per second.",
+                    NoFlags),
+            integer(http, "MCP_BODY_STALL_SECONDS", "10", 1, 3600,
+                    "Longest pause in a request body's upload, in seconds, however fast it came "
+                    "before; then 408 and the connection is closed.",
+                    NoFlags),
+            integer(http, "MCP_INCOMPLETE_REQUESTS_MAX_MB", "128", 1, 1048576,
+                    "Memory all requests still arriving may hold together, in megabytes; a "
+                    "request that would take more is refused with 503.",
+                    NoFlags),
+            integer(http, "MCP_MAX_CONNECTIONS_PER_PEER", "256", 1, 1000000,
+                    "Open HTTP connections from one client address; more are refused with 503 "
+                    "(every local client shares 127.0.0.1).",
                     NoFlags),
             integer(http, "MCP_IDLE_TIMEOUT_SECONDS", "60", 1, 86400,
                     "Time a keep-alive connection may sit idle between requests, in seconds. "
