@@ -164,9 +164,10 @@ QList<SettingSpec> buildTable()
                     "Memory all requests still arriving may hold together, in megabytes; a "
                     "request that would take more is refused with 503.",
                     NoFlags),
-            integer(http, "MCP_MAX_CONNECTIONS_PER_PEER", "256", 1, 1000000,
-                    "Open HTTP connections from one client address; more are refused with 503 "
-                    "(every local client shares 127.0.0.1).",
+            integer(http, "MCP_MAX_CONNECTIONS_PER_PEER", "2048", 1, 1000000,
+                    "Open HTTP connections from one client address; more are refused with 503. "
+                    "Every local client shares 127.0.0.1, and every client behind a reverse "
+                    "proxy shares the proxy's address.",
                     NoFlags),
             integer(http, "MCP_IDLE_TIMEOUT_SECONDS", "60", 1, 86400,
                     "Time a keep-alive connection may sit idle between requests, in seconds. "

@@ -36,7 +36,7 @@ struct HttpOptions
     // take more is refused (503).
     qint64 incompleteRequestsMaxBytes = qint64(128) * 1024 * 1024;
     // Open connections from one peer address; more are refused (503).
-    int maxConnectionsPerPeer = 256;
+    int maxConnectionsPerPeer = 2048;
 
     // Null with `error` set when a setting cannot be used (an unreadable principals file).
     static std::optional<HttpOptions> fromSettings(const Settings &settings, QString *error);
