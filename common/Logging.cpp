@@ -22,7 +22,11 @@ namespace cmcp {
 namespace {
 
 const char *const mainLoggerName = "cmcp";
-const char *const humanPattern = "%Y-%m-%d %H:%M:%S.%e %^%-8l%$ [%n] %v";
+// %* is the message with its control characters escaped (EscapedMessage).
+const char *const humanPattern = "%Y-%m-%d %H:%M:%S.%e %^%-8l%$ [%n] %*";
+// The longest message written, in bytes: a client's text quoted in a message (a name, a path)
+// cannot make one line of megabytes.
+constexpr size_t MaxMessageBytes = 16 * 1024;
 
 // Serialises the creation of per-category loggers and re-setup.
 std::mutex loggersMutex;
@@ -94,6 +98,62 @@ void appendJsonString(spdlog::memory_buf_t &dest, std::string_view text)
     dest.push_back('"');
 }
 
+// The message cut to MaxMessageBytes, saying so.
+std::string_view boundedMessage(const spdlog::details::log_msg &msg, bool &cut)
+{
+    const std::string_view payload(msg.payload.data(), msg.payload.size());
+    cut = payload.size() > MaxMessageBytes;
+    return cut ? payload.substr(0, MaxMessageBytes) : payload;
+}
+
+constexpr std::string_view cutMarker = "… [message cut]";
+
+// The human format's message: one line whatever a client managed to put in it. A newline,
+// a carriage return or an escape sequence in a quoted name would otherwise forge a line of the
+// log or rewrite the operator's terminal; each control character is written as \n, \r, \t or
+// \xHH, and a backslash as \\, so that the escaping itself cannot be forged either.
+class EscapedMessage final : public spdlog::custom_flag_formatter
+{
+public:
+    void format(const spdlog::details::log_msg &msg, const std::tm &,
+                spdlog::memory_buf_t &dest) override
+    {
+        bool cut = false;
+        for (const char c : boundedMessage(msg, cut)) {
+            const auto byte = (unsigned char)c;
+            if (c == '\\')
+                append(dest, "\\\\");
+            else if (c == '\n')
+                append(dest, "\\n");
+            else if (c == '\r')
+                append(dest, "\\r");
+            else if (c == '\t')
+                append(dest, "\\t");
+            else if (byte < 0x20 || byte == 0x7f) {
+                char escaped[8];
+                std::snprintf(escaped, sizeof escaped, "\\x%02x", unsigned(byte));
+                append(dest, escaped);
+            } else {
+                dest.push_back(c);
+            }
+        }
+        if (cut)
+            append(dest, cutMarker);
+    }
+
+    std::unique_ptr<custom_flag_formatter> clone() const override
+    {
+        return std::make_unique<EscapedMessage>();
+    }
+};
+
+std::unique_ptr<spdlog::formatter> humanFormatter()
+{
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<EscapedMessage>('*').set_pattern(humanPattern);
+    return formatter;
+}
+
 // {"time":"2025-01-31T12:00:00.123Z","level":"info","logger":"cmcp","msg":"..."}
 class JsonFormatter final : public spdlog::formatter
 {
@@ -117,7 +177,9 @@ public:
         append(dest, ",\"logger\":");
         appendJsonString(dest, std::string_view(msg.logger_name.data(), msg.logger_name.size()));
         append(dest, ",\"msg\":");
-        appendJsonString(dest, std::string_view(msg.payload.data(), msg.payload.size()));
+        bool cut = false;
+        const std::string_view message = boundedMessage(msg, cut);
+        appendJsonString(dest, cut ? std::string(message).append(cutMarker) : message);
         append(dest, "}\n");
     }
 
@@ -199,7 +261,7 @@ void setupLogging(const QString &level, bool json)
         if (json)
             spdlog::set_formatter(std::make_unique<JsonFormatter>());
         else
-            spdlog::set_formatter(std::make_unique<spdlog::pattern_formatter>(humanPattern));
+            spdlog::set_formatter(humanFormatter());
         spdlog::set_level(parsedLevel.value_or(spdlog::level::info));
     }
     qInstallMessageHandler(routeQtMessage);

@@ -7,18 +7,51 @@ namespace cmcp {
 
 namespace {
 
-// Secrets written inline in free text, as in a command line: "Authorization: Bearer abc",
-// "PASSWORD=abc", "--api-key abc" keep their name and lose their value.
+// Secrets written inline in free text, as in a command line or a configuration file. Each keeps
+// what names it and loses its value:
+// - "Authorization: Bearer abc", "Token abc", "Basic abc" (a scheme and its credentials);
+// - "Authorization: abc", "X-Auth: abc", "X-Api-Auth-Key: abc" (headers whose name says auth);
+// - "PASSWORD=abc", "db_token: abc", "AWS_ACCESS_KEY=abc", "--api-key abc", "--password=abc";
+// - "https://user:abc@host" (a URL's password);
+// - "curl -u user:abc", "--user user:abc" (a user and password joined by a colon);
+// - "mysql -pabc", "sshpass -p abc", "redis-cli -a abc" (the programs whose short flag takes a
+//   password; elsewhere -p means a port or "parents" and is kept);
+// - every PEM block ("-----BEGIN OPENSSH PRIVATE KEY-----" ...), whose armour lines stay.
 QString redactInlineSecrets(QString text, const QString &placeholder)
 {
-    static const QRegularExpression scheme(
-            QStringLiteral(R"((?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+)"));
-    static const QRegularExpression assignment(QStringLiteral(
-            R"((?i)([A-Za-z0-9_-]*(?:token|password|passwd|secret|api[_-]?key)[A-Za-z0-9_-]*)"
-            R"(["']?\s*[=:]\s*|--?[A-Za-z0-9_-]*(?:token|password|passwd|secret|api[_-]?key))"
-            R"([A-Za-z0-9_-]*\s+)("[^"]*"|'[^']*'|[^\s"']+))"));
+    using Options = QRegularExpression::PatternOptions;
+    const auto pattern = [](const char *source, Options options = {}) {
+        return QRegularExpression(QString::fromLatin1(source),
+                                  options | QRegularExpression::CaseInsensitiveOption);
+    };
+    static const QRegularExpression pem =
+            pattern(R"((-----BEGIN ([A-Z0-9 ]+)-----)(?:.*?(-----END \2-----)|.*))",
+                    QRegularExpression::DotMatchesEverythingOption);
+    // "Token" is also an English word: only a credential-like value (8 characters or more) follows.
+    static const QRegularExpression scheme =
+            pattern(R"(\b(bearer|basic|digest|negotiate|token(?=\s+[A-Za-z0-9._~+/=-]{8}))\s+)"
+                    R"([A-Za-z0-9._~+/=-]+)");
+    static const QRegularExpression authHeader =
+            pattern(R"(\b((?:proxy-)?authorization\s*:\s*|x-[A-Za-z0-9-]*auth[A-Za-z0-9-]*\s*:\s*))"
+                    R"((?!(?:bearer|basic|digest|negotiate|token)\s)([^\s"',;]+))");
+    static const QRegularExpression assignment = pattern(
+            R"(([A-Za-z0-9_-]*(?:token|password|passwd|secret|api[_-]?key|_key\b|credential))"
+            R"([A-Za-z0-9_-]*["']?\s*[=:]\s*|--?[A-Za-z0-9_-]*(?:token|password|passwd|secret|)"
+            R"(api[_-]?key)[A-Za-z0-9_-]*\s+)("[^"]*"|'[^']*'|[^\s"']+))");
+    static const QRegularExpression urlPassword =
+            pattern(R"(\b([a-z][a-z0-9+.-]*://[^\s/:@"']*):[^\s/@"']*@)");
+    static const QRegularExpression userPassword =
+            pattern(R"((\s(?:-u|--user|--proxy-user)[=\s]?\s*["']?[^\s:"']+):[^\s"']+)");
+    static const QRegularExpression passwordFlag =
+            pattern(R"(\b((?:mysql[a-z]*|mariadb[a-z-]*|sshpass|redis-cli)\b[^\n;|&]*?\s-[pa]\s*))"
+                    R"(("[^"]*"|'[^']*'|[^\s"']+))");
+    text.replace(pem, QStringLiteral("\\1 ") + placeholder + QStringLiteral(" \\3"));
     text.replace(scheme, QStringLiteral("\\1 ") + placeholder);
+    text.replace(authHeader, QStringLiteral("\\1") + placeholder);
     text.replace(assignment, QStringLiteral("\\1") + placeholder);
+    text.replace(urlPassword, QStringLiteral("\\1:") + placeholder + QStringLiteral("@"));
+    text.replace(userPassword, QStringLiteral("\\1:") + placeholder);
+    text.replace(passwordFlag, QStringLiteral("\\1") + placeholder);
     return text;
 }
 

@@ -116,6 +116,11 @@ QList<SettingSpec> buildTable()
                  "is "
                  "named default. Empty, with no MCP_PRINCIPALS_FILE, disables authentication.",
                  Secret),
+            boolean(http, "MCP_ALLOW_UNAUTHENTICATED_REMOTE", "false",
+                    "Serve HTTP on a non-loopback MCP_HOST without MCP_AUTH_TOKEN or "
+                    "MCP_PRINCIPALS_FILE; without it cmcpd refuses to start so. Only behind a "
+                    "proxy that authenticates every client.",
+                    NoFlags),
             text(http, "MCP_PRINCIPALS_FILE", "",
                  "File of further principals, one per line: a name and the SHA-256 (hex) of its "
                  "bearer token. Each principal reaches only its own sessions, jobs and workspaces.",
@@ -150,6 +155,19 @@ QList<SettingSpec> buildTable()
             integer(http, "MCP_BODY_MIN_RATE_KB", "64", 1, 1048576,
                     "Slowest body upload allowed beyond MCP_BODY_TIMEOUT_SECONDS, in kilobytes "
                     "per second.",
+                    NoFlags),
+            integer(http, "MCP_BODY_STALL_SECONDS", "10", 1, 3600,
+                    "Longest pause in a request body's upload, in seconds, however fast it came "
+                    "before; then 408 and the connection is closed.",
+                    NoFlags),
+            integer(http, "MCP_INCOMPLETE_REQUESTS_MAX_MB", "128", 1, 1048576,
+                    "Memory all requests still arriving may hold together, in megabytes; a "
+                    "request that would take more is refused with 503.",
+                    NoFlags),
+            integer(http, "MCP_MAX_CONNECTIONS_PER_PEER", "2048", 1, 1000000,
+                    "Open HTTP connections from one client address; more are refused with 503. "
+                    "Every local client shares 127.0.0.1, and every client behind a reverse "
+                    "proxy shares the proxy's address.",
                     NoFlags),
             integer(http, "MCP_IDLE_TIMEOUT_SECONDS", "60", 1, 86400,
                     "Time a keep-alive connection may sit idle between requests, in seconds. "
@@ -209,6 +227,19 @@ QList<SettingSpec> buildTable()
                     Live),
             integer(jobs, "JOB_MAX_PER_SESSION", "4", 1, 10000,
                     "Background jobs one session may have running at once.", NoFlags),
+            integer(jobs, "JOB_MAX_PER_PRINCIPAL", "16", 1, 100000,
+                    "Background jobs one principal (a bearer token's name; \"local\" without "
+                    "authentication) may have running at once over all its sessions, detached "
+                    "jobs included.",
+                    NoFlags),
+            integer(jobs, "JOB_FOREGROUND_MAX_PER_SESSION", "8", 1, 10000,
+                    "Calls' own jobs (system_run_command, system_run_python without background) "
+                    "one session may have running at once; each holds a uid of the pool.",
+                    NoFlags),
+            integer(jobs, "JOB_FOREGROUND_MAX_PER_PRINCIPAL", "64", 1, 100000,
+                    "Calls' own jobs one principal may have running at once over all its "
+                    "sessions.",
+                    NoFlags),
             integer(jobs, "JOB_MAX_TOTAL", "32", 1, 100000,
                     "Background jobs all sessions together may have running at once.", NoFlags),
             integer(jobs, "JOB_KEEP_SECONDS", "0", 0, 86400,
@@ -300,13 +331,19 @@ QList<SettingSpec> buildTable()
             text(web, "WEB_SEARCH_URL", "",
                  "Base URL of a SearXNG instance for web_search (its JSON format must be "
                  "enabled); empty: no SearXNG. The operator's endpoint is exempt from "
-                 "WEB_ALLOWED_DOMAINS and WEB_ALLOW_PRIVATE.",
+                 "WEB_ALLOWED_DOMAINS (and from WEB_ALLOW_PRIVATE with "
+                 "WEB_SEARCH_ALLOW_PRIVATE=true).",
                  NoFlags),
+            boolean(web, "WEB_SEARCH_ALLOW_PRIVATE", "false",
+                    "Whether the search back ends (WEB_SEARCH_URL, BRAVE_SEARCH_URL) may be on "
+                    "loopback or private addresses, such as a SearXNG beside the daemon; the "
+                    "web tools' other requests still follow WEB_ALLOW_PRIVATE.",
+                    NoFlags),
             text(web, "BRAVE_SEARCH_API_KEY", "",
                  "Brave Search API key for web_search; empty: no Brave back end.", Secret),
             text(web, "BRAVE_SEARCH_URL", "https://api.search.brave.com/res/v1/web/search",
-                 "Endpoint of the Brave Search API (exempt from WEB_ALLOWED_DOMAINS and "
-                 "WEB_ALLOW_PRIVATE like WEB_SEARCH_URL).",
+                 "Endpoint of the Brave Search API, trusted like WEB_SEARCH_URL only while "
+                 "BRAVE_SEARCH_API_KEY is set.",
                  NoFlags),
             integer(web, "WEB_BROWSER_PAGES_PER_WORKER", "50", 1, 100000,
                     "Pages a cmcp-browser worker loads before a fresh worker replaces it.",

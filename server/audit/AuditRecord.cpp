@@ -6,41 +6,114 @@
 
 #include <QJsonArray>
 
+#include <algorithm>
+
 namespace cmcp::audit {
 
 namespace {
 
-QJsonValue condense(const QJsonValue &value);
-
-QJsonObject condenseObject(const QJsonObject &object)
+QString digestOf(const QString &text)
 {
-    QJsonObject out;
-    for (auto it = object.begin(); it != object.end(); ++it)
-        out.insert(it.key(), condense(it.value()));
-    return out;
-}
-
-// Long strings (a file_write's content) are cut to their start, with their length and sha256 so
-// that the record still identifies the exact value.
-QJsonValue condense(const QJsonValue &value)
-{
-    if (value.isObject())
-        return condenseObject(value.toObject());
-    if (value.isArray()) {
-        QJsonArray out;
-        for (const QJsonValue &item : value.toArray())
-            out.append(condense(item));
-        return out;
-    }
-    if (!value.isString() || value.toString().size() <= MaxArgumentStringLength)
-        return value;
-    const QString text = value.toString();
     const QByteArray utf8 = text.toUtf8();
-    return QStringLiteral("%1… [%2 bytes in all, sha256 %3]")
-            .arg(text.left(MaxArgumentStringLength))
+    return QStringLiteral("%1 bytes in all, sha256 %2")
             .arg(utf8.size())
             .arg(QString::fromLatin1(sha256Hex(utf8)));
 }
+
+// A client-chosen string in a record's own fields (its name, a session id): cut, never refused,
+// so that even an absurd value leaves a record of the call.
+QString bounded(const QString &text)
+{
+    if (text.size() <= MaxFieldLength)
+        return text;
+    return QStringLiteral("%1… [%2]").arg(text.left(MaxFieldLength), digestOf(text));
+}
+
+// Cuts a call's arguments to a record of bounded size, whatever the client sent: long strings
+// keep their start, length and sha256 (which still identify the exact value); objects and arrays
+// keep their first members and count the rest; values nested too deep are named, not kept; and
+// once the whole record's budget of characters is spent, every further value is only counted.
+class ArgumentCondenser
+{
+public:
+    QJsonObject object(const QJsonObject &object, int depth = 0)
+    {
+        QJsonObject out;
+        qsizetype kept = 0;
+        for (auto it = object.begin(); it != object.end(); ++it, ++kept) {
+            if (kept == MaxArgumentMembers || m_budget <= 0) {
+                out.insert(QStringLiteral("[omitted]"),
+                           QStringLiteral("%1 more keys").arg(object.size() - kept));
+                break;
+            }
+            const QString key = it.key().left(MaxArgumentKeyLength);
+            m_budget -= key.size();
+            // Judged on the whole name: a secret's name cut short must not keep its value.
+            if (looksLikeSecretKey(it.key()))
+                out.insert(key, QLatin1String(RedactedValue));
+            else
+                out.insert(key,
+                           isDataArgument(key) ? data(it.value()) : value(it.value(), depth + 1));
+        }
+        return out;
+    }
+
+private:
+    // The arguments that carry a file's bytes, not an instruction: what a model wrote is
+    // identified by its length and sha256 (the file itself holds the text), so that a key, a
+    // .env file or a password file written by file_write never lands in the log.
+    static bool isDataArgument(QStringView key)
+    {
+        return key == u"content" || key == u"old_text" || key == u"new_text";
+    }
+
+    QJsonValue data(const QJsonValue &value)
+    {
+        if (!value.isString())
+            return this->value(value, MaxArgumentDepth);
+        m_budget -= 100;
+        return QStringLiteral("[%1]").arg(digestOf(value.toString()));
+    }
+
+    QJsonValue value(const QJsonValue &value, int depth)
+    {
+        if (value.isObject() || value.isArray()) {
+            if (depth >= MaxArgumentDepth) {
+                m_budget -= 40;
+                return QStringLiteral("[nested deeper than %1 levels]").arg(MaxArgumentDepth);
+            }
+            return value.isObject() ? QJsonValue(object(value.toObject(), depth))
+                                    : QJsonValue(array(value.toArray(), depth));
+        }
+        if (!value.isString()) {
+            m_budget -= 8;
+            return value;
+        }
+        const QString text = value.toString();
+        const qsizetype room = std::clamp<qsizetype>(m_budget, 0, MaxArgumentStringLength);
+        if (text.size() <= room) {
+            m_budget -= text.size();
+            return text;
+        }
+        m_budget -= room + 100;
+        return QStringLiteral("%1… [%2]").arg(text.left(room), digestOf(text));
+    }
+
+    QJsonArray array(const QJsonArray &array, int depth)
+    {
+        QJsonArray out;
+        for (qsizetype i = 0; i < array.size(); ++i) {
+            if (i == MaxArgumentMembers || m_budget <= 0) {
+                out.append(QStringLiteral("[%1 more items omitted]").arg(array.size() - i));
+                break;
+            }
+            out.append(value(array.at(i), depth + 1));
+        }
+        return out;
+    }
+
+    qsizetype m_budget = MaxArgumentCharacters;
+};
 
 QJsonObject callFields(const ToolCallRecord &call, const char *event)
 {
@@ -48,10 +121,10 @@ QJsonObject callFields(const ToolCallRecord &call, const char *event)
             {QLatin1String("event"), QLatin1String(event)},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
             {QLatin1String("call"), double(call.callId)},
-            {QLatin1String("session"), call.sessionId},
-            {QLatin1String("transport"), call.transport},
-            {QLatin1String("client"), call.clientName},
-            {QLatin1String("tool"), call.tool},
+            {QLatin1String("session"), bounded(call.sessionId)},
+            {QLatin1String("transport"), bounded(call.transport)},
+            {QLatin1String("client"), bounded(call.clientName)},
+            {QLatin1String("tool"), bounded(call.tool)},
     };
 }
 
@@ -64,7 +137,9 @@ QJsonObject accounting(const QJsonObject &structured)
     QJsonObject out;
     for (const char *field : fields) {
         const QJsonValue value = structured.value(QLatin1String(field));
-        if (!value.isUndefined())
+        if (value.isString())
+            out.insert(QLatin1String(field), value.toString().left(MaxErrorMessageLength));
+        else if (!value.isUndefined() && !value.isObject() && !value.isArray())
             out.insert(QLatin1String(field), value);
     }
     return out;
@@ -97,8 +172,11 @@ QJsonObject resultSummary(const ToolResult &result)
 QJsonObject callStartedFields(const ToolCallRecord &call)
 {
     QJsonObject fields = callFields(call, "call_started");
-    // Secrets are redacted before long values are cut, so that a cut never hides a secret's name.
-    fields.insert(QLatin1String("arguments"), condenseObject(redactSecrets(call.arguments)));
+    // Cut first, so that what a file tool writes is digested as written and the redactor reads
+    // bounded text; a cut string keeps its start, where a secret's name stays before its value,
+    // and a PEM block cut short loses all it holds.
+    fields.insert(QLatin1String("arguments"),
+                  redactSecrets(ArgumentCondenser().object(call.arguments)));
     return fields;
 }
 

@@ -11,16 +11,28 @@ struct ToolResult;
 namespace cmcp::audit {
 
 // The fields of the audit records of one tools/call (AuditChain::seal adds seq, prev and hash).
-// Arguments go through redactSecrets. Of a result only a summary is kept (isError, sizes, the
-// error message of an unstructured error, the job accounting of the system tools), never its
-// content: file contents, command output and environment values stay out of the log.
+// Arguments go through redactSecrets, then are cut to a bounded size; file contents (file_write's
+// content, file_edit's texts) are kept as their length and sha256 only. Of a result only a summary
+// is kept (isError, sizes, the error message of an unstructured error, the job accounting of the
+// system tools), never its content: file contents, command output and environment values stay out
+// of the log.
 QJsonObject callStartedFields(const ToolCallRecord &call);
 // The arguments are in the call_started record of the same call id only.
 QJsonObject callFinishedFields(const ToolCallRecord &call, const ToolResult *result);
 
-// The longest argument string kept whole, in characters; longer ones keep their start, length
-// and sha256.
+// A record's size is bounded whatever a client sends. The longest argument string kept whole, in
+// characters; longer ones keep their start, length and sha256.
 inline constexpr qsizetype MaxArgumentStringLength = 1024;
+// The most members of one object or array of the arguments kept; the rest are counted.
+inline constexpr qsizetype MaxArgumentMembers = 64;
+// The longest argument name kept, in characters.
+inline constexpr qsizetype MaxArgumentKeyLength = 128;
+// How deep the arguments are kept; deeper objects and arrays are named, not kept.
+inline constexpr int MaxArgumentDepth = 8;
+// The characters of one call's arguments kept in all (keys and strings).
+inline constexpr qsizetype MaxArgumentCharacters = 16 * 1024;
+// The longest client name, session id, transport or tool name kept.
+inline constexpr qsizetype MaxFieldLength = 256;
 // The longest error message kept in a record, in characters.
 inline constexpr qsizetype MaxErrorMessageLength = 2000;
 

@@ -75,10 +75,11 @@ int main(int argc, char *argv[])
                                            QStringLiteral("LIST"), QStringLiteral("*"));
     const QCommandLineOption privateOption(QStringLiteral("allow-private"),
                                            QStringLiteral("WEB_ALLOW_PRIVATE=true"));
-    const QCommandLineOption trustedOption(
-            QStringLiteral("trusted-origin"),
-            QStringLiteral("An origin exempt from the domain list and the private-address rule."),
-            QStringLiteral("URL"));
+    const QCommandLineOption trustedOption(QStringLiteral("trusted-origin"),
+                                           QStringLiteral("An origin exempt from the domain list."),
+                                           QStringLiteral("URL"));
+    const QCommandLineOption trustedPrivateOption(QStringLiteral("trusted-may-be-private"),
+                                                  QStringLiteral("WEB_SEARCH_ALLOW_PRIVATE=true"));
     const QCommandLineOption maxBytesOption(QStringLiteral("max-bytes"),
                                             QStringLiteral("WEB_MAX_BYTES"), QStringLiteral("N"),
                                             QStringLiteral("10485760"));
@@ -90,8 +91,8 @@ int main(int argc, char *argv[])
                                        QStringLiteral("UID"));
     const QCommandLineOption gidOption(QStringLiteral("gid"), QStringLiteral("Group to run as"),
                                        QStringLiteral("GID"));
-    parser.addOptions({domainsOption, privateOption, trustedOption, maxBytesOption, timeoutOption,
-                       uidOption, gidOption});
+    parser.addOptions({domainsOption, privateOption, trustedOption, trustedPrivateOption,
+                       maxBytesOption, timeoutOption, uidOption, gidOption});
     if (!parser.parse(app.arguments())) {
         std::fprintf(stderr, "cmcp-browser: %s\n", qPrintable(parser.errorText()));
         return 2;
@@ -100,6 +101,7 @@ int main(int argc, char *argv[])
     options.allowedDomains =
             parser.value(domainsOption).split(QLatin1Char(','), Qt::SkipEmptyParts);
     options.allowPrivate = parser.isSet(privateOption);
+    options.trustedMayBePrivate = parser.isSet(trustedPrivateOption);
     for (const QString &origin : parser.values(trustedOption))
         options.trustedOrigins.append(QUrl(origin));
     QString error;

@@ -191,6 +191,19 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     std::optional<HttpOptions> httpOptions = HttpOptions::fromSettings(settings, &error);
     if (!httpOptions)
         return startupFailure(2, error);
+    // Anyone who reaches a port off loopback could run commands in the sandbox: without a token
+    // that is the operator's explicit choice (a proxy in front that authenticates), never a
+    // default.
+    if (!httpOptions->tokens.required() && !httpOptions->address.isNull()
+        && !httpOptions->address.isLoopback()
+        && !settings.flag(u"MCP_ALLOW_UNAUTHENTICATED_REMOTE"))
+        return startupFailure(
+                2,
+                QStringLiteral("refusing to serve MCP_HOST=%1 (not a loopback address) without "
+                               "authentication: set MCP_AUTH_TOKEN or MCP_PRINCIPALS_FILE, or "
+                               "MCP_ALLOW_UNAUTHENTICATED_REMOTE=true if a proxy in front "
+                               "authenticates every client")
+                        .arg(settings.text(u"MCP_HOST")));
     HttpServer http(mcp, std::move(*httpOptions));
     const quint16 port = http.start(&error);
     if (port == 0)

@@ -27,6 +27,7 @@ public:
         QString summary; // the command or the code's first line, shortened
         bool interactive = false;
         int timeoutSeconds = 0;
+        QString principal; // the name of the principal whose call started it
     };
 
     // `job` must not be started yet and have no parent.

@@ -14,13 +14,22 @@ JobRegistry::~JobRegistry()
     m_jobs.clear();
 }
 
-QString JobRegistry::refusal(const QString &sessionId) const
+QString JobRegistry::refusal(const QString &sessionId, const QString &principal) const
 {
     if (running(sessionId) >= m_limits.perSession)
         return QStringLiteral("this session already runs %1 background jobs, the most allowed "
                               "(JOB_MAX_PER_SESSION); wait for one to end or stop one with "
                               "job_kill")
                 .arg(m_limits.perSession);
+    int ofPrincipal = 0;
+    for (const BackgroundJob *job : m_jobs)
+        ofPrincipal += job->isRunning() && job->description().principal == principal ? 1 : 0;
+    if (ofPrincipal >= m_limits.perPrincipal)
+        return QStringLiteral("principal '%1' already runs %2 background jobs over all its "
+                              "sessions, the most allowed (JOB_MAX_PER_PRINCIPAL); wait for one "
+                              "to end or stop one with job_kill")
+                .arg(principal)
+                .arg(m_limits.perPrincipal);
     if (running() >= m_limits.total)
         return QStringLiteral("the server already runs %1 background jobs, the most allowed "
                               "in total (JOB_MAX_TOTAL); try again when one has ended")

@@ -11,7 +11,9 @@ class BackgroundJob;
 
 // The background jobs of every session, each reachable only from the session that started it:
 // a lookup with another session's id finds nothing, exactly as for an id that never existed.
-// It enforces the caps on running jobs (per session and in total) and keeps a bounded number of
+// It enforces the caps on running jobs (per session, per principal and in total: a client that
+// opens more sessions, or leaves detached jobs behind, still holds no more than its principal's
+// share) and keeps a bounded number of
 // finished jobs per session for job_status and job_output.
 class JobRegistry : public QObject
 {
@@ -25,13 +27,15 @@ public:
         // JOB_KEEP_SECONDS: how long a running job outlives its session, detached, waiting for
         // a new session of the same client to take it over with job_attach; 0: it is killed.
         int keepDetachedSeconds = 0;
+        int perPrincipal = 16; // JOB_MAX_PER_PRINCIPAL, over all its sessions and detached jobs
     };
 
     explicit JobRegistry(Limits limits, QObject *parent = nullptr);
     ~JobRegistry() override;
 
-    // Why `sessionId` may not start another job now, naming the cap; empty when it may.
-    QString refusal(const QString &sessionId) const;
+    // Why `sessionId` of `principal` may not start another job now, naming the cap; empty when
+    // it may.
+    QString refusal(const QString &sessionId, const QString &principal) const;
     // Takes the job (not started yet or running); its id must be new.
     void add(BackgroundJob *job);
     // nullptr for an unknown id and for another session's job alike.

@@ -62,7 +62,10 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
     jobs.timeoutMaxSeconds = int(settings.integer(u"JOB_TIMEOUT_MAX"));
     JobRegistry::Limits limits;
     limits.perSession = int(settings.integer(u"JOB_MAX_PER_SESSION"));
+    limits.perPrincipal = int(settings.integer(u"JOB_MAX_PER_PRINCIPAL"));
     limits.total = int(settings.integer(u"JOB_MAX_TOTAL"));
+    m_foregroundLimits = {int(settings.integer(u"JOB_FOREGROUND_MAX_PER_SESSION")),
+                          int(settings.integer(u"JOB_FOREGROUND_MAX_PER_PRINCIPAL"))};
     limits.keepDetachedSeconds = int(settings.integer(u"JOB_KEEP_SECONDS"));
     jobs.registry = new JobRegistry(limits, &server);
     jobs.handles = new OutputHandleStore(int(settings.integer(u"OUTPUT_HANDLE_SECONDS")), &server);
@@ -71,9 +74,10 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
                          registry->endSession(sessionId);
                          handles->endSession(sessionId);
                      });
-    spdlog::info("jobs: background jobs at most {} per session, {} in total, {} s each; "
-                 "workspaces {}",
-                 limits.perSession, limits.total, jobs.timeoutMaxSeconds,
+    spdlog::info("jobs: call jobs at most {} per session, {} per principal; background jobs at "
+                 "most {} per session, {} per principal, {} in total, {} s each; workspaces {}",
+                 m_foregroundLimits.perSession, m_foregroundLimits.perPrincipal, limits.perSession,
+                 limits.perPrincipal, limits.total, jobs.timeoutMaxSeconds,
                  m_workspaces->mode() == SessionWorkspaces::Mode::Shared ? "shared"
                                                                          : "per session");
 }
@@ -114,9 +118,47 @@ bool JobRunner::placeInSessionWorkspace(const QString &sessionId, JobRequest &re
     return true;
 }
 
+QString JobRunner::foregroundRefusal(const ToolCall &call) const
+{
+    const int ofSession = m_foregroundBySession.value(call.sessionId());
+    if (ofSession >= m_foregroundLimits.perSession)
+        return QStringLiteral("this session already runs %1 calls' jobs at once, the most "
+                              "allowed (JOB_FOREGROUND_MAX_PER_SESSION); wait for one to finish")
+                .arg(ofSession);
+    const int ofPrincipal = m_foregroundByPrincipal.value(call.principal().name());
+    if (ofPrincipal >= m_foregroundLimits.perPrincipal)
+        return QStringLiteral("principal '%1' already runs %2 calls' jobs at once over all its "
+                              "sessions, the most allowed (JOB_FOREGROUND_MAX_PER_PRINCIPAL); "
+                              "wait for one to finish")
+                .arg(call.principal().name())
+                .arg(ofPrincipal);
+    return {};
+}
+
+// Counts the job against its session and principal until it is deleted (once it has finished).
+void JobRunner::countForeground(const ToolCall &call, JailJob *job)
+{
+    const QString session = call.sessionId();
+    const QString principal = call.principal().name();
+    ++m_foregroundBySession[session];
+    ++m_foregroundByPrincipal[principal];
+    connect(job, &QObject::destroyed, this, [this, session, principal] {
+        const auto release = [](QHash<QString, int> &counts, const QString &key) {
+            if (--counts[key] <= 0)
+                counts.remove(key);
+        };
+        release(m_foregroundBySession, session);
+        release(m_foregroundByPrincipal, principal);
+    });
+}
+
 void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobRequest request,
                                 const QString &kind, ResultMaker makeResult)
 {
+    if (const QString refusal = foregroundRefusal(*call); !refusal.isEmpty()) {
+        call->finish(ToolResult::structuredFailure(refusal));
+        return;
+    }
     QString error;
     if (!placeInSessionWorkspace(call->sessionId(), request, &error)) {
         call->finish(ToolResult::structuredFailure(error));
@@ -126,6 +168,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
     const auto warm = m_warm.find(kind);
     if (request.policy.cwd.isEmpty() && warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {
+            countForeground(*call, job);
             ForegroundJob::adopt(call, job, std::move(makeResult), request.standardInput,
                                  request.timeoutMs);
             return;
@@ -136,6 +179,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
+    countForeground(*call, job);
     ForegroundJob::start(call, job, std::move(makeResult));
 }
 

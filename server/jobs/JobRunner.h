@@ -6,6 +6,7 @@
 #include "sandbox/SandboxSupervisor.h"
 #include "jobs/WarmJobPool.h"
 
+#include <QHash>
 #include <QObject>
 #include <QString>
 
@@ -59,6 +60,20 @@ public:
 private:
     JobRunner(McpServer &server, const Settings &settings);
     bool placeInSessionWorkspace(const QString &sessionId, JobRequest &request, QString *error);
+    // Why the call may not start its own job now, naming the cap; empty when it may.
+    QString foregroundRefusal(const ToolCall &call) const;
+    void countForeground(const ToolCall &call, JailJob *job);
+
+    // The caps on calls' own jobs running at once: each holds a uid of the pool, so without
+    // them one client's burst of calls would leave no uid for anyone else.
+    struct ForegroundLimits
+    {
+        int perSession = 8; // JOB_FOREGROUND_MAX_PER_SESSION
+        int perPrincipal = 64; // JOB_FOREGROUND_MAX_PER_PRINCIPAL
+    };
+    ForegroundLimits m_foregroundLimits;
+    QHash<QString, int> m_foregroundBySession;
+    QHash<QString, int> m_foregroundByPrincipal;
 
     SandboxSupervisor m_supervisor;
     JobServices m_services;

@@ -55,7 +55,9 @@ void startBackgroundJob(const JobServices &services, const std::shared_ptr<ToolC
                         BackgroundStart start)
 {
     JobRegistry &registry = *services.registry;
-    if (const QString refusal = registry.refusal(call->sessionId()); !refusal.isEmpty()) {
+    start.description.principal = call->principal().name();
+    if (const QString refusal = registry.refusal(call->sessionId(), start.description.principal);
+        !refusal.isEmpty()) {
         call->finish(ToolResult::structuredFailure(refusal));
         return;
     }

@@ -34,11 +34,21 @@ std::optional<LineMatcher> makeMatcher(const FileSearchRequest &request,
     QRegularExpression::PatternOptions options = QRegularExpression::UseUnicodePropertiesOption;
     if (request.ignoreCase)
         options |= QRegularExpression::CaseInsensitiveOption;
-    const QRegularExpression expression(request.pattern, options);
+    // QRegularExpression has no API for PCRE2's match limit, whose default (ten million steps
+    // per match) lets one line of a catastrophic pattern run for seconds; PCRE2 reads a lower
+    // limit from the pattern's start, where a client's own (*LIMIT_MATCH=...) can only lower it
+    // further. A line whose match hits the limit counts as not matching; the search's deadline,
+    // checked after every line, ends the rest.
+    const QString limited = QStringLiteral("(*LIMIT_MATCH=%1)(*LIMIT_DEPTH=%2)")
+                                    .arg(limits.regexMatchLimit)
+                                    .arg(limits.regexDepthLimit)
+            + request.pattern;
+    const QRegularExpression expression(limited, options);
     if (!expression.isValid()) {
         *error = QStringLiteral("pattern is not a valid regular expression: %1 at offset %2")
                          .arg(expression.errorString())
-                         .arg(expression.patternErrorOffset());
+                         .arg(expression.patternErrorOffset()
+                              - (limited.size() - request.pattern.size()));
         return std::nullopt;
     }
     expression.optimize();
@@ -157,8 +167,9 @@ private:
                 m_result.matches.append(
                         {path, lineNumber, column + 1, excerpt(line, column, m_limits.lineChars)});
             }
-            // A slow pattern is cut off within a file too, not only between files.
-            if (lineNumber % 256 == 0 && stopped())
+            // A slow pattern is cut off within a file too, after any line: one line's match is
+            // bounded by the match limit, so the deadline is overrun by one line's work at most.
+            if (stopped())
                 return;
             start = end + 1;
         }

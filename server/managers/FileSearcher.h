@@ -46,6 +46,10 @@ struct FileSearchLimits
     // A regular expression sees at most this much of a line: backtracking grows with the
     // subject, and PCRE2's own match limit then stops a catastrophic pattern in bounded time.
     int regexSubjectChars = 4096;
+    // PCRE2's match and depth limits for one line (its defaults are ten million each): a line
+    // costs a few milliseconds at most, whatever the pattern.
+    int regexMatchLimit = 100000;
+    int regexDepthLimit = 10000;
     int maxPatternChars = 1000;
 };
 

@@ -101,7 +101,9 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
              {&McpServer::initialize,
               schema(R"({"type":"object","required":["protocolVersion","capabilities","clientInfo"],
             "properties":{"protocolVersion":{"type":"string"},"capabilities":{"type":"object"},
-            "clientInfo":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"version":{"type":"string"}}}}})")}},
+            "clientInfo":{"type":"object","required":["name"],"properties":{
+              "name":{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1f\\x7f]*$"},
+              "version":{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1f\\x7f]*$"}}}}})")}},
             {QStringLiteral("ping"), {&McpServer::ping, {}}},
             {QStringLiteral("logging/setLevel"),
              {&McpServer::setLogLevel,

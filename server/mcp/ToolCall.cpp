@@ -9,6 +9,7 @@ ToolCall::ToolCall(const std::shared_ptr<Session> &session, const QString &reque
                    const QJsonValue &progressToken, Finisher finisher)
     : m_session(session),
       m_sessionId(session->id()),
+      m_principal(session->principal()),
       m_requestKey(requestKey),
       m_toolName(toolName),
       m_arguments(arguments),

@@ -29,6 +29,8 @@ public:
     const QString &toolName() const { return m_toolName; }
     const QJsonObject &arguments() const { return m_arguments; }
     const QString &sessionId() const { return m_sessionId; }
+    // Who made the call: its session's principal, kept after the session has gone.
+    const Principal &principal() const { return m_principal; }
     bool isCancelled() const { return m_cancelled; }
     bool isFinished() const { return m_finished; }
 
@@ -60,6 +62,7 @@ Q_SIGNALS:
 private:
     std::weak_ptr<Session> m_session;
     const QString m_sessionId;
+    const Principal m_principal;
     const QString m_requestKey;
     const QString m_toolName;
     const QJsonObject m_arguments;

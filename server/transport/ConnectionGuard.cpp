@@ -14,17 +14,25 @@ namespace {
 constexpr int closeGraceMs = 2000;
 } // namespace
 
-ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const HttpOptions &options)
+ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const HttpOptions &options,
+                                 std::shared_ptr<IncompleteRequestBytes> incomplete)
     : QObject(socket),
       m_socket(socket),
       m_framing(options.maxBodyBytes),
       m_headerMs(options.headerTimeoutSeconds * 1000),
       m_bodyMs(options.bodyTimeoutSeconds * 1000),
       m_bodyMinBytesPerSecond(qMax<qint64>(1, options.bodyMinBytesPerSecond)),
-      m_idleMs(options.idleTimeoutSeconds * 1000)
+      m_idleMs(options.idleTimeoutSeconds * 1000),
+      m_stallMs(options.bodyStallSeconds * 1000),
+      m_incomplete(std::move(incomplete))
 {
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, &ConnectionGuard::onDeadline);
+    m_stall.setSingleShot(true);
+    connect(&m_stall, &QTimer::timeout, this, [this] {
+        if (!m_closing && m_phase == Phase::Body)
+            timeOut("body", m_stallMs / 1000, "MCP_BODY_STALL_SECONDS");
+    });
     connect(socket, &QTcpSocket::readyRead, this, &ConnectionGuard::onReadyRead);
     // Answers are written elsewhere (HttpWire, SseStream); the socket tells when bytes leave.
     connect(socket, &QTcpSocket::bytesWritten, this, [this] {
@@ -36,15 +44,35 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const HttpOptions &options)
     enter(Phase::Headers, m_headerMs);
 }
 
+ConnectionGuard::~ConnectionGuard()
+{
+    m_incomplete->held -= m_held;
+}
+
+bool ConnectionGuard::accountHeldBytes()
+{
+    const qint64 now = m_closing || m_framing.refused() ? 0 : m_framing.bytesHeld();
+    m_incomplete->held += now - m_held;
+    m_held = now;
+    return m_held == 0 || m_incomplete->held <= m_incomplete->limit;
+}
+
 void ConnectionGuard::onReadyRead()
 {
     if (m_closing || m_framing.refused()) {
         m_socket->readAll(); // drain so the HTTP parser sees nothing of a refused request
         return;
     }
+    const qint64 bodyLeftBefore = m_framing.bodyLeft();
     if (const std::optional<RequestFraming::Refusal> refusal =
                 m_framing.feed(m_socket->peek(m_socket->bytesAvailable())))
         return refuse(refusal->status, refusal->reason);
+    if (!accountHeldBytes())
+        return refuse(503,
+                      "the requests still arriving hold the most memory allowed "
+                      "(MCP_INCOMPLETE_REQUESTS_MAX_MB); try again later");
+    if (m_framing.bodyLeft() > 0 && m_framing.bodyLeft() != bodyLeftBefore)
+        m_stall.start(m_stallMs);
     follow();
 }
 
@@ -58,7 +86,10 @@ void ConnectionGuard::follow()
             // links pass while a trickle is still cut off.
             enter(Phase::Body, m_bodyMs + m_framing.bodyLeft() * 1000 / m_bodyMinBytesPerSecond);
         }
-    } else if (m_framing.headerBytes() > 0) {
+        return;
+    }
+    m_stall.stop();
+    if (m_framing.headerBytes() > 0) {
         if (m_phase != Phase::Headers)
             enter(Phase::Headers, m_headerMs);
     } else if (answerPending()) {
@@ -91,9 +122,9 @@ void ConnectionGuard::onDeadline()
         return;
     switch (m_phase) {
     case Phase::Headers:
-        return timeOut("headers", m_headerMs / 1000);
+        return timeOut("headers", m_headerMs / 1000, "MCP_HEADER_TIMEOUT_SECONDS");
     case Phase::Body:
-        return timeOut("body", m_bodyMs / 1000);
+        return timeOut("body", m_bodyMs / 1000, "MCP_BODY_TIMEOUT_SECONDS");
     case Phase::Idle:
         if (answerPending())
             return follow();
@@ -108,13 +139,13 @@ void ConnectionGuard::onDeadline()
     }
 }
 
-void ConnectionGuard::timeOut(const char *what, int seconds)
+void ConnectionGuard::timeOut(const char *what, int seconds, const char *setting)
 {
-    const QByteArray why = QByteArray("the request ") + what
-            + " did not arrive within the deadline ("
-            + (qstrcmp(what, "headers") == 0 ? "MCP_HEADER_TIMEOUT_SECONDS"
-                                             : "MCP_BODY_TIMEOUT_SECONDS")
-            + '=' + QByteArray::number(seconds) + ')';
+    const QByteArray why = qstrcmp(setting, "MCP_BODY_STALL_SECONDS") == 0
+            ? QByteArray("no byte of the request body arrived for ") + QByteArray::number(seconds)
+                    + " s (MCP_BODY_STALL_SECONDS=" + QByteArray::number(seconds) + ')'
+            : QByteArray("the request ") + what + " did not arrive within the deadline (" + setting
+                    + '=' + QByteArray::number(seconds) + ')';
     if (answerPending()) {
         // An answer is still owed on this connection: a 408 would be read as that answer.
         spdlog::info("dropping a connection from {}: {}",
@@ -134,6 +165,8 @@ void ConnectionGuard::refuse(int status, const QByteArray &why)
                 why.toStdString());
     m_closing = true;
     m_deadline.stop();
+    m_stall.stop();
+    accountHeldBytes(); // a refused request holds nothing any more
     m_socket->readAll();
     http::writeJsonRpcError(m_socket, status, -32600, QString::fromUtf8(why),
                             {{"Connection", "close"}});

@@ -14,8 +14,10 @@ namespace cmcp {
 
 GuardedTcpServer::GuardedTcpServer(const HttpOptions &options, QObject *parent)
     : QTcpServer(parent),
-      m_options(options)
+      m_options(options),
+      m_incomplete(std::make_shared<ConnectionGuard::IncompleteRequestBytes>())
 {
+    m_incomplete->limit = options.incompleteRequestsMaxBytes;
     // Qt 6.4 treats EMFILE from accept() as a temporary error and retries at once: out of
     // descriptors the event loop would spin at full CPU. So sockets are counted and kept
     // below the descriptor limit, leaving room for files and child processes.
@@ -39,7 +41,13 @@ void GuardedTcpServer::incomingConnection(qintptr descriptor)
         return;
     }
     ++m_openSockets;
-    connect(socket, &QObject::destroyed, this, [this] { --m_openSockets; });
+    const QHostAddress peer = socket->peerAddress();
+    const int fromPeer = ++m_openPerPeer[peer];
+    connect(socket, &QObject::destroyed, this, [this, peer] {
+        --m_openSockets;
+        if (--m_openPerPeer[peer] <= 0)
+            m_openPerPeer.remove(peer);
+    });
     if (m_openSockets >= m_acceptLimit)
         pauseWhileFull();
     if (m_openSockets > m_servedLimit) {
@@ -59,8 +67,23 @@ void GuardedTcpServer::incomingConnection(qintptr descriptor)
         socket->disconnectFromHost();
         return;
     }
+    if (fromPeer > m_options.maxConnectionsPerPeer) {
+        // One client cannot take the sockets (and the memory behind them) every client shares.
+        spdlog::warn("refused a connection from {}: {} are open from there, the most allowed "
+                     "(MCP_MAX_CONNECTIONS_PER_PEER)",
+                     peer.toString().toStdString(), fromPeer - 1);
+        http::writeJsonRpcError(socket, 503, -32000,
+                                QStringLiteral("too many open connections from %1, the most "
+                                               "allowed (MCP_MAX_CONNECTIONS_PER_PEER=%2)")
+                                        .arg(peer.toString())
+                                        .arg(m_options.maxConnectionsPerPeer),
+                                {{"Connection", "close"}, {"Retry-After", "1"}});
+        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+        socket->disconnectFromHost();
+        return;
+    }
     // Connected before the HTTP server connects its own slot, so the guard sees bytes first.
-    new ConnectionGuard(socket, m_options);
+    new ConnectionGuard(socket, m_options, m_incomplete);
     addPendingConnection(socket);
 }
 

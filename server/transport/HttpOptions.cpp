@@ -43,6 +43,10 @@ std::optional<HttpOptions> HttpOptions::fromSettings(const Settings &settings, Q
     options.bodyTimeoutSeconds = int(settings.integer(u"MCP_BODY_TIMEOUT_SECONDS"));
     options.bodyMinBytesPerSecond = settings.integer(u"MCP_BODY_MIN_RATE_KB") * 1024;
     options.idleTimeoutSeconds = int(settings.integer(u"MCP_IDLE_TIMEOUT_SECONDS"));
+    options.bodyStallSeconds = int(settings.integer(u"MCP_BODY_STALL_SECONDS"));
+    options.incompleteRequestsMaxBytes =
+            settings.integer(u"MCP_INCOMPLETE_REQUESTS_MAX_MB") * 1024 * 1024;
+    options.maxConnectionsPerPeer = int(settings.integer(u"MCP_MAX_CONNECTIONS_PER_PEER"));
     return options;
 }
 

@@ -29,6 +29,14 @@ struct HttpOptions
     int bodyTimeoutSeconds = 30;
     qint64 bodyMinBytesPerSecond = 64 * 1024;
     int idleTimeoutSeconds = 60;
+    // A body from which no byte arrives for this long is cut off (408), however fast it came
+    // before: a client cannot stall one byte short of the end.
+    int bodyStallSeconds = 10;
+    // Bytes all requests still arriving may hold together; beyond it the request that would
+    // take more is refused (503).
+    qint64 incompleteRequestsMaxBytes = qint64(128) * 1024 * 1024;
+    // Open connections from one peer address; more are refused (503).
+    int maxConnectionsPerPeer = 2048;
 
     // Null with `error` set when a setting cannot be used (an unreadable principals file).
     static std::optional<HttpOptions> fromSettings(const Settings &settings, QString *error);

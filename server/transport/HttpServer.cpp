@@ -10,6 +10,7 @@
 #include <QHttpServerRequest>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTcpSocket>
 #include <QUrl>
 
@@ -19,16 +20,19 @@ namespace cmcp {
 
 namespace {
 
-// Host header without its port: "127.0.0.1:8000" → "127.0.0.1", "[::1]:8000" → "[::1]".
-QString hostName(const QByteArray &hostHeader)
+// The host of an authority written the one way a browser writes it, lower-cased: a name of
+// letters, digits, '-', '.' and '_', or a bracketed IPv6 address, then at most one ":port" of
+// digits. Anything else (user info "evil.com:80@127.0.0.1", a second port "127.0.0.1:8000:80",
+// spaces, percent escapes) is no host at all, so that no other parser can read the header as
+// naming a host the allow-list did not approve. "127.1" is read as written, and matches only
+// an allow-list entry "127.1".
+QString strictHost(QStringView authority)
 {
-    const QString host = QString::fromLatin1(hostHeader).trimmed().toLower();
-    if (host.startsWith(QLatin1Char('['))) {
-        const qsizetype close = host.indexOf(QLatin1Char(']'));
-        return close < 0 ? QString() : host.left(close + 1);
-    }
-    const qsizetype colon = host.indexOf(QLatin1Char(':'));
-    return colon < 0 ? host : host.left(colon);
+    static const QRegularExpression form(
+            QStringLiteral(R"(^([a-z0-9._-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$)"),
+            QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpressionMatch match = form.match(authority.toString());
+    return match.hasMatch() ? match.captured(1).toLower() : QString();
 }
 
 } // namespace
@@ -80,7 +84,8 @@ qint64 HttpServer::unsentBytes() const
 
 bool HttpServer::hostAllowed(const QByteArray &hostHeader) const
 {
-    return m_options.allowedHosts.contains(hostName(hostHeader));
+    const QString host = strictHost(QString::fromLatin1(hostHeader));
+    return !host.isEmpty() && m_options.allowedHosts.contains(host);
 }
 
 bool HttpServer::originAllowed(const QByteArray &origin) const
@@ -90,14 +95,14 @@ bool HttpServer::originAllowed(const QByteArray &origin) const
     const QString text = QString::fromLatin1(origin).trimmed();
     if (!m_options.allowedOrigins.isEmpty())
         return m_options.allowedOrigins.contains(text, Qt::CaseInsensitive);
-    const QUrl url(text);
-    if (!url.isValid()
-        || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")))
-        return false;
-    QString host = url.host().toLower();
-    if (host.contains(QLatin1Char(':')))
-        host = QLatin1Char('[') + host + QLatin1Char(']');
-    return m_options.allowedHosts.contains(host);
+    // An origin is "scheme://authority" and nothing more (RFC 6454): no path, no user info.
+    for (const QLatin1String scheme : {QLatin1String("http://"), QLatin1String("https://")}) {
+        if (text.startsWith(scheme, Qt::CaseInsensitive)) {
+            const QString host = strictHost(QStringView(text).sliced(scheme.size()));
+            return !host.isEmpty() && m_options.allowedHosts.contains(host);
+        }
+    }
+    return false;
 }
 
 bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)

@@ -115,6 +115,11 @@ void LegacySseTransport::postMessage(const QHttpServerRequest &request, QTcpSock
                                 QStringLiteral("session not found: open a new stream at /sse"));
         return;
     }
+    if (!request.value("content-type").toLower().startsWith("application/json")) {
+        http::writeJsonRpcError(socket, 415, jsonrpc::InvalidRequest,
+                                QStringLiteral("the Content-Type must be application/json"));
+        return;
+    }
     const jsonrpc::Payload payload = jsonrpc::parsePayload(request.body());
     if (payload.parseError) {
         http::writeJsonRpcError(socket, 400, jsonrpc::ParseError,

@@ -69,6 +69,8 @@ std::optional<RequestFraming::Refusal> RequestFraming::inspectHeader()
                               + " bytes exceeds the limit of " + QByteArray::number(m_maxBody)
                               + " bytes (MCP_MAX_BODY_MB)");
     m_bodyLeft = length;
+    m_bodyLength = length;
+    m_headerLength = m_header.size();
     return std::nullopt;
 }
 

@@ -31,6 +31,12 @@ public:
 
     bool refused() const { return m_refused; }
     qint64 bodyLeft() const { return m_bodyLeft; } // of the request being read
+    // Bytes of the request being read that have arrived (its headers, its body so far): what
+    // the HTTP parser holds for it until it is complete.
+    qint64 bytesHeld() const
+    {
+        return m_bodyLeft > 0 ? m_headerLength + m_bodyLength - m_bodyLeft : m_header.size();
+    }
     qsizetype headerBytes() const { return m_header.size(); } // of the header block being read
     // Requests whose headers and whole body have arrived.
     quint64 requestsComplete() const { return m_requestsComplete; }
@@ -43,6 +49,8 @@ private:
     qint64 m_maxBody;
     QByteArray m_header;
     qint64 m_bodyLeft = 0;
+    qint64 m_bodyLength = 0; // of the request being read
+    qint64 m_headerLength = 0; // of the request being read, once its header block is complete
     bool m_refused = false;
     quint64 m_requestsComplete = 0;
 };

@@ -92,6 +92,8 @@ QStringList BrowserPool::policyArguments(const EgressPolicy &policy, qint64 maxB
     QStringList arguments{QStringLiteral("--allowed-domains"), policy.allowedDomains().join(u',')};
     if (policy.allowsPrivate())
         arguments.append(QStringLiteral("--allow-private"));
+    if (policy.trustedMayBePrivate())
+        arguments.append(QStringLiteral("--trusted-may-be-private"));
     for (const QString &origin : policy.trustedOrigins())
         arguments << QStringLiteral("--trusted-origin") << origin;
     arguments << QStringLiteral("--max-bytes") << QString::number(maxBytes)

@@ -83,6 +83,7 @@ std::optional<EgressPolicy> EgressPolicy::create(const Options &options, QString
 {
     EgressPolicy policy;
     policy.m_allowPrivate = options.allowPrivate;
+    policy.m_trustedMayBePrivate = options.trustedMayBePrivate;
     for (const QString &written : options.allowedDomains) {
         const QString entry = written.trimmed();
         if (entry.isEmpty())
@@ -143,9 +144,15 @@ std::optional<EgressPolicy> EgressPolicy::fromSettings(const Settings &settings,
     Options options;
     options.allowedDomains = settings.list(u"WEB_ALLOWED_DOMAINS");
     options.allowPrivate = settings.flag(u"WEB_ALLOW_PRIVATE");
+    options.trustedMayBePrivate = settings.flag(u"WEB_SEARCH_ALLOW_PRIVATE");
     for (const char *name : {"WEB_SEARCH_URL", "BRAVE_SEARCH_URL"}) {
         const QString written = settings.text(QString::fromLatin1(name));
         if (written.isEmpty())
+            continue;
+        // An endpoint is trusted only while its back end is in use: BRAVE_SEARCH_URL has a
+        // default, which must not open a host to every web tool when no key is configured.
+        if (qstrcmp(name, "BRAVE_SEARCH_URL") == 0
+            && settings.text(u"BRAVE_SEARCH_API_KEY").isEmpty())
             continue;
         const QUrl url(written);
         const QString scheme = url.scheme().toLower();
@@ -241,7 +248,7 @@ EgressCheck EgressPolicy::checkUrl(const QUrl &url) const
 std::optional<QString> EgressPolicy::checkAddress(const EgressTarget &target,
                                                   const QHostAddress &address) const
 {
-    if (m_allowPrivate || target.trusted)
+    if (m_allowPrivate || (target.trusted && m_trustedMayBePrivate))
         return std::nullopt;
     const AddressRange range = classifyAddress(address);
     if (range.isPublic)
@@ -250,6 +257,11 @@ std::optional<QString> EgressPolicy::checkAddress(const EgressTarget &target,
             ? QStringLiteral("%1 is a non-public address").arg(address.toString())
             : QStringLiteral("%1 resolves to %2, a non-public address")
                       .arg(target.host, address.toString());
+    if (target.trusted)
+        return QStringLiteral("refused (WEB_SEARCH_ALLOW_PRIVATE): the search back end %1 (%2); "
+                              "set WEB_SEARCH_ALLOW_PRIVATE=true to let the search back ends "
+                              "be on non-public addresses")
+                .arg(what, range.description);
     return QStringLiteral("refused (WEB_ALLOW_PRIVATE): %1 (%2); %3")
             .arg(what, range.description, privateAdvice());
 }

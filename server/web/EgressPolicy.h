@@ -55,14 +55,17 @@ public:
     {
         QStringList allowedDomains{QStringLiteral("*")};
         bool allowPrivate = false;
-        // Operator-configured endpoints (scheme://host[:port]) exempt from the domain list and
-        // the private-address rule.
+        // Operator-configured endpoints (scheme://host[:port]) exempt from the domain list.
         QList<QUrl> trustedOrigins;
+        // WEB_SEARCH_ALLOW_PRIVATE: the trusted origins exempt from the private-address rule
+        // too (a SearXNG beside the daemon).
+        bool trustedMayBePrivate = false;
     };
 
     // nullopt with the reason when an entry of allowedDomains or trustedOrigins cannot be read.
     static std::optional<EgressPolicy> create(const Options &options, QString *error);
-    // WEB_ALLOWED_DOMAINS and WEB_ALLOW_PRIVATE, with the search back ends' endpoints trusted.
+    // WEB_ALLOWED_DOMAINS and WEB_ALLOW_PRIVATE, with the endpoints of the search back ends that
+    // are configured (BRAVE_SEARCH_URL only with BRAVE_SEARCH_API_KEY) trusted.
     static std::optional<EgressPolicy> fromSettings(const Settings &settings, QString *error);
 
     // Everything that can be decided before the host is resolved: scheme, host form, the
@@ -73,6 +76,7 @@ public:
                                         const QHostAddress &address) const;
 
     bool allowsPrivate() const { return m_allowPrivate; }
+    bool trustedMayBePrivate() const { return m_trustedMayBePrivate; }
     bool allowsAnyDomain() const { return m_anyDomain; }
     // The domain list as configured, for messages and the browser worker's command line.
     QStringList allowedDomains() const { return m_domainsAsWritten; }
@@ -98,6 +102,7 @@ private:
 
     bool m_anyDomain = false;
     bool m_allowPrivate = false;
+    bool m_trustedMayBePrivate = false;
     QList<DomainRule> m_domains;
     QStringList m_domainsAsWritten;
     QList<Origin> m_trusted;

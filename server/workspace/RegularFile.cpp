@@ -154,7 +154,10 @@ int replaceFileAt(int dirFd, const QByteArray &name, const QByteArray &data,
     if (existing) {
         if (::geteuid() == 0 && ::fchown(fd.get(), existing->st_uid, existing->st_gid) != 0)
             return discard(errno);
-        if (::fchmod(fd.get(), existing->st_mode & 07777) != 0)
+        // The permissions are kept, never setuid, setgid or sticky: the daemon runs as root,
+        // and a job that marked its file setuid must not get its chosen content written into
+        // a setuid file on the host.
+        if (::fchmod(fd.get(), existing->st_mode & 0777) != 0)
             return discard(errno);
     } else if (!adoptNew(fd.get())) {
         return discard(errno);

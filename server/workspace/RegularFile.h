@@ -46,9 +46,10 @@ double modifiedSeconds(const struct stat &status);
 // Gives the regular file `name` of the open directory `dirFd` the content `data`, atomically:
 // readers see the old content or the new one, never a part, and the new content is on disk
 // before it has the name. `existing` is the status of the file it replaces (fstatat without
-// following), null for a new file. A replaced file keeps its owner, group and mode; a new one
-// is handed to `adoptNew` (the workspace's group and mode) before it gets its name. 0, or the
-// errno of the step that failed; the name then still holds what it held.
+// following), null for a new file. A replaced file keeps its owner, group and permissions (not
+// setuid, setgid or sticky); a new one is handed to `adoptNew` (the workspace's group and mode)
+// before it gets its name. 0, or the errno of the step that failed; the name then still holds what
+// it held.
 int replaceFileAt(int dirFd, const QByteArray &name, const QByteArray &data,
                   const struct stat *existing, const std::function<bool(int fd)> &adoptNew);
 

@@ -262,8 +262,17 @@ private Q_SLOTS:
 
     void trustedOriginsAreExactOrigins()
     {
-        const EgressPolicy rules = policy({QStringLiteral("example.com")}, false,
-                                          {QUrl(QStringLiteral("http://127.0.0.1:8888/searx/"))});
+        EgressPolicy::Options options{{QStringLiteral("example.com")},
+                                      false,
+                                      {QUrl(QStringLiteral("http://127.0.0.1:8888/searx/"))}};
+        QString error;
+        // Trusted past the domain list, but not past the private-address rule by default.
+        const std::optional<EgressPolicy> strict = EgressPolicy::create(options, &error);
+        QVERIFY(strict);
+        QVERIFY(refusalOf(*strict, QStringLiteral("http://127.0.0.1:8888/search?q=x"))
+                        .startsWith(QLatin1String("refused (WEB_SEARCH_ALLOW_PRIVATE)")));
+        options.trustedMayBePrivate = true;
+        const EgressPolicy rules = *EgressPolicy::create(options, &error);
         QCOMPARE(refusalOf(rules, QStringLiteral("http://127.0.0.1:8888/search?q=x")), QString());
         QVERIFY(!refusalOf(rules, QStringLiteral("http://127.0.0.1:8889/")).isEmpty());
         QVERIFY(!refusalOf(rules, QStringLiteral("https://127.0.0.1:8888/")).isEmpty());

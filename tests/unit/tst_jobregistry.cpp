@@ -118,22 +118,22 @@ private Q_SLOTS:
     {
         JobRegistry registry({2, 3, 16});
         const QString a = QStringLiteral("A"), b = QStringLiteral("B");
-        QVERIFY(registry.refusal(a).isEmpty());
+        QVERIFY(registry.refusal(a, {}).isEmpty());
         startJob(registry, a, QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
         BackgroundJob *second =
                 startJob(registry, a, QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
-        QVERIFY(registry.refusal(a).contains(QStringLiteral("JOB_MAX_PER_SESSION")));
-        QVERIFY(registry.refusal(b).isEmpty());
+        QVERIFY(registry.refusal(a, {}).contains(QStringLiteral("JOB_MAX_PER_SESSION")));
+        QVERIFY(registry.refusal(b, {}).isEmpty());
         startJob(registry, b, QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
         QCOMPARE(registry.running(), 3);
-        QVERIFY(registry.refusal(b).contains(QStringLiteral("JOB_MAX_TOTAL")));
+        QVERIFY(registry.refusal(b, {}).contains(QStringLiteral("JOB_MAX_TOTAL")));
         // An ended job frees its place.
         QSignalSpy ended(second, &BackgroundJob::finished);
         second->kill();
         QVERIFY(ended.wait(10000));
         QCOMPARE(registry.running(a), 1);
-        QVERIFY(registry.refusal(a).isEmpty());
-        QVERIFY(registry.refusal(b).isEmpty());
+        QVERIFY(registry.refusal(a, {}).isEmpty());
+        QVERIFY(registry.refusal(b, {}).isEmpty());
         registry.endSession(a);
         registry.endSession(b);
     }

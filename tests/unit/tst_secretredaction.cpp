@@ -5,6 +5,7 @@
 
 #include "audit/AuditRecord.h"
 #include "admin/CallDescription.h"
+#include "common/SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -69,6 +70,37 @@ private Q_SLOTS:
             QVERIFY2(text.contains("https://example.com/api"), text.constData());
             QCOMPARE(arguments.value("path").toString(), QStringLiteral("notes.txt"));
         }
+    }
+
+    // Each inline form keeps what names it and loses its value; text that only looks alike
+    // (a port flag, prose about tokens) is kept.
+    void inlineFormsKeepTheirNameAndLoseTheirValue()
+    {
+        const struct
+        {
+            const char *text;
+            const char *redacted;
+        } cases[] = {
+                {"git clone https://bob:s3cret@example.com/r.git",
+                 "git clone https://bob:[redacted]@example.com/r.git"},
+                {"curl -u bob:hunter2 https://x", "curl -u bob:[redacted] https://x"},
+                {"mysql -u root -pdbpass db", "mysql -u root -p[redacted] db"},
+                {"sshpass -p 'pw 1' ssh host", "sshpass -p [redacted] ssh host"},
+                {"-H 'Authorization: Token abcdefgh12'", "-H 'Authorization: Token [redacted]'"},
+                {"-H 'X-Api-Auth: abc'", "-H 'X-Api-Auth: [redacted]'"},
+                {"STRIPE_KEY=sk_live_1", "STRIPE_KEY=[redacted]"},
+                {"-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----",
+                 "-----BEGIN RSA PRIVATE KEY----- [redacted] -----END RSA PRIVATE KEY-----"},
+                {"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl",
+                 "-----BEGIN OPENSSH PRIVATE KEY----- [redacted] "},
+                {"ssh -p 2222 host; mkdir -p a/b", "ssh -p 2222 host; mkdir -p a/b"},
+                {"the token is short", "the token is short"},
+        };
+        for (const auto &c : cases)
+            QCOMPARE(cmcp::redactSecrets(QJsonValue(QString::fromUtf8(c.text)),
+                                         QStringLiteral("[redacted]"))
+                             .toString(),
+                     QString::fromUtf8(c.redacted));
     }
 };
 

@@ -2,9 +2,12 @@
 
 #include "mcp/ToolResult.h"
 
+#include <QHash>
 #include <QObject>
+#include <QString>
 #include <QThreadPool>
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -17,6 +20,11 @@ class ToolCall;
 // never stalls the event loop, and finishes each call back on the loop's thread. Work known to
 // be cheap (a small file read) may run on the loop at once: the hop to a worker and back costs
 // more than such a read (measured: 65 µs against 95 to 190 µs per 1 KB file_read, BENCHMARKS.md).
+//
+// The workers are shared by every session, but one session holds at most MaxWorkersPerSession
+// of them at a time; its further calls wait in its own queue. So a session that starts many slow
+// calls (searches with a pattern that backtracks) slows only itself: another session's
+// file_write still finds a free worker.
 class FileToolRunner : public QObject
 {
     Q_OBJECT
@@ -32,13 +40,32 @@ public:
     // runs on a worker thread.
     using CheapAttempt = std::function<std::optional<Completion>()>;
 
+    static constexpr int Workers = 4;
+    static constexpr int MaxWorkersPerSession = 2;
+
     explicit FileToolRunner(QObject *parent = nullptr);
     ~FileToolRunner() override;
 
     void run(const std::shared_ptr<ToolCall> &call, Work work, const CheapAttempt &attempt = {});
 
 private:
+    struct Queued
+    {
+        std::shared_ptr<ToolCall> call;
+        Work work;
+    };
+    struct SessionWork
+    {
+        int running = 0;
+        std::deque<Queued> waiting;
+    };
+
+    void start(const QString &session, Queued queued);
+    void finished(const QString &session);
+
     QThreadPool m_pool;
+    // Touched on the event loop's thread only.
+    QHash<QString, SessionWork> m_sessions;
 };
 
 } // namespace cmcp

@@ -211,6 +211,13 @@ Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
     if (!outcome.ok())
         return failure(outcome.error);
     const FileSearchResult &found = *outcome.value;
+    if (found.truncatedBy == u"time" && found.matches.isEmpty())
+        return failure(QStringLiteral("file_search reached its time limit of %1 s after %2 "
+                                      "file(s) without a match: narrow path or glob, or "
+                                      "simplify the pattern (nested repetition such as (a+)+ "
+                                      "backtracks without end)")
+                               .arg(FileSearchLimits().timeLimit.count() / 1000)
+                               .arg(found.filesScanned));
     QJsonArray matches;
     for (const FileSearchMatch &match : found.matches)
         matches.append(QJsonObject{{QLatin1String("path"), match.path},
