@@ -108,6 +108,7 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     if (m_interrupted.load(std::memory_order_relaxed))
         return false;
 
+    applyRegistrationChanges();
     const bool includeSockets = !(flags & QEventLoop::ExcludeSocketNotifiers);
     int timeoutMs = 0;
     if (mayWait && !(includeSockets && m_alwaysReady > 0))
@@ -211,7 +212,7 @@ void EpollEventDispatcher::registerSocketNotifier(QSocketNotifier *notifier)
         qWarning("EpollEventDispatcher: a second %s notifier for descriptor %d replaces the first",
                  typeName(type), fd);
     watched.notifiers[type] = notifier;
-    updateRegistration(fd, watched);
+    noteChange(fd, watched);
 }
 
 void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
@@ -223,47 +224,77 @@ void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
     if (found == m_watched.end() || type < QSocketNotifier::Read
         || type > QSocketNotifier::Exception || found->second.notifiers[type] != notifier)
         return;
-    found->second.notifiers[type] = nullptr;
-    updateRegistration(fd, found->second);
-    const QSocketNotifier *const *notifiers = found->second.notifiers;
-    if (!notifiers[0] && !notifiers[1] && !notifiers[2])
-        m_watched.erase(found);
+    Watched &watched = found->second;
+    watched.notifiers[type] = nullptr;
+    if (watched.notifiers[0] || watched.notifiers[1] || watched.notifiers[2]) {
+        noteChange(fd, watched);
+        return;
+    }
+    // The last notifier of a descriptor goes at once: it usually goes because the descriptor is
+    // about to be closed, and its number may name another file before the next wait, which a
+    // deferred removal could not tell from the old one.
+    if (watched.alwaysReady)
+        --m_alwaysReady;
+    else if (watched.events)
+        epollControl(EPOLL_CTL_DEL, fd, 0); // ENOENT, EBADF: closed first, and dropped with it
+    m_watched.erase(found);
 }
 
-// Brings the descriptor's epoll registration to the union of its notifiers' events.
-void EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
+void EpollEventDispatcher::noteChange(int fd, Watched &watched)
+{
+    if (!watched.changed) {
+        watched.changed = true;
+        m_changed.push_back(fd);
+    }
+}
+
+// Called before every wait: the registrations of the descriptors whose notifiers changed
+// follow the notifiers now, whatever happened to them in between.
+void EpollEventDispatcher::applyRegistrationChanges()
+{
+    for (const int fd : m_changed) {
+        const auto found = m_watched.find(fd);
+        if (found == m_watched.end())
+            continue;
+        found->second.changed = false;
+        if (!updateRegistration(fd, found->second))
+            m_watched.erase(found);
+    }
+    m_changed.clear();
+}
+
+int EpollEventDispatcher::epollControl(int operation, int fd, std::uint32_t events)
+{
+    ++m_registrationCalls;
+    epoll_event event{};
+    event.events = events;
+    event.data.fd = fd;
+    return epoll_ctl(m_epoll.get(), operation, fd, operation == EPOLL_CTL_DEL ? nullptr : &event);
+}
+
+// Brings the descriptor's epoll registration to the union of its notifiers' events; returns
+// false when no notifier is left.
+bool EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
 {
     std::uint32_t wanted = 0;
     for (int type = QSocketNotifier::Read; type <= QSocketNotifier::Exception; ++type) {
         if (watched.notifiers[type])
             wanted |= eventsFor(type);
     }
-    if (watched.alwaysReady) {
-        if (!wanted) {
-            watched.alwaysReady = false;
-            --m_alwaysReady;
-        }
-        return;
-    }
-    if (wanted == watched.events)
-        return;
-    epoll_event event{};
-    event.events = wanted;
-    event.data.fd = fd;
+    if (!wanted)
+        return false; // unregisterSocketNotifier() removed the registration
+    if (watched.alwaysReady || wanted == watched.events)
+        return true;
     int result = 0;
-    if (!wanted) {
-        // ENOENT and EBADF: the descriptor was closed before its notifier went, and the kernel
-        // dropped the registration with it.
-        epoll_ctl(m_epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
-    } else if (!watched.events) {
-        result = epoll_ctl(m_epoll.get(), EPOLL_CTL_ADD, fd, &event);
+    if (!watched.events) {
+        result = epollControl(EPOLL_CTL_ADD, fd, wanted);
         // A descriptor number closed while registered and open again as another file.
         if (result != 0 && errno == EEXIST)
-            result = epoll_ctl(m_epoll.get(), EPOLL_CTL_MOD, fd, &event);
+            result = epollControl(EPOLL_CTL_MOD, fd, wanted);
     } else {
-        result = epoll_ctl(m_epoll.get(), EPOLL_CTL_MOD, fd, &event);
+        result = epollControl(EPOLL_CTL_MOD, fd, wanted);
         if (result != 0 && errno == ENOENT)
-            result = epoll_ctl(m_epoll.get(), EPOLL_CTL_ADD, fd, &event);
+            result = epollControl(EPOLL_CTL_ADD, fd, wanted);
     }
     if (result != 0) {
         if (errno == EPERM) {
@@ -275,9 +306,10 @@ void EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
                      qPrintable(errnoText(errno)));
         }
         watched.events = 0;
-        return;
+        return true;
     }
     watched.events = wanted;
+    return true;
 }
 
 void EpollEventDispatcher::forgetPending(QSocketNotifier *notifier)
