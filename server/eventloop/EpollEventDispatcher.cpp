@@ -111,7 +111,7 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     applyRegistrationChanges();
     const bool includeSockets = !(flags & QEventLoop::ExcludeSocketNotifiers);
     int timeoutMs = 0;
-    if (mayWait && !(includeSockets && m_alwaysReady > 0))
+    if (mayWait && !(includeSockets && (m_alwaysReady > 0 || !m_presumedWritable.empty())))
         timeoutMs = timeoutForNextTimer(monotonicNs());
     int activated = waitAndActivateSockets(timeoutMs, includeSockets);
     activated += activateTimers();
@@ -160,10 +160,21 @@ int EpollEventDispatcher::waitAndActivateSockets(int timeoutMs, bool includeSock
         QSocketNotifier *exception = watched.notifiers[QSocketNotifier::Exception];
         if (reader && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
             pending.push_back(reader);
-        if (writer && (revents & (EPOLLOUT | EPOLLERR | (reader ? 0u : std::uint32_t(EPOLLHUP)))))
+        if (writer && (revents & (EPOLLOUT | EPOLLERR | (reader ? 0u : std::uint32_t(EPOLLHUP))))
+            && !found->second.presumedWritable)
             pending.push_back(writer);
         if (exception && (revents & EPOLLPRI))
             pending.push_back(exception);
+    }
+    // After what epoll found, so that a reader runs before the writer of its descriptor, as when
+    // both are found ready.
+    std::vector<std::pair<int, QSocketNotifier *>> presumed;
+    if (includeSockets && !m_presumedWritable.empty()) {
+        presumed.swap(m_presumedWritable);
+        for (const auto &[fd, writer] : presumed) {
+            if (writer)
+                pending.push_back(writer);
+        }
     }
     if (includeSockets && m_alwaysReady > 0) {
         // Descriptors epoll cannot watch (regular files) are always ready, as poll() says.
@@ -198,6 +209,13 @@ int EpollEventDispatcher::waitAndActivateSockets(int timeoutMs, bool includeSock
         ++activated;
     }
     m_pending.pop_back();
+    // A presumed writer still enabled had no room: from now on epoll watches it.
+    for (const auto &[fd, writer] : presumed) {
+        const auto found = m_watched.find(fd);
+        if (writer && found != m_watched.end()
+            && found->second.notifiers[QSocketNotifier::Write] == writer)
+            noteChange(fd, found->second);
+    }
     return activated;
 }
 
@@ -226,6 +244,8 @@ void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
         return;
     Watched &watched = found->second;
     watched.notifiers[type] = nullptr;
+    if (type == QSocketNotifier::Write)
+        watched.presumedWritable = false;
     if (watched.notifiers[0] || watched.notifiers[1] || watched.notifiers[2]) {
         noteChange(fd, watched);
         return;
@@ -283,6 +303,15 @@ bool EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
     }
     if (!wanted)
         return false; // unregisterSocketNotifier() removed the registration
+    if ((wanted & EPOLLOUT) && !(watched.events & EPOLLOUT) && !watched.alwaysReady) {
+        if (!watched.presumedWritable) {
+            watched.presumedWritable = true;
+            m_presumedWritable.emplace_back(fd, watched.notifiers[QSocketNotifier::Write]);
+            wanted &= ~std::uint32_t(EPOLLOUT);
+        } else {
+            watched.presumedWritable = false; // activated, still enabled: it needs epoll
+        }
+    }
     if (watched.alwaysReady || wanted == watched.events)
         return true;
     int result = 0;
@@ -316,6 +345,10 @@ void EpollEventDispatcher::forgetPending(QSocketNotifier *notifier)
 {
     for (PendingList *list : m_pending)
         std::replace(list->begin(), list->end(), notifier, static_cast<QSocketNotifier *>(nullptr));
+    for (auto &[fd, writer] : m_presumedWritable) {
+        if (writer == notifier)
+            writer = nullptr;
+    }
 }
 
 // Qt's timer kinds, as Qt's own dispatcher reads them: a precise timer keeps its

@@ -70,6 +70,10 @@ private:
         std::uint32_t events = 0;
         // Changed since the registration was last brought up to date (it is in m_changed).
         bool changed = false;
+        // Its write notifier, just enabled, is activated once as if epoll had found the socket
+        // writable (see m_presumedWritable); only if it stays enabled after that is EPOLLOUT
+        // registered.
+        bool presumedWritable = false;
         // epoll refuses regular files (stdin redirected from one); poll() reports them always
         // ready, and so does this dispatcher.
         bool alwaysReady = false;
@@ -113,6 +117,14 @@ private:
     std::unordered_map<int, Watched> m_watched;
     // The descriptors whose notifiers changed since the last wait.
     std::vector<int> m_changed;
+    // Write notifiers just enabled, to be activated after the next wait without asking epoll.
+    // A socket's write notifier is enabled when there is something to send, and a socket
+    // almost always has room for it: the write goes out on this activation and the notifier is
+    // disabled again, so that a response costs no epoll_ctl at all where registering EPOLLOUT
+    // and removing it cost two. A socket that had no room (the write would block) keeps its
+    // notifier enabled, and then EPOLLOUT is registered. Readers of a notifier take a spurious
+    // activation as a write that would block, as they must with poll() too.
+    std::vector<std::pair<int, QSocketNotifier *>> m_presumedWritable;
     int m_alwaysReady = 0;
     std::uint64_t m_registrationCalls = 0;
     // The notifiers found ready and not yet activated, one list per processEvents() on the

@@ -2,7 +2,8 @@
 // main thread, before the QCoreApplication exists. Socket notifiers on a socketpair fire for
 // reading and writing, and may be disabled or deleted inside their own activation; changes of
 // notifiers between two waits reach epoll once, before the next wait (a toggle costs nothing, a
-// descriptor closed and reused in between is watched afresh); timers of
+// descriptor closed and reused in between is watched afresh; a write notifier just enabled is
+// activated once without epoll, and watched by epoll only if it stays enabled); timers of
 // each kind fire in order, repeat, and may be killed or restarted inside their own event;
 // posted events, queued calls and zero timers run; another thread wakes a blocked loop.
 // Timing checks allow 50 ms and more, for a loaded machine.
@@ -18,6 +19,7 @@
 #include <QTest>
 #include <QTimer>
 
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <sys/socket.h>
@@ -100,6 +102,7 @@ private Q_SLOTS:
     void siblingDeletedBeforeItsPendingActivation();
     void toggleBetweenWaitsCostsNoSystemCall();
     void deletedAfterBeingFoundReadyInTheSameBatch();
+    void writerOfAFullSocketWaitsForRoom();
     void excludeSocketNotifiersHoldsThemBack();
     void regularFileIsAlwaysReady();
     void singleShotTimersFireInOrder();
@@ -241,21 +244,48 @@ void TestEpollDispatcher::toggleBetweenWaitsCostsNoSystemCall()
     QCOMPARE(dispatcher().registrationCalls(), registered);
     QCOMPARE(writes, 0);
 
-    // Standing changes: the writer on (one call, and it fires), then off again in its own
-    // activation (one more).
-    writable.setEnabled(false);
+    // The writer on: presumed writable, it fires without asking epoll, and is off again in its
+    // own activation, as a socket whose write went out at once.
     writable.setEnabled(true);
     QTRY_COMPARE_WITH_TIMEOUT(writes, 1, 5000);
     runLoopFor(20);
     QCOMPARE(writes, 1);
-    QCOMPARE(dispatcher().registrationCalls(), registered + 2);
+    QCOMPARE(dispatcher().registrationCalls(), registered);
 
     // The last notifier: removed at once, without waiting for the loop.
     readable.setEnabled(false);
-    QCOMPARE(dispatcher().registrationCalls(), registered + 3);
+    QCOMPARE(dispatcher().registrationCalls(), registered + 1);
     pair.send("unread");
     runLoopFor(50);
     QCOMPARE(reads, 1);
+}
+
+// A write notifier enabled on a socket with no room: its presumed activation finds the write
+// would block, it stays enabled, and from then on epoll watches it: it fires again only once
+// the peer has read and there is room.
+void TestEpollDispatcher::writerOfAFullSocketWaitsForRoom()
+{
+    SocketPair pair;
+    char block[4096] = {};
+    while (::write(pair.fds[0], block, sizeof block) > 0) { }
+    QCOMPARE(errno, EAGAIN);
+    QSocketNotifier writable(pair.fds[0], QSocketNotifier::Write);
+    int activations = 0;
+    bool wrote = false;
+    connect(&writable, &QSocketNotifier::activated, this, [&] {
+        ++activations;
+        if (::write(pair.fds[0], "x", 1) == 1) {
+            wrote = true;
+            writable.setEnabled(false);
+        }
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(activations, 1, 5000);
+    runLoopFor(50);
+    QCOMPARE(activations, 1);
+    QVERIFY(!wrote);
+    while (::read(pair.fds[1], block, sizeof block) > 0) { }
+    QTRY_VERIFY_WITH_TIMEOUT(wrote, 5000);
+    QCOMPARE(activations, 2);
 }
 
 // Two descriptors found ready in one wait; whichever is activated first deletes both notifiers,
