@@ -108,9 +108,10 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
     if (m_interrupted.load(std::memory_order_relaxed))
         return false;
 
+    applyRegistrationChanges();
     const bool includeSockets = !(flags & QEventLoop::ExcludeSocketNotifiers);
     int timeoutMs = 0;
-    if (mayWait && !(includeSockets && m_alwaysReady > 0))
+    if (mayWait && !(includeSockets && (m_alwaysReady > 0 || !m_presumedWritable.empty())))
         timeoutMs = timeoutForNextTimer(monotonicNs());
     int activated = waitAndActivateSockets(timeoutMs, includeSockets);
     activated += activateTimers();
@@ -159,10 +160,21 @@ int EpollEventDispatcher::waitAndActivateSockets(int timeoutMs, bool includeSock
         QSocketNotifier *exception = watched.notifiers[QSocketNotifier::Exception];
         if (reader && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
             pending.push_back(reader);
-        if (writer && (revents & (EPOLLOUT | EPOLLERR | (reader ? 0u : std::uint32_t(EPOLLHUP)))))
+        if (writer && (revents & (EPOLLOUT | EPOLLERR | (reader ? 0u : std::uint32_t(EPOLLHUP))))
+            && !found->second.presumedWritable)
             pending.push_back(writer);
         if (exception && (revents & EPOLLPRI))
             pending.push_back(exception);
+    }
+    // After what epoll found, so that a reader runs before the writer of its descriptor, as when
+    // both are found ready.
+    std::vector<std::pair<int, QSocketNotifier *>> presumed;
+    if (includeSockets && !m_presumedWritable.empty()) {
+        presumed.swap(m_presumedWritable);
+        for (const auto &[fd, writer] : presumed) {
+            if (writer)
+                pending.push_back(writer);
+        }
     }
     if (includeSockets && m_alwaysReady > 0) {
         // Descriptors epoll cannot watch (regular files) are always ready, as poll() says.
@@ -197,6 +209,13 @@ int EpollEventDispatcher::waitAndActivateSockets(int timeoutMs, bool includeSock
         ++activated;
     }
     m_pending.pop_back();
+    // A presumed writer still enabled had no room: from now on epoll watches it.
+    for (const auto &[fd, writer] : presumed) {
+        const auto found = m_watched.find(fd);
+        if (writer && found != m_watched.end()
+            && found->second.notifiers[QSocketNotifier::Write] == writer)
+            noteChange(fd, found->second);
+    }
     return activated;
 }
 
@@ -211,7 +230,7 @@ void EpollEventDispatcher::registerSocketNotifier(QSocketNotifier *notifier)
         qWarning("EpollEventDispatcher: a second %s notifier for descriptor %d replaces the first",
                  typeName(type), fd);
     watched.notifiers[type] = notifier;
-    updateRegistration(fd, watched);
+    noteChange(fd, watched);
 }
 
 void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
@@ -223,47 +242,88 @@ void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
     if (found == m_watched.end() || type < QSocketNotifier::Read
         || type > QSocketNotifier::Exception || found->second.notifiers[type] != notifier)
         return;
-    found->second.notifiers[type] = nullptr;
-    updateRegistration(fd, found->second);
-    const QSocketNotifier *const *notifiers = found->second.notifiers;
-    if (!notifiers[0] && !notifiers[1] && !notifiers[2])
-        m_watched.erase(found);
+    Watched &watched = found->second;
+    watched.notifiers[type] = nullptr;
+    if (type == QSocketNotifier::Write)
+        watched.presumedWritable = false;
+    if (watched.notifiers[0] || watched.notifiers[1] || watched.notifiers[2]) {
+        noteChange(fd, watched);
+        return;
+    }
+    // The last notifier of a descriptor goes at once: it usually goes because the descriptor is
+    // about to be closed, and its number may name another file before the next wait, which a
+    // deferred removal could not tell from the old one.
+    if (watched.alwaysReady)
+        --m_alwaysReady;
+    else if (watched.events)
+        epollControl(EPOLL_CTL_DEL, fd, 0); // ENOENT, EBADF: closed first, and dropped with it
+    m_watched.erase(found);
 }
 
-// Brings the descriptor's epoll registration to the union of its notifiers' events.
-void EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
+void EpollEventDispatcher::noteChange(int fd, Watched &watched)
+{
+    if (!watched.changed) {
+        watched.changed = true;
+        m_changed.push_back(fd);
+    }
+}
+
+// Called before every wait: the registrations of the descriptors whose notifiers changed
+// follow the notifiers now, whatever happened to them in between.
+void EpollEventDispatcher::applyRegistrationChanges()
+{
+    for (const int fd : m_changed) {
+        const auto found = m_watched.find(fd);
+        if (found == m_watched.end())
+            continue;
+        found->second.changed = false;
+        if (!updateRegistration(fd, found->second))
+            m_watched.erase(found);
+    }
+    m_changed.clear();
+}
+
+int EpollEventDispatcher::epollControl(int operation, int fd, std::uint32_t events)
+{
+    ++m_registrationCalls;
+    epoll_event event{};
+    event.events = events;
+    event.data.fd = fd;
+    return epoll_ctl(m_epoll.get(), operation, fd, operation == EPOLL_CTL_DEL ? nullptr : &event);
+}
+
+// Brings the descriptor's epoll registration to the union of its notifiers' events; returns
+// false when no notifier is left.
+bool EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
 {
     std::uint32_t wanted = 0;
     for (int type = QSocketNotifier::Read; type <= QSocketNotifier::Exception; ++type) {
         if (watched.notifiers[type])
             wanted |= eventsFor(type);
     }
-    if (watched.alwaysReady) {
-        if (!wanted) {
-            watched.alwaysReady = false;
-            --m_alwaysReady;
+    if (!wanted)
+        return false; // unregisterSocketNotifier() removed the registration
+    if ((wanted & EPOLLOUT) && !(watched.events & EPOLLOUT) && !watched.alwaysReady) {
+        if (!watched.presumedWritable) {
+            watched.presumedWritable = true;
+            m_presumedWritable.emplace_back(fd, watched.notifiers[QSocketNotifier::Write]);
+            wanted &= ~std::uint32_t(EPOLLOUT);
+        } else {
+            watched.presumedWritable = false; // activated, still enabled: it needs epoll
         }
-        return;
     }
-    if (wanted == watched.events)
-        return;
-    epoll_event event{};
-    event.events = wanted;
-    event.data.fd = fd;
+    if (watched.alwaysReady || wanted == watched.events)
+        return true;
     int result = 0;
-    if (!wanted) {
-        // ENOENT and EBADF: the descriptor was closed before its notifier went, and the kernel
-        // dropped the registration with it.
-        epoll_ctl(m_epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
-    } else if (!watched.events) {
-        result = epoll_ctl(m_epoll.get(), EPOLL_CTL_ADD, fd, &event);
+    if (!watched.events) {
+        result = epollControl(EPOLL_CTL_ADD, fd, wanted);
         // A descriptor number closed while registered and open again as another file.
         if (result != 0 && errno == EEXIST)
-            result = epoll_ctl(m_epoll.get(), EPOLL_CTL_MOD, fd, &event);
+            result = epollControl(EPOLL_CTL_MOD, fd, wanted);
     } else {
-        result = epoll_ctl(m_epoll.get(), EPOLL_CTL_MOD, fd, &event);
+        result = epollControl(EPOLL_CTL_MOD, fd, wanted);
         if (result != 0 && errno == ENOENT)
-            result = epoll_ctl(m_epoll.get(), EPOLL_CTL_ADD, fd, &event);
+            result = epollControl(EPOLL_CTL_ADD, fd, wanted);
     }
     if (result != 0) {
         if (errno == EPERM) {
@@ -275,15 +335,20 @@ void EpollEventDispatcher::updateRegistration(int fd, Watched &watched)
                      qPrintable(errnoText(errno)));
         }
         watched.events = 0;
-        return;
+        return true;
     }
     watched.events = wanted;
+    return true;
 }
 
 void EpollEventDispatcher::forgetPending(QSocketNotifier *notifier)
 {
     for (PendingList *list : m_pending)
         std::replace(list->begin(), list->end(), notifier, static_cast<QSocketNotifier *>(nullptr));
+    for (auto &[fd, writer] : m_presumedWritable) {
+        if (writer == notifier)
+            writer = nullptr;
+    }
 }
 
 // Qt's timer kinds, as Qt's own dispatcher reads them: a precise timer keeps its

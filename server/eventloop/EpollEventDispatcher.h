@@ -22,6 +22,12 @@ namespace cmcp {
 // costs what is ready, and keeps the timers ordered by deadline, so arming and killing one
 // costs O(log n) where Qt's list costs O(n).
 //
+// Qt switches a socket's notifiers on and off around its reads and writes, often more than
+// once per loop iteration. The epoll registration follows them lazily: a change marks the
+// descriptor, and the marked ones are brought up to date once, just before the next wait, so a
+// notifier disabled and enabled again in between costs no system call. Only a descriptor's last
+// notifier is removed at once, because its number may be reused before the next wait.
+//
 // Public Qt API only: sockets are activated with QEvent::SockAct and timers with QTimerEvent,
 // both through QCoreApplication::sendEvent (which keeps Qt's scope counting for deleteLater
 // right), and posted events are delivered with QCoreApplication::sendPostedEvents. User input
@@ -51,6 +57,10 @@ public:
     void wakeUp() override;
     void interrupt() override;
 
+    // How many epoll_ctl calls the dispatcher has made: what the unit test and the benchmarks
+    // count the registration changes with.
+    std::uint64_t registrationCalls() const { return m_registrationCalls; }
+
 private:
     // The notifiers of one descriptor, by QSocketNotifier::Type, and the events its epoll
     // registration asks for (their union).
@@ -58,6 +68,12 @@ private:
     {
         QSocketNotifier *notifiers[3] = {nullptr, nullptr, nullptr};
         std::uint32_t events = 0;
+        // Changed since the registration was last brought up to date (it is in m_changed).
+        bool changed = false;
+        // Its write notifier, just enabled, is activated once as if epoll had found the socket
+        // writable (see m_presumedWritable); only if it stays enabled after that is EPOLLOUT
+        // registered.
+        bool presumedWritable = false;
         // epoll refuses regular files (stdin redirected from one); poll() reports them always
         // ready, and so does this dispatcher.
         bool alwaysReady = false;
@@ -80,7 +96,10 @@ private:
         bool delivering = false;
     };
 
-    void updateRegistration(int fd, Watched &watched);
+    void noteChange(int fd, Watched &watched);
+    void applyRegistrationChanges();
+    bool updateRegistration(int fd, Watched &watched);
+    int epollControl(int operation, int fd, std::uint32_t events);
     int waitAndActivateSockets(int timeoutMs, bool includeSockets);
     int activateTimers();
     int timeoutForNextTimer(std::int64_t nowNs) const;
@@ -96,7 +115,18 @@ private:
     std::atomic<bool> m_interrupted{false};
 
     std::unordered_map<int, Watched> m_watched;
+    // The descriptors whose notifiers changed since the last wait.
+    std::vector<int> m_changed;
+    // Write notifiers just enabled, to be activated after the next wait without asking epoll.
+    // A socket's write notifier is enabled when there is something to send, and a socket
+    // almost always has room for it: the write goes out on this activation and the notifier is
+    // disabled again, so that a response costs no epoll_ctl at all where registering EPOLLOUT
+    // and removing it cost two. A socket that had no room (the write would block) keeps its
+    // notifier enabled, and then EPOLLOUT is registered. Readers of a notifier take a spurious
+    // activation as a write that would block, as they must with poll() too.
+    std::vector<std::pair<int, QSocketNotifier *>> m_presumedWritable;
     int m_alwaysReady = 0;
+    std::uint64_t m_registrationCalls = 0;
     // The notifiers found ready and not yet activated, one list per processEvents() on the
     // stack (a handler may run a nested event loop); a notifier unregistered meanwhile is
     // blanked in all of them.

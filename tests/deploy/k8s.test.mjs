@@ -68,14 +68,34 @@ if (!existsSync(join(modules, 'kubernetes-models'))) {
     test('the deployment probes /health and limits its resources', () => {
         const pod = objects.Deployment.spec.template;
         const [container] = pod.spec.containers;
-        for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe'])
+        const allowedHosts = container.env.find(variable => variable.name === 'MCP_ALLOWED_HOSTS').value.split(',');
+        for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
             assert.equal(container[probe]?.httpGet?.path, '/health', probe);
+            // Without it the kubelet sends the pod's address, and cmcpd answers 403.
+            const host = container[probe].httpGet.httpHeaders?.find(header => header.name.toLowerCase() === 'host')?.value;
+            assert.ok(allowedHosts.includes(host), `${probe} sends Host ${host}, which MCP_ALLOWED_HOSTS does not admit`);
+        }
         for (const resource of ['cpu', 'memory'])
             assert.ok(container.resources.limits[resource], `no ${resource} limit`);
         assert.equal(container.securityContext.allowPrivilegeEscalation, false);
         assert.deepEqual(container.securityContext.capabilities.drop, ['ALL']);
         assert.equal(pod.spec.securityContext.runAsNonRoot, true);
         assert.equal(pod.spec.securityContext.seccompProfile.type, 'Localhost');
+    });
+
+    test('the grace period covers the drain, and the liveness probe does not cut it short', () => {
+        const pod = objects.Deployment.spec.template.spec;
+        const [container] = pod.containers;
+        const drain = Number(container.env.find(variable => variable.name === 'MCP_DRAIN_SECONDS')?.value);
+        assert.ok(drain > 0, 'MCP_DRAIN_SECONDS is set on the container');
+        const preStop = container.lifecycle?.preStop?.sleep?.seconds ?? 0;
+        const margin = 5;
+        assert.ok(pod.terminationGracePeriodSeconds >= preStop + drain + margin,
+                  `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} < preStop ${preStop} + MCP_DRAIN_SECONDS ${drain} + ${margin}`);
+        const liveness = container.livenessProbe;
+        assert.ok(liveness.periodSeconds * (liveness.failureThreshold ?? 3) > drain,
+                  'the liveness probe would restart a draining pod');
+        assert.ok(container.readinessProbe.periodSeconds <= 5, 'a draining pod leaves the Service within 5 s');
     });
 
     test('service, network policy and deployment agree on pods and port', () => {
@@ -93,6 +113,17 @@ if (!existsSync(join(modules, 'kubernetes-models'))) {
         const snippet = objects.Ingress.metadata.annotations['haproxy.org/backend-config-snippet'];
         assert.match(snippet, /stick store-response res\.hdr\(mcp-session-id\)/);
         assert.match(snippet, /stick match req\.hdr\(mcp-session-id\)/);
+        // What a pod refuses while draining (503), cannot take (connection refused) or leaves
+        // unanswered as it dies goes to another pod, unless it belongs to a session, which lives
+        // in one pod.
+        assert.match(snippet, /retry-on conn-failure empty-response 503/);
+        assert.match(snippet, /option redispatch/);
+        assert.match(snippet, /disable-l7-retry if \{ req\.hdr\(mcp-session-id\) -m found \}/);
+        assert.equal(objects.Ingress.metadata.annotations['haproxy.org/check'], 'true');
+        const [, checkedHost] = /http-check send meth GET uri \/health .*hdr Host (\S+)/.exec(snippet) ?? [];
+        const allowedHosts = objects.Deployment.spec.template.spec.containers[0].env
+            .find(variable => variable.name === 'MCP_ALLOWED_HOSTS').value.split(',');
+        assert.ok(allowedHosts.includes(checkedHost), `the ingress checks /health with Host ${checkedHost}`);
         assert.equal(objects.Ingress.spec.ingressClassName, 'haproxy');
         const backend = objects.Ingress.spec.rules[0].http.paths[0].backend.service;
         assert.equal(backend.name, objects.Service.metadata.name);

@@ -1,6 +1,9 @@
 // The epoll event dispatcher of server/eventloop, installed as the daemon installs it: on the
 // main thread, before the QCoreApplication exists. Socket notifiers on a socketpair fire for
-// reading and writing, and may be disabled or deleted inside their own activation; timers of
+// reading and writing, and may be disabled or deleted inside their own activation; changes of
+// notifiers between two waits reach epoll once, before the next wait (a toggle costs nothing, a
+// descriptor closed and reused in between is watched afresh; a write notifier just enabled is
+// activated once without epoll, and watched by epoll only if it stays enabled); timers of
 // each kind fire in order, repeat, and may be killed or restarted inside their own event;
 // posted events, queued calls and zero timers run; another thread wakes a blocked loop.
 // Timing checks allow 50 ms and more, for a loaded machine.
@@ -16,6 +19,7 @@
 #include <QTest>
 #include <QTimer>
 
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <sys/socket.h>
@@ -96,6 +100,9 @@ private Q_SLOTS:
     void notifierDisabledInsideItsActivationStops();
     void notifierDeletedInsideItsActivation();
     void siblingDeletedBeforeItsPendingActivation();
+    void toggleBetweenWaitsCostsNoSystemCall();
+    void deletedAfterBeingFoundReadyInTheSameBatch();
+    void writerOfAFullSocketWaitsForRoom();
     void excludeSocketNotifiersHoldsThemBack();
     void regularFileIsAlwaysReady();
     void singleShotTimersFireInOrder();
@@ -191,6 +198,143 @@ void TestEpollDispatcher::siblingDeletedBeforeItsPendingActivation()
     QTRY_COMPARE_WITH_TIMEOUT(reads, 1, 5000);
     runLoopFor(50);
     QCOMPARE(writes, 0);
+}
+
+EpollEventDispatcher &dispatcher()
+{
+    return *qobject_cast<EpollEventDispatcher *>(QAbstractEventDispatcher::instance());
+}
+
+// Disabled and enabled again before the loop waits, a notifier keeps its registration as it
+// was: no epoll_ctl at all, and it still fires. The same for a write notifier switched on and
+// off inside one activation, as Qt's sockets do around a write that completes at once. A change
+// that stands costs one call; the last notifier of a descriptor goes at once.
+void TestEpollDispatcher::toggleBetweenWaitsCostsNoSystemCall()
+{
+    SocketPair pair;
+    QSocketNotifier readable(pair.fds[1], QSocketNotifier::Read);
+    QSocketNotifier writable(pair.fds[1], QSocketNotifier::Write);
+    writable.setEnabled(false);
+    int reads = 0;
+    int writes = 0;
+    connect(&readable, &QSocketNotifier::activated, this, [&] {
+        char buffer[16];
+        if (::read(pair.fds[1], buffer, sizeof buffer) > 0)
+            ++reads;
+        writable.setEnabled(true);
+        writable.setEnabled(false);
+    });
+    connect(&writable, &QSocketNotifier::activated, this, [&] {
+        ++writes;
+        writable.setEnabled(false);
+    });
+    QCoreApplication::processEvents();
+    const std::uint64_t registered = dispatcher().registrationCalls();
+    for (int i = 0; i < 10; ++i) {
+        writable.setEnabled(true);
+        readable.setEnabled(false);
+        readable.setEnabled(true);
+        writable.setEnabled(false);
+    }
+    QCoreApplication::processEvents();
+    QCOMPARE(dispatcher().registrationCalls(), registered);
+    pair.send("ping");
+    QTRY_COMPARE_WITH_TIMEOUT(reads, 1, 5000);
+    runLoopFor(20);
+    QCOMPARE(dispatcher().registrationCalls(), registered);
+    QCOMPARE(writes, 0);
+
+    // The writer on: presumed writable, it fires without asking epoll, and is off again in its
+    // own activation, as a socket whose write went out at once.
+    writable.setEnabled(true);
+    QTRY_COMPARE_WITH_TIMEOUT(writes, 1, 5000);
+    runLoopFor(20);
+    QCOMPARE(writes, 1);
+    QCOMPARE(dispatcher().registrationCalls(), registered);
+
+    // The last notifier: removed at once, without waiting for the loop.
+    readable.setEnabled(false);
+    QCOMPARE(dispatcher().registrationCalls(), registered + 1);
+    pair.send("unread");
+    runLoopFor(50);
+    QCOMPARE(reads, 1);
+}
+
+// A write notifier enabled on a socket with no room: its presumed activation finds the write
+// would block, it stays enabled, and from then on epoll watches it: it fires again only once
+// the peer has read and there is room.
+void TestEpollDispatcher::writerOfAFullSocketWaitsForRoom()
+{
+    SocketPair pair;
+    char block[4096] = {};
+    while (::write(pair.fds[0], block, sizeof block) > 0) { }
+    QCOMPARE(errno, EAGAIN);
+    QSocketNotifier writable(pair.fds[0], QSocketNotifier::Write);
+    int activations = 0;
+    bool wrote = false;
+    connect(&writable, &QSocketNotifier::activated, this, [&] {
+        ++activations;
+        if (::write(pair.fds[0], "x", 1) == 1) {
+            wrote = true;
+            writable.setEnabled(false);
+        }
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(activations, 1, 5000);
+    runLoopFor(50);
+    QCOMPARE(activations, 1);
+    QVERIFY(!wrote);
+    while (::read(pair.fds[1], block, sizeof block) > 0) { }
+    QTRY_VERIFY_WITH_TIMEOUT(wrote, 5000);
+    QCOMPARE(activations, 2);
+}
+
+// Two descriptors found ready in one wait; whichever is activated first deletes both notifiers,
+// and puts another file under the other's descriptor number (as a socket closed and a new one
+// accepted would) with a notifier of its own. The deleted notifier's pending activation must not
+// be delivered, and the new file must be watched although its number's registration looked the
+// same as before.
+void TestEpollDispatcher::deletedAfterBeingFoundReadyInTheSameBatch()
+{
+    SocketPair first;
+    SocketPair second;
+    first.send("a");
+    second.send("b");
+    QSocketNotifier *notifiers[2] = {new QSocketNotifier(first.fds[1], QSocketNotifier::Read),
+                                     new QSocketNotifier(second.fds[1], QSocketNotifier::Read)};
+    const int numbers[2] = {first.fds[1], second.fds[1]};
+    int activations[2] = {0, 0};
+    int replacement[2] = {-1, -1};
+    std::unique_ptr<QSocketNotifier> onReplacement;
+    int replacementReads = 0;
+    for (int self = 0; self < 2; ++self) {
+        connect(notifiers[self], &QSocketNotifier::activated, this, [&, self] {
+            ++activations[self];
+            const int other = 1 - self;
+            delete notifiers[other];
+            notifiers[other] = nullptr;
+            QVERIFY(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, replacement) == 0);
+            // The other's number now names the new socket (its old file is closed by dup2).
+            QVERIFY(::dup2(replacement[0], numbers[other]) == numbers[other]);
+            ::close(replacement[0]);
+            onReplacement =
+                    std::make_unique<QSocketNotifier>(numbers[other], QSocketNotifier::Read);
+            connect(onReplacement.get(), &QSocketNotifier::activated, this, [&, other] {
+                char buffer[16];
+                if (::read(numbers[other], buffer, sizeof buffer) > 0)
+                    ++replacementReads;
+            });
+            QVERIFY(::write(replacement[1], "new", 3) == 3);
+            notifiers[self]->setEnabled(false);
+            notifiers[self]->deleteLater();
+            notifiers[self] = nullptr;
+        });
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(replacementReads, 1, 5000);
+    QCOMPARE(activations[0] + activations[1], 1);
+    runLoopFor(50);
+    QCOMPARE(activations[0] + activations[1], 1);
+    onReplacement.reset();
+    ::close(replacement[1]);
 }
 
 void TestEpollDispatcher::excludeSocketNotifiersHoldsThemBack()
