@@ -99,7 +99,7 @@ cmd_run() {
     mapfile -t runtime < <(runtime_args)
     mapfile -t security < <(security_args)
     "$eng" run -d --name "$NAME" "${runtime[@]}" "${security[@]}" \
-        -p "127.0.0.1:$PORT:8000" \
+        -p "127.0.0.1:$PORT:8000" -e MCP_ALLOW_UNAUTHENTICATED_REMOTE=true \
         -v "$ROOT/volume/config:/app/volume/config:Z" \
         -v cmcp-data:/app/volume/data -v cmcp-logs:/app/volume/logs \
         -v cmcp-sandbox:/app/volume/sandbox \

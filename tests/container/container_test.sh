@@ -79,6 +79,7 @@ PAGES_PORT=8999
 podman run -d --name "$NAME" "${runtime[@]}" "${limits[@]}" \
     --security-opt "seccomp=$ROOT/container/seccomp.json" --security-opt 'unmask=/proc/*' \
     --security-opt no-new-privileges --cap-drop ALL \
+    -e MCP_ALLOW_UNAUTHENTICATED_REMOTE=true \
     -e WEB_ALLOW_PRIVATE=true -e WEB_ALLOWED_DOMAINS=127.0.0.1 \
     -e "WEB_SEARCH_URL=http://127.0.0.1:$PAGES_PORT/searxng" \
     -p 127.0.0.1::8000 "$IMAGE" >/dev/null || fail "podman run failed"
