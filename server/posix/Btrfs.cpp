@@ -45,10 +45,13 @@ bool isSubvolumeRoot(int fd)
 
 std::optional<uint64_t> subvolumeId(int fd)
 {
-    btrfs_ioctl_get_subvol_info_args info{};
-    if (::ioctl(fd, BTRFS_IOC_GET_SUBVOL_INFO, &info) != 0)
+    // The tree of the subvolume that holds fd's inode (treeid 0: look it up).
+    btrfs_ioctl_ino_lookup_args lookup{};
+    lookup.treeid = 0;
+    lookup.objectid = BTRFS_FIRST_FREE_OBJECTID;
+    if (::ioctl(fd, BTRFS_IOC_INO_LOOKUP, &lookup) != 0)
         return std::nullopt;
-    return info.treeid;
+    return lookup.treeid;
 }
 
 int createSubvolume(int parentFd, const QByteArray &name)

@@ -15,7 +15,7 @@ namespace cmcp::btrfs {
 bool isBtrfs(int fd);
 // True when `fd` is the root directory of a subvolume (inode 256 on btrfs).
 bool isSubvolumeRoot(int fd);
-// The subvolume's id (its level-0 qgroup is 0/id); nullopt with errno on failure.
+// The subvolume's id (its level-0 qgroup is 0/id); nullopt with errno on failure (root only).
 std::optional<uint64_t> subvolumeId(int fd);
 
 // Creates the empty subvolume `name` in the directory `parentFd`.
