@@ -23,6 +23,7 @@
 #include "tools/system/SystemTools.h"
 #include "mcp/ToolResult.h"
 #include "tools/web/WebTools.h"
+#include "tools/workspace/WorkspaceTools.h"
 #include "workspace/WorkspaceVolume.h"
 
 #include <QCoreApplication>
@@ -100,6 +101,7 @@ bool registerToolFamilies(McpServer &mcp, const Settings &settings,
     if (!registerFileTools(mcp, settings, error, &live))
         return false;
     registerJobTools(mcp, settings);
+    registerWorkspaceTools(mcp, settings);
     return registerSystemTools(mcp, settings, sandbox, error, &live)
             && registerWebTools(mcp, settings, error, &live);
 }

@@ -7,6 +7,7 @@
 #include "posix/ErrnoText.h"
 #include "posix/TreeRemoval.h"
 #include "posix/UniqueFd.h"
+#include "workspace/WorkspaceCheckpoints.h"
 
 #include <QDir>
 #include <QFile>
@@ -25,6 +26,7 @@ namespace {
 
 void removeWorkspace(const QString &path)
 {
+    WorkspaceCheckpoints::removeAllOf(path);
     QString error;
     // A subvolume goes in one call, however large (the kernel frees its space afterwards).
     const QFileInfo info(path);
@@ -212,10 +214,19 @@ void SessionWorkspaces::removeLater(const QString &sessionId, const QString &pat
 
 SessionWorkspaces::Hold SessionWorkspaces::holdForJob(const Workspace &workspace)
 {
-    if (workspace.path() == m_shared.path())
-        return nullptr;
+    // The shared workspace is never removed: its holds only count its jobs (jobsIn).
     ++m_holds->running[workspace.path()];
     return std::make_shared<const WorkspaceHold>(m_holds, workspace.path());
+}
+
+int SessionWorkspaces::jobsIn(const Workspace &workspace) const
+{
+    return m_holds->running.value(workspace.path());
+}
+
+void SessionWorkspaces::replaced(const Workspace &workspace)
+{
+    Q_EMIT workspaceReplaced(workspace.path());
 }
 
 void SessionWorkspaces::waitForRemovals()

@@ -6,6 +6,7 @@
 #include "posix/LoopMount.h"
 #include "posix/UniqueFd.h"
 #include "workspace/Workspace.h"
+#include "workspace/WorkspaceCheckpoints.h"
 
 #include <QDir>
 #include <QFile>
@@ -139,6 +140,9 @@ WorkspaceVolume WorkspaceVolume::prepare(const Settings &settings)
     // Jobs pass through to their own workspace, and list none of the others.
     if (::fchmod(top.get(), 0711) != 0)
         return unavailable(QStringLiteral("cannot chmod %1: %2").arg(mount, errnoText(errno)));
+    // What a crash left half-made: partial checkpoints and restores.
+    WorkspaceCheckpoints::removeLeftovers(mount);
+    WorkspaceCheckpoints::removeLeftovers(mount + QStringLiteral("/sessions"));
     volume.m_state = State::Available;
     volume.m_reason.clear();
     volume.m_detail = QStringLiteral("btrfs qgroups, %1 MB per workspace, on %2 (%3 GB image)")

@@ -31,8 +31,8 @@ export function skipWithoutQuota() {
 }
 
 // A daemon whose workspaces hold at most `quotaMb`, on a small volume in a fresh SANDBOX_ROOT.
-export async function startQuotaDaemon({ quotaMb, settings = {} }) {
-    const sandbox = mkdtempSync(join(tmpdir(), 'cmcp-quota-'));
+// `sandbox`: an existing SANDBOX_ROOT (a restart) instead of a fresh one.
+export async function startQuotaDaemon({ quotaMb, settings = {}, sandbox = mkdtempSync(join(tmpdir(), 'cmcp-quota-')) }) {
     chmodSync(sandbox, 0o755);
     const daemon = await startDaemon({
         fixtures: false,
