@@ -214,6 +214,11 @@ QList<SettingSpec> buildTable()
                     "what is written; set when the image is made).",
                     NoFlags),
 
+            integer(sandbox, "SANDBOX_WORKSPACE_CHECKPOINTS_MAX", "16", 1, 1000,
+                    "With SANDBOX_WORKSPACE_QUOTA_MB, how many checkpoints one workspace may "
+                    "keep; each can hold up to the quota once files change.",
+                    NoFlags),
+
             integer(jobs, "JOB_TIMEOUT_MAX", "3600", 1, 604800,
                     "Time limit of a background job (background or yield_ms), in seconds; a "
                     "call's timeout may only lower it.",

@@ -60,7 +60,9 @@ void deleteEntry(int parentFd, const QByteArray &name)
 
 } // namespace
 
-WorkspaceCheckpoints::WorkspaceCheckpoints(Workspace workspace) : m_workspace(std::move(workspace))
+WorkspaceCheckpoints::WorkspaceCheckpoints(Workspace workspace, int maxCount)
+    : m_workspace(std::move(workspace)),
+      m_maxCount(maxCount)
 {
 }
 
@@ -86,8 +88,16 @@ QString WorkspaceCheckpoints::unsupportedReason() const
 
 std::optional<Checkpoint> WorkspaceCheckpoints::create(const QString &label, QString *error) const
 {
-    if (*error = unsupportedReason(); !error->isEmpty())
+    const std::optional<QList<Checkpoint>> existing = list(error);
+    if (!existing)
         return std::nullopt;
+    if (existing->size() >= m_maxCount) {
+        *error = QStringLiteral("the workspace has %1 checkpoints, as many as "
+                                "SANDBOX_WORKSPACE_CHECKPOINTS_MAX allows: delete one first "
+                                "(workspace_checkpoint_delete)")
+                         .arg(existing->size());
+        return std::nullopt;
+    }
     const QString dir = directory();
     if (!QDir().mkpath(dir) || ::chmod(QFile::encodeName(dir).constData(), 0700) != 0
         || ::chmod(QFile::encodeName(QFileInfo(dir).absolutePath()).constData(), 0700) != 0) {

@@ -29,7 +29,10 @@ struct Checkpoint
 class WorkspaceCheckpoints
 {
 public:
-    explicit WorkspaceCheckpoints(Workspace workspace);
+    // At most `maxCount` checkpoints (SANDBOX_WORKSPACE_CHECKPOINTS_MAX): each can keep up to
+    // the workspace's quota alive once the files change, so the count bounds what one
+    // workspace holds on the volume to (maxCount + 1) times its quota.
+    explicit WorkspaceCheckpoints(Workspace workspace, int maxCount = 0);
 
     // Empty when the workspace can have checkpoints (a subvolume of the workspace volume), else
     // why not.
@@ -57,6 +60,7 @@ private:
     QString directory() const;
 
     const Workspace m_workspace;
+    const int m_maxCount;
 };
 
 } // namespace cmcp

@@ -3,7 +3,7 @@
 // diff names each change (a unified diff for text), and the restore gives back the very tree
 // (a hash of every path, type, mode, size, content and link target); the file tools see the
 // restored tree at once. A restore is refused while a job runs in the workspace (its jail holds
-// the tree it started in). Checkpoints survive a restart of the daemon, and what a crash left
+// the tree it started in), and a workspace keeps a bounded number of them. Checkpoints survive a restart of the daemon, and what a crash left
 // half-made is removed at start. Needs root, btrfs and loop devices; exits 77 otherwise.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,7 +40,7 @@ describe('workspace checkpoints', () => {
     let s;
 
     const start = async () => {
-        ({ daemon, sandbox } = await startQuotaDaemon({ quotaMb: QUOTA_MB, sandbox, settings: { BASH_ALLOWED_COMMANDS: 'dd,sleep,cat' } }));
+        ({ daemon, sandbox } = await startQuotaDaemon({ quotaMb: QUOTA_MB, sandbox, settings: { BASH_ALLOWED_COMMANDS: 'dd,sleep,cat', SANDBOX_WORKSPACE_CHECKPOINTS_MAX: 2 } }));
         s = await quotaSession(daemon);
     };
     const stop = async () => {
@@ -136,6 +136,15 @@ describe('workspace checkpoints', () => {
         const full = await s.ok('system_run_command', { command: `dd if=/dev/zero of=fill bs=1M count=${QUOTA_MB * 2}` });
         assert.equal(full.workspace_quota_mb, QUOTA_MB, JSON.stringify(full));
         await s.ok('file_delete', { path: 'fill' });
+    }));
+
+    test('a workspace keeps at most SANDBOX_WORKSPACE_CHECKPOINTS_MAX checkpoints', () => withDiagnostics(daemon, async () => {
+        const second = await s.ok('workspace_checkpoint', { label: 'second' });
+        const refused = await s.call('workspace_checkpoint', { label: 'third' });
+        assert.equal(refused.isError, true);
+        assert.match(refused.structuredContent.error, /has 2 checkpoints, as many as SANDBOX_WORKSPACE_CHECKPOINTS_MAX allows/);
+        await s.ok('workspace_checkpoint_delete', { checkpoint_id: second.checkpoint_id });
+        assert.deepEqual((await s.ok('workspace_checkpoints', {})).checkpoints.map(each => each.checkpoint_id), [checkpointId]);
     }));
 
     test('checkpoints survive a restart, and what a crash left half-made goes at start', () => withDiagnostics(daemon, async () => {

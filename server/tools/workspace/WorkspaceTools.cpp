@@ -3,6 +3,8 @@
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
+#include "common/Settings.h"
+
 #include "managers/TreeDiff.h"
 #include "mcp/McpServer.h"
 #include "mcp/ToolCall.h"
@@ -35,7 +37,7 @@ QJsonObject succeeded(QJsonObject value)
 // The calling session's workspace and its checkpoints; nullopt (the call finished with the
 // reason) when it cannot be had.
 std::optional<std::pair<Workspace, WorkspaceCheckpoints>>
-checkpointsOf(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
+checkpointsOf(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
 {
     QString error;
     const std::optional<Workspace> workspace = workspaces.forSession(call->sessionId(), &error);
@@ -43,12 +45,12 @@ checkpointsOf(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &ca
         call->finish(ToolResult::structuredFailure(error));
         return std::nullopt;
     }
-    return std::pair{*workspace, WorkspaceCheckpoints(*workspace)};
+    return std::pair{*workspace, WorkspaceCheckpoints(*workspace, maxCount)};
 }
 
-void checkpoint(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
+void checkpoint(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
 {
-    const auto found = checkpointsOf(workspaces, call);
+    const auto found = checkpointsOf(workspaces, maxCount, call);
     if (!found)
         return;
     QElapsedTimer clock;
@@ -65,9 +67,10 @@ void checkpoint(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &
     call->finish(ToolResult::structured(succeeded(value)));
 }
 
-void listCheckpoints(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
+void listCheckpoints(SessionWorkspaces &workspaces, int maxCount,
+                     const std::shared_ptr<ToolCall> &call)
 {
-    const auto found = checkpointsOf(workspaces, call);
+    const auto found = checkpointsOf(workspaces, maxCount, call);
     if (!found)
         return;
     QString error;
@@ -82,9 +85,9 @@ void listCheckpoints(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCa
     call->finish(ToolResult::structured(succeeded({{QLatin1String("checkpoints"), list}})));
 }
 
-void restore(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
+void restore(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
 {
-    const auto found = checkpointsOf(workspaces, call);
+    const auto found = checkpointsOf(workspaces, maxCount, call);
     if (!found)
         return;
     const QString id = tools::stringArgument(call->arguments(), "checkpoint_id");
@@ -110,9 +113,9 @@ void restore(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &cal
                        {QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6}})));
 }
 
-void diff(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
+void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
 {
-    const auto found = checkpointsOf(workspaces, call);
+    const auto found = checkpointsOf(workspaces, maxCount, call);
     if (!found)
         return;
     const WorkspaceCheckpoints &checkpoints = found->second;
@@ -135,9 +138,10 @@ void diff(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
                        {QLatin1String("truncated"), difference.truncated}})));
 }
 
-void deleteCheckpoint(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
+void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
+                      const std::shared_ptr<ToolCall> &call)
 {
-    const auto found = checkpointsOf(workspaces, call);
+    const auto found = checkpointsOf(workspaces, maxCount, call);
     if (!found)
         return;
     const QString id = tools::stringArgument(call->arguments(), "checkpoint_id");
@@ -166,9 +170,12 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
     SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
     if (!WorkspaceCheckpoints(Workspace::fromSettings(settings)).unsupportedReason().isEmpty())
         return;
-    const auto handler = [&workspaces](void (*run)(SessionWorkspaces &,
-                                                   const std::shared_ptr<ToolCall> &)) {
-        return [&workspaces, run](const std::shared_ptr<ToolCall> &call) { run(workspaces, call); };
+    const int maxCount = int(settings.integer(u"SANDBOX_WORKSPACE_CHECKPOINTS_MAX"));
+    const auto handler = [&workspaces, maxCount](void (*run)(SessionWorkspaces &, int,
+                                                             const std::shared_ptr<ToolCall> &)) {
+        return [&workspaces, maxCount, run](const std::shared_ptr<ToolCall> &call) {
+            run(workspaces, maxCount, call);
+        };
     };
     const char *idInput =
             R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
@@ -180,7 +187,8 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "workspace_checkpoint", "Checkpoint the workspace",
             "Keeps the workspace as it is now, read-only, in milliseconds whatever its size (a "
             "copy-on-write snapshot: it takes no space until files change). Returns its "
-            "checkpoint_id, for workspace_restore and workspace_diff.",
+            "checkpoint_id, for workspace_restore and workspace_diff. At most "
+            "SANDBOX_WORKSPACE_CHECKPOINTS_MAX per workspace.",
             tools::schema(
                     R"({"type":"object","additionalProperties":false,"properties":{
         "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})"),
