@@ -221,6 +221,22 @@ QList<SettingSpec> buildTable()
                     "it (taken over with job_attach) keeps it until the job ends.",
                     NoFlags),
 
+            integer(sandbox, "SANDBOX_WORKSPACE_QUOTA_MB", "0", 0, 16777216,
+                    "Bytes each workspace may hold, in megabytes, enforced by the kernel (btrfs "
+                    "qgroups on a loop-mounted volume; root only): a write past it fails with "
+                    "'Disk quota exceeded'. 0: no quota, workspaces are plain directories.",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_VOLUME_GB", "64", 1, 65536,
+                    "With SANDBOX_WORKSPACE_QUOTA_MB, the size of the volume that holds every "
+                    "workspace, in gigabytes (a sparse image under SANDBOX_ROOT: it takes only "
+                    "what is written; set when the image is made).",
+                    NoFlags),
+
+            integer(sandbox, "SANDBOX_WORKSPACE_CHECKPOINTS_MAX", "16", 1, 1000,
+                    "With SANDBOX_WORKSPACE_QUOTA_MB, how many checkpoints one workspace may "
+                    "keep; each can hold up to the quota once files change.",
+                    NoFlags),
+
             integer(jobs, "JOB_TIMEOUT_MAX", "3600", 1, 604800,
                     "Time limit of a background job (background or yield_ms), in seconds; a "
                     "call's timeout may only lower it.",

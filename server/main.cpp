@@ -12,6 +12,7 @@
 #include "daemon/ProcessSetup.h"
 #include "daemon/ServerWiring.h"
 #include "common/Settings.h"
+#include "workspace/WorkspaceVolume.h"
 #include "daemon/StartupFailure.h"
 
 #include <QCoreApplication>
@@ -43,12 +44,14 @@ int main(int argc, char *argv[])
                  settings->text(u"LOG_FORMAT") == QLatin1String("json"));
     warnIfEventDispatcherDiffers(*settings, eventDispatcher);
 
-    const SandboxCapabilities sandbox = probeSandbox();
+    // Before anything resolves a workspace: with a quota, workspaces live on this volume.
+    const WorkspaceVolume volume = WorkspaceVolume::prepare(*settings);
+    const SandboxCapabilities sandbox = probeSandbox(volume);
     if (const int refused = checkSandboxRequirements(sandbox, *settings))
         return refused;
     if (commandLine.printJobPolicies)
         return printJobPolicies(*settings, sandbox);
 
     raiseDescriptorLimit();
-    return runServer(app, commandLine, *settings, sandbox);
+    return runServer(app, commandLine, *settings, sandbox, volume);
 }

@@ -23,6 +23,8 @@
 #include "tools/system/SystemTools.h"
 #include "mcp/ToolResult.h"
 #include "tools/web/WebTools.h"
+#include "tools/workspace/WorkspaceTools.h"
+#include "workspace/WorkspaceVolume.h"
 
 #include <QCoreApplication>
 #include <QPointer>
@@ -99,6 +101,7 @@ bool registerToolFamilies(McpServer &mcp, const Settings &settings,
     if (!registerFileTools(mcp, settings, error, &live))
         return false;
     registerJobTools(mcp, settings);
+    registerWorkspaceTools(mcp, settings);
     return registerSystemTools(mcp, settings, sandbox, error, &live)
             && registerWebTools(mcp, settings, error, &live);
 }
@@ -112,9 +115,54 @@ QString httpBase(const QString &host, quint16 port)
 
 } // namespace
 
-SandboxCapabilities probeSandbox()
+namespace {
+
+SandboxLayer quotaLayer(const WorkspaceVolume &volume)
 {
-    const SandboxCapabilities sandbox = SandboxProbe::run();
+    SandboxLayer layer;
+    layer.name = QStringLiteral("quota");
+    layer.reason = volume.reason();
+    layer.detail = volume.detail();
+    switch (volume.state()) {
+    case WorkspaceVolume::State::Off:
+        layer.state = SandboxLayerState::Disabled;
+        break;
+    case WorkspaceVolume::State::Available:
+        layer.state = SandboxLayerState::Available;
+        break;
+    case WorkspaceVolume::State::Unavailable:
+        layer.state = SandboxLayerState::Unavailable;
+        break;
+    }
+    return layer;
+}
+
+// /health says whether workspaces have their quota; one asked for and unavailable is a
+// degradation (the tools work, without the limit).
+void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
+{
+    const SandboxLayer layer = quotaLayer(volume);
+    QJsonObject status{{QStringLiteral("state"), sandboxLayerStateName(layer.state)}};
+    if (!layer.detail.isEmpty())
+        status.insert(QStringLiteral("detail"), layer.detail);
+    if (!layer.reason.isEmpty())
+        status.insert(QStringLiteral("reason"), layer.reason);
+    health.describe(QStringLiteral("workspace_quota"), status);
+    if (volume.state() == WorkspaceVolume::State::Unavailable)
+        health.report({QStringLiteral("workspace quota"),
+                       volume.reason(),
+                       QStringLiteral("run cmcpd as root on a kernel with btrfs and loop "
+                                      "devices, with btrfs-progs installed, or set "
+                                      "SANDBOX_WORKSPACE_QUOTA_MB=0"),
+                       {}});
+}
+
+} // namespace
+
+SandboxCapabilities probeSandbox(const WorkspaceVolume &volume)
+{
+    SandboxCapabilities sandbox = SandboxProbe::run();
+    sandbox.layers.append(quotaLayer(volume));
     for (const QString &line : sandbox.table().split(QLatin1Char('\n')))
         spdlog::info("sandbox: {}", line.toStdString());
     return sandbox;
@@ -148,9 +196,10 @@ int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings 
 }
 
 int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
-              const SandboxCapabilities &sandbox)
+              const SandboxCapabilities &sandbox, const WorkspaceVolume &volume)
 {
     McpServer mcp(ServerIdentity{});
+    reportWorkspaceQuota(mcp.health(), volume);
     trimHeapAfterSessionsClose(mcp);
     mcp.setMaxSessions(int(settings.integer(u"MCP_MAX_SESSIONS")));
     LiveSettings live;

@@ -7,10 +7,12 @@ class QCoreApplication;
 namespace cmcp {
 
 class Settings;
+class WorkspaceVolume;
 struct CommandLine;
 
-// Once at start-up: what this machine offers every jail, logged one line per layer.
-SandboxCapabilities probeSandbox();
+// Once at start-up: what this machine offers every jail, and the workspace volume's quota as
+// the layer "quota", logged one line per layer.
+SandboxCapabilities probeSandbox(const WorkspaceVolume &volume);
 
 // SANDBOX_REQUIRE against the probe: a misspelt layer (2, a bad setting) or a required layer
 // the machine lacks (1) stops start-up with one line, unless SANDBOX_INSECURE accepts the
@@ -21,6 +23,6 @@ int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings 
 // the transport) and runs it until a termination signal or, on stdio, the end of input.
 // Returns the exit status.
 int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
-              const SandboxCapabilities &sandbox);
+              const SandboxCapabilities &sandbox, const WorkspaceVolume &volume);
 
 } // namespace cmcp

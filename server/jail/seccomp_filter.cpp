@@ -8,6 +8,8 @@
 //           quotactl_fd; settimeofday, clock_settime, clock_adjtime, adjtimex; iopl, ioperm.
 //           (personality is not restricted: "anything but 0 and the query 0xffffffff" needs two
 //           comparisons on one argument, which libseccomp 2.5 refuses.)
+//           ioctl creating a btrfs subvolume or snapshot (a subvolume made inside a workspace
+//           would be a qgroup of its own, outside the workspace's quota).
 //   ENOSYS  clone3 (its flags live in memory the filter cannot read: libc falls back to clone)
 //   EAFNOSUPPORT  socket() for any family but AF_UNIX, when the network is off.
 //   kill    any syscall of a foreign ABI: i386 (int 0x80) and x32 are not in the filter's
@@ -16,6 +18,7 @@
 
 #include <seccomp.h>
 
+#include <linux/btrfs.h>
 #include <linux/sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -196,6 +199,15 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
     for (scmp_datum_t flag : kCloneNamespaceFlags) {
         scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag);
         if (!add("clone", SCMP_ACT_ERRNO(EPERM), 1, &cmp))
+            return std::nullopt;
+    }
+
+    // ioctl(fd, request, ...): the kernel reads the request as 32 bits, so only those are
+    // compared (garbage in the upper half does not slip past).
+    for (scmp_datum_t request : {BTRFS_IOC_SUBVOL_CREATE, BTRFS_IOC_SUBVOL_CREATE_V2,
+                                 BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SNAP_CREATE_V2}) {
+        scmp_arg_cmp cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffU, request);
+        if (!add("ioctl", SCMP_ACT_ERRNO(EPERM), 1, &cmp))
             return std::nullopt;
     }
 

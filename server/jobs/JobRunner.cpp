@@ -74,6 +74,11 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
                          registry->endSession(sessionId);
                          handles->endSession(sessionId);
                      });
+    // A restored workspace is another tree: pre-started jobs still stand in the old one.
+    QObject::connect(m_workspaces, &SessionWorkspaces::workspaceReplaced, this, [this] {
+        for (auto &[kind, pool] : m_warm)
+            pool = std::make_unique<WarmJobPool>(m_supervisor, pool->request(), pool->size());
+    });
     spdlog::info("jobs: call jobs at most {} per session, {} per principal; background jobs at "
                  "most {} per session, {} per principal, {} in total, {} s each; workspaces {}",
                  m_foregroundLimits.perSession, m_foregroundLimits.perPrincipal, limits.perSession,
@@ -104,8 +109,12 @@ int JobRunner::backgroundTimeoutSeconds(std::optional<qint64> asked) const
 bool JobRunner::placeInSessionWorkspace(const QString &sessionId, JobRequest &request,
                                         QString *error)
 {
-    if (m_workspaces->mode() == SessionWorkspaces::Mode::Shared)
+    if (m_workspaces->mode() == SessionWorkspaces::Mode::Shared) {
+        // Counted, so that a checkpoint's restore does not pull the tree from under it.
+        if (const std::optional<Workspace> shared = m_workspaces->forSession(sessionId, error))
+            request.workspaceHold = m_workspaces->holdForJob(*shared);
         return true;
+    }
     const std::optional<Workspace> own = m_workspaces->forSession(sessionId, error);
     if (!own)
         return false;
@@ -169,6 +178,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
     if (request.policy.cwd.isEmpty() && warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {
             countForeground(*call, job);
+            job->setWorkspaceHold(std::move(request.workspaceHold));
             ForegroundJob::adopt(call, job, std::move(makeResult), request.standardInput,
                                  request.timeoutMs);
             return;

@@ -12,7 +12,7 @@ namespace cmcp {
 
 QString JobServices::fileDirectoryFromSettings(const Settings &settings)
 {
-    return QDir::cleanPath(Workspace::fromSettings(settings).path() + QStringLiteral("/../spill"));
+    return Workspace::sandboxRoot(settings) + QStringLiteral("/spill");
 }
 
 bool JobServices::prepareFileDirectory(const QString &directory, QString *error)

@@ -25,6 +25,8 @@ public:
     // A running job waiting for its input, with no parent (the caller owns it now), or nullptr
     // when none is ready. Starts its replacement once the event loop is back.
     JailJob *take();
+    const JobRequest &request() const { return m_request; }
+    int size() const { return m_size; }
 
 private:
     void refill();

@@ -134,6 +134,7 @@ public:
 
     std::shared_ptr<const FileOptions> options() const { return m_options->current(); }
     const ContainedRoot &root() const { return *m_root; }
+    const Workspace &workspace() const { return m_workspace; }
 
     FileOutcome<FileReadResult> read(const FileReadRequest &request) const;
     FileOutcome<FileWriteResult> write(const FileWriteRequest &request);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -29,8 +30,14 @@ public:
     // [{"resource", "problem", "fix", "tools": [...]}, ...]
     QJsonArray toJson() const;
 
+    // What start-up set up beyond the defaults, for /health to show whether or not it
+    // works: {"workspace_quota": {"state": "available", "detail": ...}}.
+    void describe(const QString &name, const QJsonObject &status) { m_status.insert(name, status); }
+    const QJsonObject &status() const { return m_status; }
+
 private:
     QList<Degradation> m_degradations;
+    QJsonObject m_status;
 };
 
 } // namespace cmcp

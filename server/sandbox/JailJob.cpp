@@ -1,5 +1,8 @@
 #include "sandbox/JailJob.h"
 
+#include "posix/Btrfs.h"
+#include "posix/UniqueFd.h"
+
 #include "posix/ErrnoText.h"
 #include "posix/Pipe.h"
 #include "posix/ReadAvailable.h"
@@ -7,6 +10,7 @@
 #include "sandbox/UidReaper.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -456,6 +460,31 @@ void JailJob::reapLeftovers()
     }
 }
 
+namespace {
+
+// A job that failed in a workspace that is now (all but) full most likely failed for it: the
+// kernel told it "Disk quota exceeded", and the result says which limit that was. The usage
+// is what the last transaction committed, so the volume is synced first; only failed jobs in
+// workspaces with a quota pay for that. Its limit in bytes, or nullopt.
+std::optional<qint64> reachedWorkspaceQuota(const QString &workspace)
+{
+    const UniqueFd fd(
+            ::open(QFile::encodeName(workspace).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.isValid() || !btrfs::isSubvolumeRoot(fd.get()))
+        return std::nullopt;
+    ::syncfs(fd.get());
+    const std::optional<btrfs::QgroupUsage> usage = btrfs::usage(fd.get());
+    if (!usage || usage->limitBytes == 0)
+        return std::nullopt;
+    // A write is refused whole when it does not fit: the last one may leave some room.
+    const uint64_t slack = qMax<uint64_t>(2u << 20, usage->limitBytes / 50);
+    if (usage->referencedBytes + slack < usage->limitBytes)
+        return std::nullopt;
+    return qint64(usage->limitBytes);
+}
+
+} // namespace
+
 JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
 {
     JobResult result;
@@ -481,6 +510,8 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
         result.cpuMs = exit->cpuMs;
         result.peakMemoryKb = exit->peakMemoryKb;
         result.oomKilled = exit->oomKilled;
+        if (result.exitCode.value_or(0) != 0 || result.signal)
+            result.workspaceQuotaBytes = reachedWorkspaceQuota(m_spec.policy.workspace);
     } else {
         // The jail itself was killed (SIGKILL after the grace) or did not report: its own exit
         // status is all there is; cpu and memory stay unknown.

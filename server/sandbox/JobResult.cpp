@@ -47,6 +47,8 @@ QJsonObject JobResult::toJson() const
             {QStringLiteral("stdout_bytes"), standardOutput.totalBytes},
             {QStringLiteral("stderr_bytes"), standardError.totalBytes},
     };
+    if (workspaceQuotaBytes)
+        json.insert(QStringLiteral("workspace_quota_mb"), *workspaceQuotaBytes >> 20);
     if (!standardOutput.spillPath.isEmpty())
         json.insert(QStringLiteral("stdout_spill"), standardOutput.spillPath);
     if (!standardError.spillPath.isEmpty())

@@ -39,6 +39,8 @@ struct JobResult
     bool timedOut = false; // the wall-clock limit killed it
     bool cancelled = false; // cancel() killed it
     bool oomKilled = false;
+    // The job failed with its workspace full: the workspace's quota, in bytes.
+    std::optional<qint64> workspaceQuotaBytes;
     qint64 wallMs = 0;
     std::optional<qint64> cpuMs; // unknown when the jail could not report
     std::optional<qint64> peakMemoryKb; // unknown without a memory cgroup
@@ -56,7 +58,8 @@ struct JobResult
     // snake_case keys, for an MCP result's structuredContent: exit_code, signal, timed_out,
     // cancelled, oom_killed, truncated, wall_ms, cpu_ms, peak_memory_kb, layers, insecure,
     // stdout, stderr, stdout_bytes, stderr_bytes, and when they apply stdout_spill,
-    // stderr_spill, spill_errors, refused {layer, code, message}, error, report_errors.
+    // stderr_spill, spill_errors, refused {layer, code, message}, error, report_errors,
+    // workspace_quota_mb.
     QJsonObject toJson() const;
 };
 

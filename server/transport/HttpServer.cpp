@@ -177,12 +177,14 @@ void HttpServer::writeHealth(QTcpSocket *socket)
     const QLatin1String status = draining ? QLatin1String("draining")
             : found.degraded()            ? QLatin1String("degraded")
                                           : QLatin1String("ok");
-    const QJsonObject health{
+    QJsonObject health{
             {QLatin1String("status"), status},
             {QLatin1String("version"), QStringLiteral(CMCP_VERSION)},
             {QLatin1String("sessions"), m_mcp.sessionCount()},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
             {QLatin1String("degraded"), found.toJson()}};
+    for (auto entry = found.status().begin(); entry != found.status().end(); ++entry)
+        health.insert(entry.key(), entry.value());
     http::writeJson(socket, draining ? 503 : 200,
                     QJsonDocument(health).toJson(QJsonDocument::Compact));
 }

@@ -31,8 +31,10 @@ QString describePathError(int error)
     case ENOTEMPTY:
         return QStringLiteral("directory is not empty");
     case ENOSPC:
-    case EDQUOT:
         return QStringLiteral("no space left on the workspace's file system");
+    case EDQUOT:
+        return QStringLiteral("disk quota exceeded: the workspace holds as much as "
+                              "SANDBOX_WORKSPACE_QUOTA_MB allows");
     case EAGAIN:
         return QStringLiteral("the path kept changing during the lookup; try again");
     case EINVAL:

@@ -3,12 +3,15 @@
 #include "common/Settings.h"
 #include "common/UnguessableId.h"
 #include "mcp/McpServer.h"
+#include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
 #include "posix/TreeRemoval.h"
 #include "posix/UniqueFd.h"
+#include "workspace/WorkspaceCheckpoints.h"
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <spdlog/spdlog.h>
@@ -23,7 +26,20 @@ namespace {
 
 void removeWorkspace(const QString &path)
 {
+    WorkspaceCheckpoints::removeAllOf(path);
     QString error;
+    // A subvolume goes in one call, however large (the kernel frees its space afterwards).
+    const QFileInfo info(path);
+    const UniqueFd parent(::open(QFile::encodeName(info.absolutePath()).constData(),
+                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const QByteArray name = QFile::encodeName(info.fileName());
+    const UniqueFd workspace(parent.isValid()
+                                     ? ::openat(parent.get(), name.constData(),
+                                                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                     : -1);
+    if (workspace.isValid() && btrfs::isSubvolumeRoot(workspace.get())
+        && btrfs::deleteSubvolume(parent.get(), name) == 0)
+        return;
     if (!removeTree(path, &error))
         spdlog::warn("workspaces: {}", error.toStdString());
 }
@@ -159,7 +175,7 @@ std::optional<Workspace> SessionWorkspaces::forSession(const QString &sessionId,
         path = QDir(parent).filePath(unguessableId("ws_"));
         m_paths.insert(sessionId, path);
     }
-    Workspace workspace(path, m_shared.sandboxGid());
+    const Workspace workspace = m_shared.sibling(path);
     if (!workspace.ensureExists(error))
         return std::nullopt;
     return workspace;
@@ -198,10 +214,19 @@ void SessionWorkspaces::removeLater(const QString &sessionId, const QString &pat
 
 SessionWorkspaces::Hold SessionWorkspaces::holdForJob(const Workspace &workspace)
 {
-    if (workspace.path() == m_shared.path())
-        return nullptr;
+    // The shared workspace is never removed: its holds only count its jobs (jobsIn).
     ++m_holds->running[workspace.path()];
     return std::make_shared<const WorkspaceHold>(m_holds, workspace.path());
+}
+
+int SessionWorkspaces::jobsIn(const Workspace &workspace) const
+{
+    return m_holds->running.value(workspace.path());
+}
+
+void SessionWorkspaces::replaced(const Workspace &workspace)
+{
+    Q_EMIT workspaceReplaced(workspace.path());
 }
 
 void SessionWorkspaces::waitForRemovals()

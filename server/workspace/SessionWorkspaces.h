@@ -57,9 +57,14 @@ public:
     bool removeLeftovers(QString *error) const;
 
     // What a job placed in `workspace` keeps until it has ended: while any is kept, the
-    // directory is not removed. Null for the shared workspace, which is never removed.
+    // directory is not removed (the shared one never is; its holds count its jobs).
     using Hold = std::shared_ptr<const void>;
     Hold holdForJob(const Workspace &workspace);
+    // The jobs holding `workspace` now.
+    int jobsIn(const Workspace &workspace) const;
+    // `workspace` got another tree (a checkpoint restored): whatever was started in the old one
+    // and waits for a call (pre-started jobs) must start again.
+    void replaced(const Workspace &workspace);
     // Removals started and not yet finished wait for this (tests; the destructor waits too).
     void waitForRemovals();
 
@@ -69,6 +74,7 @@ public:
 Q_SIGNALS:
     // The session has ended: whoever keeps something for it lets go.
     void sessionEnded(const QString &sessionId);
+    void workspaceReplaced(const QString &path);
 
 private:
     void keepTimeOver(const QString &sessionId);

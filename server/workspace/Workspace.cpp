@@ -1,7 +1,10 @@
 #include "workspace/Workspace.h"
 
 #include "common/Settings.h"
+#include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
+#include "posix/UniqueFd.h"
+#include "workspace/WorkspaceVolume.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -13,20 +16,76 @@
 
 namespace cmcp {
 
-Workspace::Workspace(QString path, gid_t sandboxGid)
+Workspace::Workspace(QString path, gid_t sandboxGid, qint64 quotaBytes)
     : m_path(std::move(path)),
-      m_sandboxGid(sandboxGid)
+      m_sandboxGid(sandboxGid),
+      m_quotaBytes(quotaBytes)
 {
+}
+
+QString Workspace::sandboxRoot(const Settings &settings)
+{
+    return QDir::cleanPath(
+            QDir(QDir::currentPath()).absoluteFilePath(settings.text(u"SANDBOX_ROOT")));
 }
 
 Workspace Workspace::fromSettings(const Settings &settings)
 {
-    const QString root = QDir(QDir::currentPath()).absoluteFilePath(settings.text(u"SANDBOX_ROOT"));
+    const QString root = sandboxRoot(settings);
     const qint64 gid = settings.integer(u"SANDBOX_GID");
     const qint64 uidBase = settings.integer(u"SANDBOX_UID_BASE");
-    return Workspace(QDir::cleanPath(root + QStringLiteral("/workspace")),
-                     gid_t(gid == 0 ? uidBase : gid));
+    const gid_t sandboxGid = gid_t(gid == 0 ? uidBase : gid);
+    const qint64 quotaMb = settings.integer(u"SANDBOX_WORKSPACE_QUOTA_MB");
+    if (const QString volume = WorkspaceVolume::mountPathFor(settings);
+        quotaMb > 0 && WorkspaceVolume::isMountedAt(volume))
+        return Workspace(volume + QStringLiteral("/workspace"), sandboxGid, quotaMb << 20);
+    return Workspace(root + QStringLiteral("/workspace"), sandboxGid);
 }
+
+Workspace Workspace::sibling(const QString &directory) const
+{
+    return Workspace(directory, m_sandboxGid, m_quotaBytes);
+}
+
+namespace {
+
+// The workspace as a subvolume limited to `quotaBytes`: made when missing, its limit set to
+// the one in force when it exists.
+bool ensureSubvolume(const QString &path, qint64 quotaBytes, QString *error)
+{
+    const QFileInfo info(path);
+    const QByteArray parentPath = QFile::encodeName(info.absolutePath());
+    const QByteArray name = QFile::encodeName(info.fileName());
+    if (!QDir().mkpath(info.absolutePath())) {
+        *error = QStringLiteral("cannot create %1").arg(info.absolutePath());
+        return false;
+    }
+    const UniqueFd parent(::open(parentPath.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!parent.isValid()) {
+        *error = QStringLiteral("cannot open %1: %2").arg(info.absolutePath(), errnoText(errno));
+        return false;
+    }
+    int made = btrfs::createSubvolume(parent.get(), name);
+    if (made != 0 && made != EEXIST) {
+        *error = QStringLiteral("cannot create the workspace subvolume %1: %2")
+                         .arg(path, errnoText(made));
+        return false;
+    }
+    const UniqueFd workspace(::openat(parent.get(), name.constData(),
+                                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!workspace.isValid() || !btrfs::isSubvolumeRoot(workspace.get())) {
+        *error = QStringLiteral("workspace %1 exists but is not a btrfs subvolume").arg(path);
+        return false;
+    }
+    if (const int limited = btrfs::limitReferencedBytes(workspace.get(), uint64_t(quotaBytes))) {
+        *error = QStringLiteral("cannot set the quota of the workspace %1: %2")
+                         .arg(path, errnoText(limited));
+        return false;
+    }
+    return true;
+}
+
+} // namespace
 
 bool Workspace::ownershipApplies() const
 {
@@ -35,6 +94,8 @@ bool Workspace::ownershipApplies() const
 
 bool Workspace::ensureExists(QString *error) const
 {
+    if (m_quotaBytes > 0 && !ensureSubvolume(m_path, m_quotaBytes, error))
+        return false;
     const QFileInfo info(m_path);
     if (info.exists() && !info.isDir()) {
         *error = QStringLiteral("workspace %1 exists but is not a directory").arg(m_path);

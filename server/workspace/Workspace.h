@@ -16,22 +16,34 @@ class Workspace
 {
 public:
     Workspace() = default;
-    Workspace(QString path, gid_t sandboxGid);
+    // quotaBytes > 0: the workspace is a btrfs subvolume of the workspace volume, limited to
+    // that many bytes (WorkspaceVolume).
+    Workspace(QString path, gid_t sandboxGid, qint64 quotaBytes = 0);
 
     // SANDBOX_ROOT made absolute against the current directory (once, at start-up, so that a
     // later chdir cannot move it), and the pool's gid (SANDBOX_GID, 0 meaning SANDBOX_UID_BASE).
+    // With the workspace volume mounted (WorkspaceVolume::prepare) the workspace is
+    // <SANDBOX_ROOT>/volume/workspace, with SANDBOX_WORKSPACE_QUOTA_MB; else
+    // <SANDBOX_ROOT>/workspace.
     static Workspace fromSettings(const Settings &settings);
+    // SANDBOX_ROOT, absolute and clean.
+    static QString sandboxRoot(const Settings &settings);
+    // The same place for the workspace `name` beside this one (a session's), with its quota.
+    Workspace sibling(const QString &directory) const;
 
     const QString &path() const { return m_path; }
     gid_t sandboxGid() const { return m_sandboxGid; }
+    // 0: no quota (a plain directory).
+    qint64 quotaBytes() const { return m_quotaBytes; }
 
     // Only root may give its files to another group; without root, files keep the daemon's
     // group (the jobs cannot switch uid then either).
     bool ownershipApplies() const;
 
-    // Creates the directory (and SANDBOX_ROOT) when missing, setgid and group-owned by the
-    // sandbox gid when ownershipApplies(). False with a reason when it cannot be created or is
-    // not a directory.
+    // Creates the directory (and SANDBOX_ROOT) when missing (a subvolume with its quota set when
+    // quotaBytes() > 0; an existing one gets the quota of the settings now in force), setgid and
+    // group-owned by the sandbox gid when ownershipApplies(). False with a reason when it cannot be
+    // created or is not a directory.
     bool ensureExists(QString *error) const;
 
     // Gives a file or directory the tools just created to the sandbox group, mode 0664 for files
@@ -43,6 +55,7 @@ public:
 private:
     QString m_path;
     gid_t m_sandboxGid = 0;
+    qint64 m_quotaBytes = 0;
 };
 
 } // namespace cmcp

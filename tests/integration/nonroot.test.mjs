@@ -45,7 +45,7 @@ describe('a daemon that is not root', { skip }, () => {
         for (const program of [daemon, join(bin, 'cmcp-jail')])
             chmodSync(program, 0o755);
         const args = ['--host', '127.0.0.1', '--port', '0',
-            ...settingArgs({ SANDBOX_ROOT: join(dir, 'sandbox'), SANDBOX_REQUIRE: 'identity,namespaces,seccomp' })];
+            ...settingArgs({ SANDBOX_ROOT: join(dir, 'sandbox'), SANDBOX_REQUIRE: 'identity,namespaces,seccomp', SANDBOX_WORKSPACE_QUOTA_MB: 64 })];
         child = spawn(setpriv, ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups',
             '--pdeathsig', 'KILL', '--', daemon, ...args], { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
         const port = await new Promise((resolve, reject) => {
@@ -72,6 +72,13 @@ describe('a daemon that is not root', { skip }, () => {
     test('says how jobs run', () => {
         assert.match(stderr, /jobs run as this daemon's uid 65534 \(not root\)/);
         assert.match(stderr, /identity.*not root \(euid 65534\): jobs keep this uid/);
+    });
+
+    test('says the workspace quota asked for is unavailable, and offers no checkpoints', async () => {
+        assert.match(stderr, /sandbox: quota +unavailable +not root: only root can mount the workspace volume; workspaces have no quota/);
+        assert.match(stderr, /degraded: workspace quota: not root/);
+        const names = (await client.listTools()).tools.map(tool => tool.name);
+        assert.ok(!names.some(name => name.startsWith('workspace_')), names.join(', '));
     });
 
     test('a command runs jailed, with the identity and namespaces layers', async () => {

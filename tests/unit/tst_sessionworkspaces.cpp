@@ -118,13 +118,18 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()), 5000);
     }
 
-    void theSharedWorkspaceIsNeverHeld()
+    // Its holds count its jobs (a restore waits for none to run).
+    void theSharedWorkspaceCountsItsJobs()
     {
         SessionWorkspaces workspaces(sharedWorkspace(), SessionWorkspaces::Mode::Shared, 0);
         QString error;
         const auto shared = workspaces.forSession(QStringLiteral("A"), &error);
         QVERIFY(shared);
-        QVERIFY(!workspaces.holdForJob(*shared));
+        SessionWorkspaces::Hold hold = workspaces.holdForJob(*shared);
+        QCOMPARE(workspaces.jobsIn(*shared), 1);
+        workspaces.endSession(QStringLiteral("A"));
+        hold.reset();
+        QCOMPARE(workspaces.jobsIn(*shared), 0);
     }
 
     // A job taken over by another session (job_attach) keeps running in its first session's

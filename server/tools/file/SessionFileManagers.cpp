@@ -4,6 +4,8 @@
 #include "managers/FileManager.h"
 #include "workspace/SessionWorkspaces.h"
 
+#include <spdlog/spdlog.h>
+
 namespace cmcp {
 
 SessionFileManagers::SessionFileManagers(SessionWorkspaces &workspaces,
@@ -18,6 +20,23 @@ SessionFileManagers::SessionFileManagers(SessionWorkspaces &workspaces,
     // reference.
     connect(&workspaces, &SessionWorkspaces::sessionEnded, this,
             [this](const QString &sessionId) { m_bySession.remove(sessionId); });
+    connect(&workspaces, &SessionWorkspaces::workspaceReplaced, this,
+            [this](const QString &path) { reopen(path); });
+}
+
+void SessionFileManagers::reopen(const QString &path)
+{
+    m_bySession.removeIf(
+            [&path](const auto &entry) { return entry.value()->workspace().path() == path; });
+    if (m_shared->workspace().path() != path)
+        return;
+    QString error;
+    if (const std::shared_ptr<const ContainedRoot> root =
+                ContainedRoot::open(path, m_shared->root().resolver(), &error))
+        m_shared = std::make_shared<FileManager>(m_shared->workspace(), root, m_options);
+    else
+        spdlog::error("workspaces: cannot open the restored workspace {}: {}", path.toStdString(),
+                      error.toStdString());
 }
 
 bool SessionFileManagers::perSession() const

@@ -16,7 +16,9 @@ class SessionWorkspaces;
 
 // The FileManager each session's file tools and resources use: the one of the shared workspace,
 // or in per-session mode one per session, opened (with its kernel-contained root) on the
-// session's first use and dropped when its workspace is removed.
+// session's first use and dropped when its workspace is removed. A manager holds its workspace's
+// directory open: when a checkpoint's restore puts another tree in its place, the manager is
+// opened again on the new one.
 class SessionFileManagers : public QObject
 {
     Q_OBJECT
@@ -31,9 +33,11 @@ public:
     std::shared_ptr<FileManager> forSession(const QString &sessionId, QString *error);
 
 private:
+    void reopen(const QString &path);
+
     SessionWorkspaces &m_workspaces;
     const std::shared_ptr<const LiveSnapshot<FileOptions>> m_options;
-    const std::shared_ptr<FileManager> m_shared;
+    std::shared_ptr<FileManager> m_shared;
     QHash<QString, std::shared_ptr<FileManager>> m_bySession;
 };
 

@@ -72,6 +72,12 @@ QJsonObject accounting(const JobResult &result, int timeoutSeconds, const QStrin
         message = QStringLiteral("%1 was killed: it reached its memory limit").arg(what);
     else if (result.signal)
         message = QStringLiteral("%1 was killed by signal %2").arg(what).arg(*result.signal);
+    else if (result.workspaceQuotaBytes)
+        message = QStringLiteral("%1 failed with its workspace full: it holds the %2 MB that "
+                                 "SANDBOX_WORKSPACE_QUOTA_MB allows, and writes past it fail "
+                                 "with 'Disk quota exceeded'")
+                          .arg(what)
+                          .arg(*result.workspaceQuotaBytes >> 20);
     if (!message.isEmpty())
         json.insert(QLatin1String("message"), message);
     return json;

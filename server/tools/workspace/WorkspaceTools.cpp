@@ -1,0 +1,243 @@
+#include "tools/workspace/WorkspaceTools.h"
+
+#include "tools/common/ToolArguments.h"
+#include "tools/common/ToolBuilding.h"
+
+#include "common/Settings.h"
+
+#include "managers/TreeDiff.h"
+#include "mcp/McpServer.h"
+#include "mcp/ToolCall.h"
+#include "workspace/SessionWorkspaces.h"
+#include "workspace/WorkspaceCheckpoints.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+
+namespace cmcp {
+
+namespace {
+
+constexpr int kMaxChanges = 1000;
+constexpr qint64 kTextDiffBytes = 256 * 1024;
+
+QJsonObject checkpointJson(const Checkpoint &checkpoint)
+{
+    return {{QLatin1String("checkpoint_id"), checkpoint.id},
+            {QLatin1String("label"), checkpoint.label},
+            {QLatin1String("created"), checkpoint.created.toString(Qt::ISODateWithMs)}};
+}
+
+QJsonObject succeeded(QJsonObject value)
+{
+    value.insert(QLatin1String("success"), true);
+    return value;
+}
+
+// The calling session's workspace and its checkpoints; nullopt (the call finished with the
+// reason) when it cannot be had.
+std::optional<std::pair<Workspace, WorkspaceCheckpoints>>
+checkpointsOf(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
+{
+    QString error;
+    const std::optional<Workspace> workspace = workspaces.forSession(call->sessionId(), &error);
+    if (!workspace) {
+        call->finish(ToolResult::structuredFailure(error));
+        return std::nullopt;
+    }
+    return std::pair{*workspace, WorkspaceCheckpoints(*workspace, maxCount)};
+}
+
+void checkpoint(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
+{
+    const auto found = checkpointsOf(workspaces, maxCount, call);
+    if (!found)
+        return;
+    QElapsedTimer clock;
+    clock.start();
+    QString error;
+    const std::optional<Checkpoint> made =
+            found->second.create(tools::stringArgument(call->arguments(), "label"), &error);
+    if (!made) {
+        call->finish(ToolResult::structuredFailure(error));
+        return;
+    }
+    QJsonObject value = checkpointJson(*made);
+    value.insert(QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6);
+    call->finish(ToolResult::structured(succeeded(value)));
+}
+
+void listCheckpoints(SessionWorkspaces &workspaces, int maxCount,
+                     const std::shared_ptr<ToolCall> &call)
+{
+    const auto found = checkpointsOf(workspaces, maxCount, call);
+    if (!found)
+        return;
+    QString error;
+    const std::optional<QList<Checkpoint>> all = found->second.list(&error);
+    if (!all) {
+        call->finish(ToolResult::structuredFailure(error));
+        return;
+    }
+    QJsonArray list;
+    for (const Checkpoint &each : *all)
+        list.append(checkpointJson(each));
+    call->finish(ToolResult::structured(succeeded({{QLatin1String("checkpoints"), list}})));
+}
+
+void restore(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
+{
+    const auto found = checkpointsOf(workspaces, maxCount, call);
+    if (!found)
+        return;
+    const QString id = tools::stringArgument(call->arguments(), "checkpoint_id");
+    // A running job keeps the tree it was started in (its jail mounted it): restoring under it
+    // would leave it writing to a tree nobody sees again.
+    if (const int jobs = workspaces.jobsIn(found->first); jobs > 0) {
+        call->finish(ToolResult::structuredFailure(
+                QStringLiteral("restore refused: %1 job(s) are running in this workspace; end "
+                               "them first (job_list, job_kill)")
+                        .arg(jobs)));
+        return;
+    }
+    QElapsedTimer clock;
+    clock.start();
+    QString error;
+    if (!found->second.restore(id, &error)) {
+        call->finish(ToolResult::structuredFailure(error));
+        return;
+    }
+    workspaces.replaced(found->first);
+    call->finish(ToolResult::structured(
+            succeeded({{QLatin1String("checkpoint_id"), id},
+                       {QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6}})));
+}
+
+void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
+{
+    const auto found = checkpointsOf(workspaces, maxCount, call);
+    if (!found)
+        return;
+    const WorkspaceCheckpoints &checkpoints = found->second;
+    const QString from = tools::stringArgument(call->arguments(), "checkpoint_id");
+    const QString to = tools::stringArgument(call->arguments(), "against");
+    QString error;
+    if (!checkpoints.find(from, &error) || (!to.isEmpty() && !checkpoints.find(to, &error))) {
+        call->finish(ToolResult::structuredFailure(error));
+        return;
+    }
+    TreeDifference difference;
+    if (!diffTrees(checkpoints.pathOf(from),
+                   to.isEmpty() ? found->first.path() : checkpoints.pathOf(to), kMaxChanges,
+                   kTextDiffBytes, &difference, &error)) {
+        call->finish(ToolResult::structuredFailure(error));
+        return;
+    }
+    call->finish(ToolResult::structured(
+            succeeded({{QLatin1String("changes"), difference.changes},
+                       {QLatin1String("truncated"), difference.truncated}})));
+}
+
+void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
+                      const std::shared_ptr<ToolCall> &call)
+{
+    const auto found = checkpointsOf(workspaces, maxCount, call);
+    if (!found)
+        return;
+    const QString id = tools::stringArgument(call->arguments(), "checkpoint_id");
+    QString error;
+    if (!found->second.remove(id, &error)) {
+        call->finish(ToolResult::structuredFailure(error));
+        return;
+    }
+    call->finish(ToolResult::structured(succeeded({{QLatin1String("checkpoint_id"), id}})));
+}
+
+QJsonObject outputOf(const char *properties, const char *required)
+{
+    return tools::orFailure(tools::schema(
+            QStringLiteral(
+                    R"({"type":"object","required":%2,"properties":{"success":{"const":true},%1}})")
+                    .arg(QLatin1String(properties), QLatin1String(required))
+                    .toUtf8()
+                    .constData()));
+}
+
+} // namespace
+
+void registerWorkspaceTools(McpServer &server, const Settings &settings)
+{
+    SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
+    if (!WorkspaceCheckpoints(Workspace::fromSettings(settings)).unsupportedReason().isEmpty())
+        return;
+    const int maxCount = int(settings.integer(u"SANDBOX_WORKSPACE_CHECKPOINTS_MAX"));
+    const auto handler = [&workspaces, maxCount](void (*run)(SessionWorkspaces &, int,
+                                                             const std::shared_ptr<ToolCall> &)) {
+        return [&workspaces, maxCount, run](const std::shared_ptr<ToolCall> &call) {
+            run(workspaces, maxCount, call);
+        };
+    };
+    const char *idInput =
+            R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
+        "checkpoint_id":{"type":"string","pattern":"^cp_[0-9a-f]{32}$"}}})";
+    const char *checkpointProperties =
+            R"("checkpoint_id":{"type":"string"},"label":{"type":"string"},"created":{"type":"string"})";
+    ToolRegistry &registry = server.tools();
+    registry.add(tools::makeTool(
+            "workspace_checkpoint", "Checkpoint the workspace",
+            "Keeps the workspace as it is now, read-only, in milliseconds whatever its size (a "
+            "copy-on-write snapshot: it takes no space until files change). Returns its "
+            "checkpoint_id, for workspace_restore and workspace_diff. At most "
+            "SANDBOX_WORKSPACE_CHECKPOINTS_MAX per workspace.",
+            tools::schema(
+                    R"({"type":"object","additionalProperties":false,"properties":{
+        "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})"),
+            outputOf((QByteArray(checkpointProperties) + R"(,"elapsed_ms":{"type":"number"})")
+                             .constData(),
+                     R"(["success","checkpoint_id"])"),
+            {.readOnly = false, .destructive = false, .idempotent = false, .openWorld = false},
+            handler(checkpoint)));
+    registry.add(tools::makeTool(
+            "workspace_checkpoints", "List the workspace's checkpoints",
+            "The checkpoints of this session's workspace, oldest first.",
+            tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
+            outputOf(R"("checkpoints":{"type":"array","items":{"type":"object"}})",
+                     R"(["success","checkpoints"])"),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            handler(listCheckpoints)));
+    registry.add(tools::makeTool(
+            "workspace_restore", "Restore the workspace to a checkpoint",
+            "Puts the workspace back as it was at the checkpoint, in milliseconds: every change "
+            "since is gone (the checkpoint stays). Refused while a job runs in the workspace.",
+            tools::schema(idInput),
+            outputOf(R"("checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})",
+                     R"(["success","checkpoint_id"])"),
+            {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
+            handler(restore)));
+    registry.add(tools::makeTool(
+            "workspace_diff", "What changed since a checkpoint",
+            "The paths added, removed and modified from the checkpoint to the workspace now (or "
+            "to the checkpoint `against`), with a unified diff for each modified text file up "
+            "to 256 KiB; at most 1000 changes (truncated says more were left out).",
+            tools::schema(
+                    R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
+        "checkpoint_id":{"type":"string","pattern":"^cp_[0-9a-f]{32}$"},
+        "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint instead of the workspace now."}}})"),
+            outputOf(
+                    R"("changes":{"type":"array","items":{"type":"object","required":["path","change"],"properties":{
+                     "path":{"type":"string"},"change":{"enum":["added","removed","modified"]},"diff":{"type":"string"}}}},
+                     "truncated":{"type":"boolean"})",
+                    R"(["success","changes","truncated"])"),
+            {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
+            handler(diff)));
+    registry.add(tools::makeTool(
+            "workspace_checkpoint_delete", "Delete a checkpoint",
+            "Deletes a checkpoint of this session's workspace; the space only it held is "
+            "given back.",
+            tools::schema(idInput),
+            outputOf(R"("checkpoint_id":{"type":"string"})", R"(["success","checkpoint_id"])"),
+            {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
+            handler(deleteCheckpoint)));
+}
+
+} // namespace cmcp
