@@ -538,8 +538,9 @@ CgroupStats cgroupStats(const JobCgroup &cgroup)
 void removeCgroup(const JobCgroup &cgroup)
 {
     // rmdir answers EBUSY while killed tasks are still being torn down; that takes the kernel
-    // a moment after their parent has reaped them.
-    constexpr auto kGiveUpAfter = std::chrono::milliseconds(200);
+    // a moment after their parent has reaped them, and on a busy machine a few hundred
+    // milliseconds: an empty cgroup left behind is never removed by anyone else.
+    constexpr auto kGiveUpAfter = std::chrono::milliseconds(2000);
     constexpr auto kPause = std::chrono::milliseconds(2);
     const auto deadline = std::chrono::steady_clock::now() + kGiveUpAfter;
     for (auto dir = cgroup.dirs.rbegin(); dir != cgroup.dirs.rend(); ++dir) {
