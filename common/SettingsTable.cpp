@@ -248,7 +248,7 @@ QList<SettingSpec> buildTable()
                     "authentication) may have running at once over all its sessions, detached "
                     "jobs included.",
                     NoFlags),
-            integer(jobs, "JOB_FOREGROUND_MAX_PER_SESSION", "8", 1, 10000,
+            integer(jobs, "JOB_FOREGROUND_MAX_PER_SESSION", "16", 1, 10000,
                     "Calls' own jobs (system_run_command, system_run_python without background) "
                     "one session may have running at once; each holds a uid of the pool.",
                     NoFlags),

@@ -68,7 +68,7 @@ private:
     // them one client's burst of calls would leave no uid for anyone else.
     struct ForegroundLimits
     {
-        int perSession = 8; // JOB_FOREGROUND_MAX_PER_SESSION
+        int perSession = 16; // JOB_FOREGROUND_MAX_PER_SESSION
         int perPrincipal = 64; // JOB_FOREGROUND_MAX_PER_PRINCIPAL
     };
     ForegroundLimits m_foregroundLimits;
