@@ -44,7 +44,7 @@ QJsonValue condense(const QJsonValue &value)
 
 QJsonObject callFields(const ToolCallRecord &call, const char *event)
 {
-    return QJsonObject{
+    QJsonObject fields{
             {QLatin1String("event"), QLatin1String(event)},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
             {QLatin1String("call"), double(call.callId)},
@@ -53,6 +53,9 @@ QJsonObject callFields(const ToolCallRecord &call, const char *event)
             {QLatin1String("client"), call.clientName},
             {QLatin1String("tool"), call.tool},
     };
+    if (!call.taskId.isEmpty())
+        fields.insert(QLatin1String("task"), call.taskId);
+    return fields;
 }
 
 // The job accounting the system tools put at the top of their structuredContent.
