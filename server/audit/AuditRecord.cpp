@@ -117,7 +117,7 @@ private:
 
 QJsonObject callFields(const ToolCallRecord &call, const char *event)
 {
-    return QJsonObject{
+    QJsonObject fields{
             {QLatin1String("event"), QLatin1String(event)},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
             {QLatin1String("call"), double(call.callId)},
@@ -126,6 +126,9 @@ QJsonObject callFields(const ToolCallRecord &call, const char *event)
             {QLatin1String("client"), bounded(call.clientName)},
             {QLatin1String("tool"), bounded(call.tool)},
     };
+    if (!call.taskId.isEmpty())
+        fields.insert(QLatin1String("task"), call.taskId);
+    return fields;
 }
 
 // The job accounting the system tools put at the top of their structuredContent.

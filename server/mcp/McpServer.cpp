@@ -62,6 +62,12 @@ QJsonObject describeTool(const ToolDefinition &tool, const QString &version)
             annotations.insert(QLatin1String("title"), tool.title);
         object.insert(QLatin1String("annotations"), annotations);
     }
+    if (protocol::isModern(version) && tool.taskSupport != TaskSupport::Forbidden)
+        object.insert(QLatin1String("execution"),
+                      QJsonObject{{QLatin1String("taskSupport"),
+                                   tool.taskSupport == TaskSupport::Required
+                                           ? QLatin1String("required")
+                                           : QLatin1String("optional")}});
     return object;
 }
 
@@ -139,6 +145,17 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
          {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
         m_statelessMethods.remove(QLatin1String(removed));
     m_statelessMethods.insert(QStringLiteral("server/discover"), {&McpServer::discover, {}});
+    const char *taskIdOnly =
+            R"({"type":"object","required":["taskId"],"properties":{"taskId":{"type":"string"}}})";
+    m_statelessMethods.insert(QStringLiteral("tasks/get"),
+                              {&McpServer::getTask, schema(taskIdOnly)});
+    m_statelessMethods.insert(QStringLiteral("tasks/cancel"),
+                              {&McpServer::cancelTask, schema(taskIdOnly)});
+    m_statelessMethods.insert(
+            QStringLiteral("tasks/update"),
+            {&McpServer::updateTask,
+             schema(R"({"type":"object","required":["taskId"],"properties":{"taskId":{"type":"string"},
+            "inputResponses":{"type":"object"}}})")});
 
     connect(&m_tools, &ToolRegistry::changed, this,
             [this] { broadcast(QStringLiteral("notifications/tools/list_changed")); });
@@ -278,6 +295,14 @@ std::shared_ptr<Session> McpServer::serveStateless(const jsonrpc::Message &messa
     session->makeStateless(meta.clientCapabilities);
     if (meta.logLevel)
         session->setLogLevel(*meta.logLevel);
+    dispatchDetached(session, message, std::move(exchange));
+    return session;
+}
+
+void McpServer::dispatchDetached(const std::shared_ptr<Session> &session,
+                                 const jsonrpc::Message &message,
+                                 std::shared_ptr<Exchange> exchange)
+{
     auto tracker = std::make_shared<PayloadTracker>(std::move(exchange), false);
     dispatchRequest(session, message, tracker);
     tracker->seal();
@@ -289,7 +314,6 @@ std::shared_ptr<Session> McpServer::serveStateless(const jsonrpc::Message &messa
                 [this, key = session.get()] { m_statelessInFlight.remove(key); },
                 Qt::QueuedConnection);
     }
-    return session;
 }
 
 void McpServer::dispatchRequest(const std::shared_ptr<Session> &session,
@@ -436,6 +460,8 @@ QJsonObject McpServer::statelessCapabilities() const
             {QLatin1String("prompts"), QJsonObject{}},
             {QLatin1String("logging"), QJsonObject{}},
             {QLatin1String("completions"), QJsonObject{}},
+            {QLatin1String("extensions"),
+             QJsonObject{{QLatin1String(tasks::ExtensionId), QJsonObject{}}}},
     };
 }
 
@@ -498,8 +524,14 @@ void McpServer::callTool(const Request &request)
 {
     const QString name = request.params.value(QLatin1String("name")).toString();
     const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
-    ToolCallRecord record = startCallRecord(request, name, arguments);
     const ToolDefinition *tool = m_tools.find(name);
+    // The call of a task is recorded (and checked) where it runs, in the task's own session.
+    if (tool && tool->taskSupport != TaskSupport::Forbidden && request.session->isStateless()
+        && tasks::declared(request.session->clientCapabilities())) {
+        startTask(request, name);
+        return;
+    }
+    ToolCallRecord record = startCallRecord(request, name, arguments);
     if (!tool) {
         endCallRecord(record, ToolCallOutcome::UnknownTool, nullptr);
         afterRecordsDurable([request, name] {
@@ -523,6 +555,21 @@ void McpServer::callTool(const Request &request)
             afterRecordsDurable([request, problem, missing] {
                 request.fail(jsonrpc::MissingRequiredClientCapability, problem,
                              QJsonObject{{QLatin1String("requiredCapabilities"), missing}});
+            });
+            return;
+        }
+        const bool tasksDeclared = tasks::declared(request.session->clientCapabilities());
+        // A task's own call runs without the extension, lest it become a task again.
+        if (tool->taskSupport == TaskSupport::Required && !tasksDeclared
+            && request.session->taskId().isEmpty()) {
+            const QString problem =
+                    QStringLiteral("tool %1 runs only as a task, and this request's _meta does "
+                                   "not declare the extension %2")
+                            .arg(name, QLatin1String(tasks::ExtensionId));
+            endCallRecord(record, ToolCallOutcome::Failed, nullptr, problem);
+            afterRecordsDurable([request, problem] {
+                request.fail(jsonrpc::MissingRequiredClientCapability, problem,
+                             tasks::requiredCapabilityData());
             });
             return;
         }
@@ -581,6 +628,81 @@ void McpServer::callTool(const Request &request)
     tool->handler(call);
 }
 
+void McpServer::startTask(const Request &request, const QString &tool)
+{
+    const Principal &principal = request.session->principal();
+    Task &task = m_tasks->create(Session::ownerKey(principal), tool);
+    auto session = std::make_shared<Session>(Session::ownerKey(principal),
+                                             request.session->transportName(), nullptr, principal);
+    session->setNegotiated(request.session->protocolVersion(), request.session->clientInfo());
+    session->makeStateless(tasks::withoutExtension(request.session->clientCapabilities()));
+    task.call = session;
+    const QString taskId = task.id;
+    session->setTaskId(taskId);
+    spdlog::info("task {} of {}: {}", taskId.toStdString(), principal.name().toStdString(),
+                 tool.toStdString());
+
+    jsonrpc::Message call;
+    call.kind = jsonrpc::MessageKind::Request;
+    call.id = taskId;
+    call.method = request.method;
+    call.params = request.params;
+    dispatchDetached(session, call, std::make_shared<TaskExchange>(m_tasks, taskId));
+    // The call's start is recorded by now; the client learns of the task once that record is
+    // durable, as it would learn of a result.
+    afterRecordsDurable([request, tasks = m_tasks, taskId, owner = Session::ownerKey(principal)] {
+        const Task *created = tasks->find(taskId, owner);
+        QJsonObject result = created ? created->describe(false) : QJsonObject{};
+        result.insert(QLatin1String("resultType"), QLatin1String("task"));
+        request.reply(result);
+    });
+}
+
+Task *McpServer::requestedTask(const Request &request)
+{
+    if (!tasks::declared(request.session->clientCapabilities())) {
+        request.fail(jsonrpc::MissingRequiredClientCapability,
+                     QStringLiteral("%1 needs the extension %2, which this request's _meta does "
+                                    "not declare")
+                             .arg(request.method, QLatin1String(tasks::ExtensionId)),
+                     tasks::requiredCapabilityData());
+        return nullptr;
+    }
+    const QString id = request.params.value(QLatin1String("taskId")).toString();
+    Task *task = m_tasks->find(id, Session::ownerKey(request.session->principal()));
+    if (!task)
+        request.fail(jsonrpc::InvalidParams,
+                     QStringLiteral("params.taskId: unknown task %1").arg(id),
+                     QJsonObject{{QLatin1String("taskId"), id}});
+    return task;
+}
+
+void McpServer::getTask(const Request &request)
+{
+    if (const Task *task = requestedTask(request)) {
+        QJsonObject result = task->describe(true);
+        result.insert(QLatin1String("resultType"), QLatin1String("complete"));
+        request.reply(result);
+    }
+}
+
+void McpServer::cancelTask(const Request &request)
+{
+    if (Task *task = requestedTask(request)) {
+        m_tasks->cancel(*task, QStringLiteral("the task was cancelled by its client"));
+        request.reply(QJsonObject{{QLatin1String("resultType"), QLatin1String("complete")}});
+    }
+}
+
+void McpServer::updateTask(const Request &request)
+{
+    // No call here asks its client for input (multi round-trip requests are not offered), so
+    // no task waits for one: responses to requests the task has not made are ignored, as the
+    // extension has it for unknown keys.
+    if (requestedTask(request))
+        request.reply(QJsonObject{{QLatin1String("resultType"), QLatin1String("complete")}});
+}
+
 ToolCallRecord McpServer::startCallRecord(const Request &request, const QString &tool,
                                           const QJsonObject &arguments)
 {
@@ -590,6 +712,7 @@ ToolCallRecord McpServer::startCallRecord(const Request &request, const QString 
     call.transport = request.session->transportName();
     call.clientName = request.session->clientInfo().value(QLatin1String("name")).toString();
     call.tool = tool;
+    call.taskId = request.session->taskId();
     call.arguments = arguments;
     call.startedAt = QDateTime::currentDateTimeUtc();
     Q_EMIT toolCallStarted(call);

@@ -6,6 +6,7 @@
 #include "mcp/ResourceRegistry.h"
 #include "mcp/ServiceHealth.h"
 #include "mcp/Session.h"
+#include "mcp/TaskStore.h"
 #include "mcp/ToolCallRecord.h"
 #include "mcp/ToolRegistry.h"
 
@@ -152,6 +153,18 @@ private:
     void setLogLevel(const Request &request);
     void listTools(const Request &request);
     void callTool(const Request &request);
+    // Answers a tools/call with a new task and runs the call on in a detached stateless
+    // session of the same principal, whose response the task keeps.
+    void startTask(const Request &request, const QString &tool);
+    // The request's task, or null with the request failed: -32021 when the request did not
+    // declare the extension, -32602 for a task that is unknown or another principal's.
+    Task *requestedTask(const Request &request);
+    void getTask(const Request &request);
+    void cancelTask(const Request &request);
+    void updateTask(const Request &request);
+    // Dispatches `message` in the stateless `session`, which is kept until it is answered.
+    void dispatchDetached(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
+                          std::shared_ptr<Exchange> exchange);
     ToolCallRecord startCallRecord(const Request &request, const QString &tool,
                                    const QJsonObject &arguments);
     void endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,
@@ -192,6 +205,8 @@ private:
     quint64 m_lastCallId = 0;
     // Tool calls whose tool has not answered yet, by call id.
     std::map<quint64, std::shared_ptr<RunningCall>> m_running;
+    // Shared with the tasks' exchanges, which may outlive the server.
+    std::shared_ptr<TaskStore> m_tasks = std::make_shared<TaskStore>();
     bool m_draining = false;
 
     std::function<QString()> m_failClosedCheck;

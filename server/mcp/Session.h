@@ -62,6 +62,9 @@ public:
         m_clientCapabilities = clientCapabilities;
     }
     const QJsonObject &clientCapabilities() const { return m_clientCapabilities; }
+    // The task (Tasks extension) whose call this stateless session runs, if any.
+    void setTaskId(const QString &taskId) { m_taskId = taskId; }
+    const QString &taskId() const { return m_taskId; }
     // The id under which a principal's stateless requests keep their jobs and output handles.
     static QString ownerKey(const Principal &principal)
     {
@@ -137,6 +140,7 @@ private:
     std::optional<LogLevel> m_logLevel;
     bool m_stateless = false;
     QJsonObject m_clientCapabilities;
+    QString m_taskId;
     QHash<QString, std::weak_ptr<Session>> m_statelessRequests;
     QSet<QString> m_subscriptions;
     QElapsedTimer m_idle;

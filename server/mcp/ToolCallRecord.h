@@ -29,6 +29,7 @@ struct ToolCallRecord
     QString transport;
     QString clientName;
     QString tool;
+    QString taskId; // the task the call runs for (Tasks extension), if any
     QJsonObject arguments;
     QDateTime startedAt;
     // Set when the call has ended.

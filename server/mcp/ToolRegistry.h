@@ -29,6 +29,10 @@ struct ToolAnnotations
 // eventually call ToolCall::finish (unless the call is cancelled). It must not block.
 using ToolHandler = std::function<void(const std::shared_ptr<ToolCall> &call)>;
 
+// Whether a call of the tool may become a task (the Tasks extension): never, when the client
+// declared the extension, or only so (a client without it is refused with -32021).
+enum class TaskSupport { Forbidden, Optional, Required };
+
 struct ToolDefinition
 {
     QString name;
@@ -41,6 +45,7 @@ struct ToolDefinition
     // the modern era, which declares its client's capabilities itself, is refused with
     // MissingRequiredClientCapability (-32021) before the tool runs when one is not declared.
     QStringList requiredClientCapabilities;
+    TaskSupport taskSupport = TaskSupport::Forbidden;
     ToolHandler handler;
 };
 

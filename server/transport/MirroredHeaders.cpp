@@ -12,6 +12,15 @@ RequestRejection mismatch(const QString &problem)
     return {jsonrpc::HeaderMismatch, QStringLiteral("Header mismatch: %1").arg(problem)};
 }
 
+// The Tasks extension's methods name their task in Mcp-Name, which clients need not send: it is
+// checked when present.
+bool namesTask(const jsonrpc::Message &message)
+{
+    return message.method == QLatin1String("tasks/get")
+            || message.method == QLatin1String("tasks/update")
+            || message.method == QLatin1String("tasks/cancel");
+}
+
 // What Mcp-Name must carry for `method`, or nullopt when the method has no name header.
 std::optional<QString> nameSource(const jsonrpc::Message &message)
 {
@@ -21,6 +30,8 @@ std::optional<QString> nameSource(const jsonrpc::Message &message)
         return params.value(QLatin1String("name")).toString();
     if (message.method == QLatin1String("resources/read"))
         return params.value(QLatin1String("uri")).toString();
+    if (namesTask(message))
+        return params.value(QLatin1String("taskId")).toString();
     return std::nullopt;
 }
 
@@ -68,6 +79,8 @@ std::optional<RequestRejection> mirroredHeadersMismatch(const QHttpServerRequest
     if (!expectedName)
         return std::nullopt;
     const QByteArray name = request.value("mcp-name");
+    if (name.trimmed().isEmpty() && namesTask(message))
+        return std::nullopt;
     if (name.trimmed().isEmpty())
         return mismatch(
                 QStringLiteral("the Mcp-Name header is missing (%1 needs it)").arg(message.method));

@@ -24,7 +24,8 @@ const meta = (extra = {}) => ({
 function mirrored(method, params = {}) {
     const headers = { 'mcp-protocol-version': MODERN, 'mcp-method': method };
     const name = method === 'resources/read' ? params.uri
-        : method === 'tools/call' || method === 'prompts/get' ? params.name : undefined;
+        : method === 'tools/call' || method === 'prompts/get' ? params.name
+            : method.startsWith('tasks/') ? params.taskId : undefined;
     if (name !== undefined)
         headers['mcp-name'] = name;
     return headers;
@@ -48,7 +49,11 @@ function messages(reply) {
 }
 const final = reply => messages(reply).at(-1);
 
-describe('the modern era on Streamable HTTP', { timeout: 60_000 }, () => {
+// The Tasks extension, as a request's _meta declares it.
+const TASKS = 'io.modelcontextprotocol/tasks';
+const withTasks = () => meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } });
+
+describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
     let daemon;
     before(async () => { daemon = await startDaemon(); });
     after(async () => { await daemon?.stop(); });
@@ -223,6 +228,71 @@ describe('the modern era on Streamable HTTP', { timeout: 60_000 }, () => {
             'the daemon saw the closed stream as a cancellation');
     });
 
+    // One modern request's final JSON-RPC message.
+    const ask = async (d, method, params, options) => final(await modern(d, method, params, options));
+    const settled = async (d, taskId) => {
+        let task;
+        assert.ok(await eventually(async () => {
+            task = (await ask(d, 'tasks/get', { taskId, _meta: withTasks() })).result;
+            return task.status !== 'working';
+        }, { timeoutMs: 10_000, intervalMs: 100 }), `task ${taskId} still working`);
+        return task;
+    };
+
+    it('discover advertises the Tasks extension; a task-supporting call of a client with it becomes a task whose result tasks/get inlines', async d => {
+        const { result: discovered } = await ask(d, 'server/discover', { _meta: meta() });
+        assert.deepEqual(discovered.capabilities.extensions, { [TASKS]: {} });
+        const { result: listed } = await ask(d, 'tools/list', { _meta: meta() });
+        assert.deepEqual(listed.tools.find(t => t.name === 'slow_compute').execution, { taskSupport: 'optional' });
+        assert.deepEqual(listed.tools.find(t => t.name === 'failing_job').execution, { taskSupport: 'required' });
+        assert.equal(listed.tools.find(t => t.name === 'greet').execution, undefined);
+
+        const { result: created } = await ask(d, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'L' }, _meta: withTasks() });
+        assert.equal(created.resultType, 'task');
+        assert.equal(created.status, 'working');
+        assert.ok(created.taskId && Number.isInteger(created.ttlMs) && Number.isInteger(created.pollIntervalMs));
+        assert.ok(!('result' in created) && !('content' in created));
+        const working = (await ask(d, 'tasks/get', { taskId: created.taskId, _meta: withTasks() })).result;
+        assert.equal(working.status, 'working');
+        assert.equal(working.resultType, 'complete');
+        const done = await settled(d, created.taskId);
+        assert.equal(done.status, 'completed');
+        assert.equal(done.result.content[0].text, 'L: computed in 1 s');
+
+        // Without the extension the same tool answers at once, and a tool error stays a result.
+        const { result: plain } = await ask(d, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'P' }, _meta: meta() });
+        assert.equal(plain.resultType, 'complete');
+        assert.equal(plain.taskId, undefined);
+        const { result: failing } = await ask(d, 'tools/call', { name: 'failing_job', arguments: {}, _meta: withTasks() });
+        const failed = await settled(d, failing.taskId);
+        assert.equal(failed.status, 'completed', JSON.stringify(failed));
+        assert.equal(failed.result.isError, true);
+        const { result: broken } = await ask(d, 'tools/call', { name: 'protocol_error_job', arguments: {}, _meta: withTasks() });
+        const crashed = await settled(d, broken.taskId);
+        assert.equal(crashed.status, 'failed');
+        assert.equal(crashed.error.code, -32603);
+        assert.equal(crashed.result, undefined);
+    });
+
+    it('tasks/cancel ends a working task as cancelled; a client without the extension gets -32021 and unknown ids -32602', async d => {
+        const { result: created } = await ask(d, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 }, _meta: withTasks() });
+        const ack = (await ask(d, 'tasks/cancel', { taskId: created.taskId, _meta: withTasks() })).result;
+        assert.deepEqual(ack, { resultType: 'complete' });
+        assert.equal((await ask(d, 'tasks/get', { taskId: created.taskId, _meta: withTasks() })).result.status, 'cancelled');
+        assert.deepEqual((await ask(d, 'tasks/cancel', { taskId: created.taskId, _meta: withTasks() })).result, { resultType: 'complete' },
+            'cancelling a terminal task is acknowledged again');
+
+        for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+            const { error } = await ask(d, method, { taskId: created.taskId, _meta: meta() });
+            assert.equal(error.code, -32021, method);
+            assert.deepEqual(error.data.requiredCapabilities.extensions, { [TASKS]: {} });
+        }
+        const { error: required } = await ask(d, 'tools/call', { name: 'failing_job', arguments: {}, _meta: meta() });
+        assert.equal(required.code, -32021);
+        const { error: unknown } = await ask(d, 'tasks/get', { taskId: 'task-made-up', _meta: withTasks() });
+        assert.equal(unknown.code, -32602);
+    });
+
     it('a 2025 session keeps working beside stateless requests', async d => {
         const { session } = await openSession(d.url);
         await modern(d, 'server/discover', { _meta: meta() });
@@ -309,6 +379,43 @@ describe('stateless requests with jailed jobs', root ? {} : { skip: 'needs root:
         controller.abort();
         assert.ok(await eventually(() => processesOf(uid).length === 0, { timeoutMs: 3000, intervalMs: 10 }),
             `job processes still alive: ${processesOf(uid)}`);
+    });
+
+    // One modern request as `who` with the Tasks extension; its final message.
+    async function taskRequest(d, who, method, params) {
+        const reply = await modern(d, method, { ...params, _meta: withTasks() }, { headers: { authorization: `Bearer ${tokens[who]}` } });
+        return final(reply);
+    }
+
+    it("a task of system_run_python is its principal's jailed job: another principal's task id is unknown, tasks/cancel kills the job", async d => {
+        const code = "open('task-uid.txt', 'w').write(open('/proc/self/uid_map').read().split()[1])\nimport time\ntime.sleep(30)";
+        const { result: created } = await taskRequest(d, 'alice', 'tools/call', { name: 'system_run_python', arguments: { code } });
+        assert.equal(created.resultType, 'task', JSON.stringify(created));
+        const taskId = created.taskId;
+        // The task's call runs in alice's workspace, which her plain calls see.
+        let uid;
+        assert.ok(await eventually(async () => {
+            const read = await call(d, 'alice', 'file_read', { path: 'task-uid.txt' });
+            uid = read.success && Number(read.content) || undefined;
+            return uid !== undefined;
+        }, { timeoutMs: 10_000, intervalMs: 100 }), 'the task wrote its uid');
+        assert.ok(processesOf(uid).length > 0, `job uid ${uid}`);
+
+        for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+            const stolen = await taskRequest(d, 'bob', method, { taskId });
+            const madeUp = `task-${made_up()}`;
+            const unknown = await taskRequest(d, 'bob', method, { taskId: madeUp });
+            assert.equal(stolen.error?.code, -32602, `${method}: ${JSON.stringify(stolen)}`);
+            assert.equal(JSON.stringify(stolen).replaceAll(taskId, 'ID'), JSON.stringify(unknown).replaceAll(madeUp, 'ID'),
+                `${method} tells a foreign task from a made-up id`);
+        }
+        assert.equal((await taskRequest(d, 'alice', 'tasks/get', { taskId })).result.status, 'working', 'bob could not cancel it');
+        assert.ok(processesOf(uid).length > 0, 'the job still runs');
+
+        assert.deepEqual((await taskRequest(d, 'alice', 'tasks/cancel', { taskId })).result, { resultType: 'complete' });
+        assert.ok(await eventually(() => processesOf(uid).length === 0, { timeoutMs: 3000, intervalMs: 10 }),
+            `job processes still alive: ${processesOf(uid)}`);
+        assert.equal((await taskRequest(d, 'alice', 'tasks/get', { taskId })).result.status, 'cancelled');
     });
 
     it("another principal's output handle is unknown to output_read", async d => {

@@ -23,7 +23,7 @@ QJsonObject orFailure(const QJsonObject &success)
 
 ToolDefinition makeTool(const char *name, const char *title, const char *description,
                         QJsonObject input, QJsonObject output, ToolAnnotations annotations,
-                        ToolHandler handler)
+                        ToolHandler handler, TaskSupport taskSupport)
 {
     ToolDefinition tool;
     tool.name = QLatin1String(name);
@@ -33,6 +33,7 @@ ToolDefinition makeTool(const char *name, const char *title, const char *descrip
     tool.outputSchema = std::move(output);
     tool.annotations = annotations;
     tool.handler = std::move(handler);
+    tool.taskSupport = taskSupport;
     return tool;
 }
 

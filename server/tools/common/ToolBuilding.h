@@ -19,6 +19,6 @@ QJsonObject orFailure(const QJsonObject &success);
 
 ToolDefinition makeTool(const char *name, const char *title, const char *description,
                         QJsonObject input, QJsonObject output, ToolAnnotations annotations,
-                        ToolHandler handler);
+                        ToolHandler handler, TaskSupport taskSupport = TaskSupport::Forbidden);
 
 } // namespace cmcp::tools

@@ -333,7 +333,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             "Returns stdout, stderr, exit_code and success, with the job's accounting.",
             systemschemas::commandInput(), systemschemas::commandOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
-            [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, commandCall); }));
+            [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, commandCall); },
+            TaskSupport::Optional));
     registry.add(tools::makeTool(
             "system_run_python", "Run Python code",
             "Runs Python 3 code (standard library only) in a sandbox, in the workspace shared "
@@ -342,7 +343,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             "success, with the job's accounting.",
             systemschemas::pythonInput(), systemschemas::pythonOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
-            [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, pythonCall); }));
+            [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, pythonCall); },
+            TaskSupport::Optional));
     registry.add(tools::makeTool(
             "system_env_var", "Sandbox environment variables",
             "Returns the environment variables sandboxed commands and code see, and the value "

@@ -1,0 +1,98 @@
+#pragma once
+
+#include "mcp/Exchange.h"
+
+#include <QDateTime>
+#include <QHash>
+#include <QJsonObject>
+#include <QString>
+
+#include <memory>
+
+// The Tasks extension (io.modelcontextprotocol/tasks): a tools/call the server answers at once
+// with a task id, while the call runs on detached from its request; the client polls
+// tasks/get for the outcome and may end it with tasks/cancel.
+namespace cmcp {
+
+class Session;
+
+namespace tasks {
+inline constexpr char ExtensionId[] = "io.modelcontextprotocol/tasks";
+// How long a finished task stays readable, and how often a client should ask about one.
+inline constexpr qint64 TtlMs = 3600 * 1000;
+inline constexpr qint64 PollIntervalMs = 500;
+
+// True when `clientCapabilities` declare the extension.
+bool declared(const QJsonObject &clientCapabilities);
+// `clientCapabilities` without the extension: what the call a task runs sees, so that it runs
+// as a plain call instead of becoming a task again.
+QJsonObject withoutExtension(QJsonObject clientCapabilities);
+// The -32021 error data naming the extension as the capability a request lacks.
+QJsonObject requiredCapabilityData();
+} // namespace tasks
+
+enum class TaskStatus { Working, Completed, Failed, Cancelled };
+
+struct Task
+{
+    QString id;
+    // Session::ownerKey of the principal that created it: only that principal sees it.
+    QString owner;
+    QString tool;
+    TaskStatus status = TaskStatus::Working;
+    QDateTime createdAt;
+    QDateTime lastUpdatedAt;
+    QJsonObject result; // Completed: the tool's result
+    QJsonObject error; // Failed: the JSON-RPC error the call ended with
+    // The detached stateless session the call runs in; closing it cancels the call (and kills
+    // a jailed job it started). Released once the task is terminal.
+    std::shared_ptr<Session> call;
+
+    bool isTerminal() const { return status != TaskStatus::Working; }
+    // The task's wire fields (taskId, status, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs),
+    // and with `detailed` the inlined result or error of a terminal task.
+    QJsonObject describe(bool detailed) const;
+};
+
+QString taskStatusName(TaskStatus status);
+
+// Every task still within its time to live, by id.
+class TaskStore
+{
+public:
+    // A new working task; expired ones are dropped first.
+    Task &create(const QString &owner, const QString &tool);
+    // The task, or null when there is none of that id owned by `owner` (another principal's
+    // task answers exactly as an unknown one).
+    Task *find(const QString &id, const QString &owner);
+    // The call's response arrived: `response` is the JSON-RPC response object, or undefined
+    // when the call was cancelled. A task already terminal (cancelled first) keeps its state.
+    void settle(const QString &id, const QJsonValue &response);
+    // Marks the task cancelled and closes its call. Nothing for a terminal task.
+    void cancel(Task &task, const QString &reason);
+    int size() const { return int(m_tasks.size()); }
+
+private:
+    void dropExpired();
+    QHash<QString, Task> m_tasks;
+};
+
+// Where the response of a task's call goes: into the task instead of to a client. What the
+// call sends on the way (progress, log messages) has no stream to go to and is dropped.
+class TaskExchange : public Exchange
+{
+public:
+    TaskExchange(std::weak_ptr<TaskStore> store, QString taskId)
+        : m_store(std::move(store)),
+          m_taskId(std::move(taskId))
+    {
+    }
+    void sendRelated(const QJsonObject &) override { }
+    void complete(const QJsonValue &responses) override;
+
+private:
+    std::weak_ptr<TaskStore> m_store;
+    const QString m_taskId;
+};
+
+} // namespace cmcp
