@@ -95,11 +95,12 @@ class TestWebFetcher : public QObject
 
     static std::shared_ptr<const EgressGate> gate(std::shared_ptr<HostResolver> resolver,
                                                   const QStringList &domains, bool allowPrivate,
-                                                  const QList<QUrl> &trusted = {})
+                                                  const QList<QUrl> &trusted = {},
+                                                  bool trustedMayBePrivate = false)
     {
         QString error;
         std::optional<EgressPolicy> policy =
-                EgressPolicy::create({domains, allowPrivate, trusted}, &error);
+                EgressPolicy::create({domains, allowPrivate, trusted, trustedMayBePrivate}, &error);
         if (!policy)
             qFatal("%s", qPrintable(error));
         return std::make_shared<const EgressGate>(*policy, std::move(resolver));
@@ -228,12 +229,14 @@ private Q_SLOTS:
 
     void aRedirectFromATrustedOriginToPrivateSpaceIsRefused()
     {
-        // A search back end on loopback is trusted; where it redirects to is not.
+        // A search back end on loopback (WEB_SEARCH_ALLOW_PRIVATE) is trusted; where it
+        // redirects to is not.
         m_first->setHandler([this](const RecordedRequest &, HttpExchange &exchange) {
             exchange.redirect(301, at("127.0.0.2", "/internal").toLatin1());
         });
         m_resolver->answer(QStringLiteral("localhost"), {{loopback2}});
-        WebFetcher fetcher(gate(m_resolver, {QStringLiteral("*")}, false, {QUrl(at("127.0.0.1"))}));
+        WebFetcher fetcher(
+                gate(m_resolver, {QStringLiteral("*")}, false, {QUrl(at("127.0.0.1"))}, true));
         const FetchResult result = fetch(fetcher, at("127.0.0.1", "/search"));
         QVERIFY(!result.ok);
         QVERIFY2(result.error.startsWith(QLatin1String(
