@@ -9,6 +9,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { Client, StreamableHTTPClientTransport } from '../integration/lib/sdk.mjs';
+import { eventually } from '../integration/lib/daemon.mjs';
 
 const url = process.env.CMCP_URL;
 const pages = process.env.CMCP_PAGES_URL;
@@ -96,12 +97,8 @@ describe('cmcpd in the container', () => {
         const job = await call('system_run_command', { command: 'echo started; echo finished', background: true });
         assert.match(job.job_id, /^job_[0-9a-f]{32}$/);
         let status;
-        for (let attempt = 0; attempt < 100; ++attempt) {
-            status = await call('job_status', { job_id: job.job_id });
-            if (status.state !== 'running')
-                break;
-            await new Promise(resolve => setTimeout(resolve, 200));
-        }
+        await eventually(async () => (status = await call('job_status', { job_id: job.job_id })).state !== 'running',
+                         { timeoutMs: 20_000, intervalMs: 200 });
         assert.equal(status.state, 'exited', JSON.stringify(status));
         assert.equal(status.result.exit_code, 0);
         const output = await call('job_output', { job_id: job.job_id, offset: 0, limit: 4096 });
