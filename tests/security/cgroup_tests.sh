@@ -157,20 +157,25 @@ print([l for l in open("/proc/self/status") if l.startswith("VmPeak")][0].split(
     ;;
 
 cpu-percent)
-    # 20% of one CPU: a busy loop of 1 s wall gets about 200 ms; the same loop unlimited, more
-    # than twice that (asserted loosely: other tests may share the CPUs).
+    # 10% of one CPU: a busy loop of 1 s wall gets about 100 ms; the same loop unlimited, more
+    # than twice that. The upper bound holds however busy the machine is; the comparison only
+    # shows the bound meant something, and on a machine that other work keeps busy the unlimited
+    # loop may get little more than the limited one, so the pair is measured up to three times.
     need_cgroup cpu
-    policy "{\"cpu_percent\":20,\"name\":\"$NAME\"}"
-    jail_report 20 /usr/bin/timeout 1 /usr/bin/sh -c 'while :; do :; done'
-    expect_rc 124 "stopped by timeout(1)"
-    limited=$(exit_number cpu_ms)
-    policy "{\"name\":\"$NAME\"}"
-    jail_report 20 /usr/bin/timeout 1 /usr/bin/sh -c 'while :; do :; done'
-    full=$(exit_number cpu_ms)
-    [ "$limited" -le 450 ] || fail "$limited ms of CPU in 1 s at cpu_percent 20"
-    [ "$limited" -ge 50 ] || fail "$limited ms of CPU: the loop hardly ran"
-    [ "$full" -gt $((2 * limited)) ] || fail "unlimited loop got $full ms, limited $limited ms: no difference"
-    pass "$limited ms of CPU at 20% against $full ms unlimited"
+    for attempt in 1 2 3; do
+        policy "{\"cpu_percent\":10,\"name\":\"$NAME\"}"
+        jail_report 20 /usr/bin/timeout 1 /usr/bin/sh -c 'while :; do :; done'
+        expect_rc 124 "stopped by timeout(1)"
+        limited=$(exit_number cpu_ms)
+        [ "$limited" -le 250 ] || fail "$limited ms of CPU in 1 s at cpu_percent 10"
+        [ "$limited" -ge 25 ] || fail "$limited ms of CPU: the loop hardly ran"
+        policy "{\"name\":\"$NAME\"}"
+        jail_report 20 /usr/bin/timeout 1 /usr/bin/sh -c 'while :; do :; done'
+        full=$(exit_number cpu_ms)
+        [ "$full" -gt $((2 * limited)) ] && break
+        [ "$attempt" -lt 3 ] || fail "unlimited loop got $full ms, limited $limited ms: no difference in three tries"
+    done
+    pass "$limited ms of CPU at 10% against $full ms unlimited"
     ;;
 
 cleanup)
