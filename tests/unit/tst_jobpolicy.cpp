@@ -93,7 +93,7 @@ private Q_SLOTS:
         const JobPolicy builder(machineWith(kAllButApparmor), QStringLiteral("/srv/ws"));
         JobPolicySpec spec;
         spec.unrestrictedPrograms = true;
-        spec.network = true;
+        spec.network = JobNetwork::HostUnsafe;
         const QJsonObject policy = builder.build(spec).toJson();
         QCOMPARE(strings(policy[u"landlock"][u"execute"]), QStringList{"/usr"});
         QVERIFY(!policy[u"namespaces"].toObject().contains(QLatin1String("exec_paths")));

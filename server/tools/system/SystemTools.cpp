@@ -11,6 +11,7 @@
 #include "mcp/McpServer.h"
 #include "managers/PythonManager.h"
 #include "common/Settings.h"
+#include "tools/system/JobNetworkGate.h"
 #include "tools/system/SystemToolResults.h"
 #include "tools/system/SystemToolSchemas.h"
 #include "mcp/ToolCall.h"
@@ -314,6 +315,10 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
         return false;
     logEnforcement(*tools);
     tools->runner = &JobRunner::of(server, settings);
+    const std::shared_ptr<JobNetworkGate> gate = JobNetworkGate::fromSettings(settings, error);
+    if (!gate)
+        return false;
+    tools->runner->setEgress(gate);
     // Without the identity layer (a daemon that is neither root nor able to make user
     // namespaces) no job can start: none is kept waiting either.
     const bool jobsCanStart = tools->policy.hasLayer("identity");
@@ -329,7 +334,9 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     registry.add(tools::makeTool(
             "system_run_command", "Run a shell command",
             "Runs a bash command in a sandbox, in the workspace shared with the file tools. "
-            "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off. "
+            "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off, or "
+            "with BASH_NETWORK=true an HTTP proxy (HTTP_PROXY) to JOB_NETWORK_ALLOWED_DOMAINS. "
+            "Anything the sandbox refused is listed in sandbox_refusals. "
             "Returns stdout, stderr, exit_code and success, with the job's accounting.",
             systemschemas::commandInput(), systemschemas::commandOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
