@@ -7,10 +7,12 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from '../integration/lib/sdk.mjs';
-import { startDaemon, withDiagnostics } from '../integration/lib/daemon.mjs';
+import { eventually, startDaemon, withDiagnostics } from '../integration/lib/daemon.mjs';
 
 const needsRoot = process.getuid() === 0 ? {} : { skip: 'needs root: jobs switch to host uids of the pool (CI runs as root)' };
 
@@ -79,7 +81,10 @@ describe('job networks through the egress gate', needsRoot, () => {
     after(async () => { await new Promise(resolve => target.close(resolve)); });
 
     async function withDaemon(settings, body) {
-        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', PYTHON_WARM_JOBS: 0, ...settings } });
+        const scratch = mkdtempSync(join(tmpdir(), 'cmcp-job-network-'));
+        const auditLog = join(scratch, 'audit.jsonl');
+        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', PYTHON_WARM_JOBS: 0, AUDIT_LOG: auditLog, ...settings } });
+        daemon.auditLines = () => readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line));
         const client = new Client({ name: 'job-network', version: '1.0.0' });
         try {
             await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
@@ -91,6 +96,7 @@ describe('job networks through the egress gate', needsRoot, () => {
         } finally {
             await client.close().catch(() => {});
             await daemon.stop();
+            rmSync(scratch, { recursive: true, force: true });
         }
     }
 
@@ -122,6 +128,9 @@ describe('job networks through the egress gate', needsRoot, () => {
                 && /^the sandbox refused a connection to 10\.0\.0\.5:22: /.test(x.message)), JSON.stringify(egress));
             assert.ok(egress.some(x => x.target === `localhost:${daemon.port}` && x.rule === 'JOB_NETWORK_ALLOW_PRIVATE'), JSON.stringify(egress));
             assert.match(out.message, /the sandbox refused a connection to 10\.0\.0\.5:22/);
+            // And so does the call's audit record.
+            assert.ok(await eventually(() => daemon.auditLines().some(record => JSON.stringify(record).includes(
+                '{"layer":"egress","rule":"JOB_NETWORK_ALLOWED_DOMAINS","target":"10.0.0.5:22"}'))), 'the audit record lists the refusal');
         }));
 
     test('with the default allow-list (empty) nothing is allowed', { timeout: 60_000 }, () => withDaemon({},
