@@ -376,6 +376,16 @@ QList<SettingSpec> buildTable()
             integer(web, "WEB_BROWSER_PAGES_PER_WORKER", "50", 1, 100000,
                     "Pages a cmcp-browser worker loads before a fresh worker replaces it.",
                     NoFlags),
+            integer(web, "WEB_BROWSER_MEMORY_MB", "2048", 0, 1048576,
+                    "A root daemon starts each browser worker under cmcp-jail, as its own user "
+                    "with no_new_privs and a cgroup of this many megabytes, Chromium's "
+                    "processes included: a page that needs more ends the worker, and the call "
+                    "says so. 0: the worker runs outside cmcp-jail.",
+                    NoFlags),
+            integer(web, "WEB_BROWSER_PIDS", "1024", 16, 65536,
+                    "With WEB_BROWSER_MEMORY_MB, the tasks (processes and threads) a browser "
+                    "worker's cgroup may hold at once.",
+                    NoFlags),
             boolean(web, "WEB_BROWSER_PRESTART", "false",
                     "Start the browser worker with the daemon rather than at the first "
                     "web_browse call; either way one is then kept warm.",

@@ -345,7 +345,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     registry.add(tools::makeTool(
             "system_run_python", "Run Python code",
             "Runs Python 3 code (standard library only) in a sandbox, in the workspace shared "
-            "with the file tools, with a memory limit (PYTHON_MEMORY_LIMIT) and no network. Set "
+            "with the file tools, with a memory limit (PYTHON_MEMORY_LIMIT) and no network unless "
+            "PYTHON_NETWORK=true (then an HTTP proxy to JOB_NETWORK_ALLOWED_DOMAINS). Set "
             "the variable _ to return a value as result. Returns output, error, result and "
             "success, with the job's accounting.",
             systemschemas::pythonInput(), systemschemas::pythonOutput(),
