@@ -3,6 +3,7 @@
 // (the daemon's egress gate decides each one). The job keeps no descriptor of it, so it can
 // neither accept on it nor find any other route: its namespace has loopback alone.
 #include "jail/layers.h"
+#include "posix/DescriptorPassing.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,35 +14,6 @@
 #include <cstring>
 
 namespace cmcp::jail {
-
-namespace {
-
-bool sendDescriptor(int channel, int fd, std::string &error)
-{
-    char tag = 'L';
-    iovec iov{&tag, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-    for (;;) {
-        if (::sendmsg(channel, &msg, MSG_NOSIGNAL) == 1)
-            return true;
-        if (errno != EINTR) {
-            error = errnoText("sending the egress listener to the supervisor", errno);
-            return false;
-        }
-    }
-}
-
-} // namespace
 
 bool handOverEgressListener(const Policy &policy, const Launch &launch, std::string &error)
 {
@@ -61,7 +33,10 @@ bool handOverEgressListener(const Policy &policy, const Launch &launch, std::str
         error = errnoText("listening on 127.0.0.1:" + std::to_string(port), errno);
         ok = false;
     }
-    ok = ok && sendDescriptor(launch.egressFd, fd, error);
+    if (ok && !sendDescriptor(launch.egressFd, fd)) {
+        error = errnoText("sending the egress listener to the supervisor", errno);
+        ok = false;
+    }
     ::close(fd);
     ::close(launch.egressFd);
     return ok;

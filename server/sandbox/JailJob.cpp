@@ -3,6 +3,7 @@
 #include "posix/Btrfs.h"
 #include "posix/UniqueFd.h"
 
+#include "posix/DescriptorPassing.h"
 #include "posix/ErrnoText.h"
 #include "posix/Pipe.h"
 #include "posix/ReadAvailable.h"
@@ -37,30 +38,11 @@ constexpr qint64 kLowestJobUid = 1000;
 
 // Both ends close-on-exec (so no other child inherits them) and above 2: 0..2 become the
 // jail's stdio, and cmcp-jail refuses a --report-fd (and every other descriptor) of 2 or less.
-bool aboveStdio(std::initializer_list<UniqueFd *> ends, QString *error)
-{
-    for (UniqueFd *end : ends) {
-        if (end->get() > 2)
-            continue;
-        UniqueFd moved(fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
-        if (!moved.isValid()) {
-            *error = QStringLiteral("fcntl(F_DUPFD_CLOEXEC): ") + errnoText(errno);
-            return false;
-        }
-        *end = std::move(moved);
-    }
-    return true;
-}
-
 std::optional<PipePair> makePipe(QString *error)
 {
-    std::optional<PipePair> pipe = openPipe();
-    if (!pipe) {
-        *error = QStringLiteral("pipe2: ") + errnoText(errno);
-        return std::nullopt;
-    }
-    if (!aboveStdio({&pipe->read, &pipe->write}, error))
-        return std::nullopt;
+    std::optional<PipePair> pipe = openPipeAboveStdio();
+    if (!pipe)
+        *error = QStringLiteral("pipe for cmcp-jail: ") + errnoText(errno);
     return pipe;
 }
 
@@ -73,8 +55,10 @@ std::optional<PipePair> makeEgressChannel(QString *error)
         return std::nullopt;
     }
     PipePair pair{UniqueFd(ends[0]), UniqueFd(ends[1])};
-    if (!aboveStdio({&pair.read, &pair.write}, error))
+    if (!moveAboveStdio(pair.read) || !moveAboveStdio(pair.write)) {
+        *error = QStringLiteral("fcntl(F_DUPFD_CLOEXEC): ") + errnoText(errno);
         return std::nullopt;
+    }
     return pair;
 }
 
@@ -87,34 +71,6 @@ QString refusalRule(const QString &reason)
     if (!reason.startsWith(prefix) || end < 0)
         return QStringLiteral("egress");
     return reason.mid(prefix.size(), end - prefix.size());
-}
-
-// The one descriptor of a message from the jail (SCM_RIGHTS); invalid when there is none.
-// `ended` is set at end-of-file or an error other than EAGAIN.
-UniqueFd receiveDescriptor(int channel, bool *ended)
-{
-    char tag = 0;
-    iovec iov{&tag, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    *ended = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
-    if (n <= 0)
-        return UniqueFd();
-    UniqueFd received;
-    for (cmsghdr *cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-        if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
-            continue;
-        int fd = -1;
-        std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
-        received = UniqueFd(fd);
-    }
-    *ended = true; // one message is all the jail sends
-    return received;
 }
 
 // The whole policy goes into the pipe before the jail starts, so nothing has to be written
@@ -447,6 +403,7 @@ void JailJob::readEgress()
         return;
     bool ended = false;
     UniqueFd listener = receiveDescriptor(m_egressFd.get(), &ended);
+    ended = ended || listener.isValid(); // one message is all the jail sends
     if (listener.isValid() && !m_egressServer) {
         QString error;
         m_egressServer = m_spec.egress->serve(

@@ -74,23 +74,6 @@ QByteArray confinedPolicy(const BrowserAccount &account,
     return QJsonDocument(policy).toJson(QJsonDocument::Compact);
 }
 
-// A pipe whose ends are above 2 (0..2 become the jail's stdio).
-std::optional<PipePair> jailPipe()
-{
-    std::optional<PipePair> pipe = openPipe();
-    if (!pipe)
-        return std::nullopt;
-    for (UniqueFd *end : {&pipe->read, &pipe->write}) {
-        if (end->get() > 2)
-            continue;
-        UniqueFd moved(fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
-        if (!moved.isValid())
-            return std::nullopt;
-        *end = std::move(moved);
-    }
-    return pipe;
-}
-
 QString describeEnd(const QProcess &process)
 {
     if (process.exitStatus() == QProcess::CrashExit)
@@ -232,8 +215,9 @@ BrowserPool::Worker *BrowserPool::startWorker()
         // The jail becomes the account's user itself; the worker is told nothing of it.
         for (const QString &argument : m_options.account->workerArguments())
             arguments.removeOne(argument);
-        std::optional<PipePair> policy = jailPipe();
-        std::optional<PipePair> report = jailPipe();
+        // Above 2: 0..2 become the jail's stdio.
+        std::optional<PipePair> policy = openPipeAboveStdio();
+        std::optional<PipePair> report = openPipeAboveStdio();
         const QByteArray text =
                 confinedPolicy(*m_options.account, *m_options.confinement, environment);
         if (!policy || !report
