@@ -83,7 +83,7 @@ describe('job networks through the egress gate', needsRoot, () => {
     async function withDaemon(settings, body) {
         const scratch = mkdtempSync(join(tmpdir(), 'cmcp-job-network-'));
         const auditLog = join(scratch, 'audit.jsonl');
-        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', PYTHON_WARM_JOBS: 0, AUDIT_LOG: auditLog, ...settings } });
+        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', AUDIT_LOG: auditLog, ...settings } });
         daemon.auditLines = () => readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line));
         const client = new Client({ name: 'job-network', version: '1.0.0' });
         try {
