@@ -53,6 +53,10 @@ _ = {
     'connect_localhost': attempt(lambda: proxy(b'CONNECT localhost:${daemonPort} HTTP/1.1\\r\\n\\r\\n')),
     'connect_nul': attempt(lambda: proxy(b'CONNECT exa\\x00mple.com:443 HTTP/1.1\\r\\n\\r\\n')),
     'get_daemon': attempt(lambda: proxy(b'GET http://127.0.0.1:${daemonPort}/mcp HTTP/1.1\\r\\n\\r\\n')),
+    'control': attempt(lambda: proxy(b'CONNECT exa\\x01mple.com:443 HTTP/1.1\\r\\n\\r\\n')),
+    # Loopback in the other notations: each must be refused, none may reach the target.
+    'notations': [attempt(lambda: proxy(b'CONNECT ' + host + b':${targetPort} HTTP/1.1\\r\\n\\r\\n'))
+                  for host in [b'[::1]', b'127.1', b'0177.0.0.1', b'2130706433', b'[::ffff:127.0.0.1]', b'0.0.0.0']],
 }
 `;
 
@@ -117,8 +121,11 @@ describe('job networks through the egress gate', needsRoot, () => {
             assert.match(r.connect_private, /^ok:HTTP\/1\.1 403 [^]*refused \(JOB_NETWORK_ALLOWED_DOMAINS\)/);
             assert.match(r.connect_hex, /^ok:HTTP\/1\.1 403 [^]*refused \(JOB_NETWORK_ALLOW_PRIVATE\): 127\.0\.0\.1 is a non-public address/);
             assert.match(r.connect_localhost, /^ok:HTTP\/1\.1 403 [^]*refused \(JOB_NETWORK_ALLOW_PRIVATE\): localhost resolves to (127\.0\.0\.1|::1)/);
-            assert.match(r.connect_nul, /^ok:HTTP\/1\.1 (400|403) /);
+            assert.match(r.connect_nul, /^ok:HTTP\/1\.1 403 [^]*refused \(URL\)/);
             assert.match(r.get_daemon, /^ok:HTTP\/1\.1 403 [^]*JOB_NETWORK_ALLOW_PRIVATE/);
+            assert.match(r.control, /^ok:HTTP\/1\.1 403 [^]*refused \(URL\)/);
+            for (const answer of r.notations)
+                assert.match(answer, /^ok:HTTP\/1\.1 403 [^]*refused \(JOB_NETWORK_(ALLOWED_DOMAINS|ALLOW_PRIVATE)\)/);
             assert.deepEqual(received, [], 'nothing reached the target');
             // The call says what the sandbox refused it, by rule and target.
             const refusals = out.sandbox_refusals;
