@@ -252,6 +252,22 @@ void logEnforcement(const SystemTools &tools)
     }
     spdlog::info("system tools: jobs run with layers {}",
                  tools.policy.layers(false).join(QLatin1Char(',')).toStdString());
+    const auto network = [&tools](const char *setting, JobNetwork mode) {
+        if (mode == JobNetwork::HostUnsafe)
+            spdlog::warn("{}=host-network-unsafe: jobs share the host's network, loopback and "
+                         "this daemon's ports included",
+                         setting);
+        else if (mode == JobNetwork::Gate && !tools.policy.hasLayer("namespaces"))
+            spdlog::warn("{}=true, but without the namespaces layer jobs get no network of "
+                         "their own to go through the egress gate from: they have none",
+                         setting);
+        else if (mode == JobNetwork::Gate)
+            spdlog::info("{}=true: jobs reach JOB_NETWORK_ALLOWED_DOMAINS through the egress "
+                         "gate only (HTTP_PROXY=http://127.0.0.1:{})",
+                         setting, JobPolicy::kEgressPort);
+    };
+    network("BASH_NETWORK", bash.options().network);
+    network("PYTHON_NETWORK", tools.python.current()->options().network);
 }
 
 // A new policy for one kind of job: calls from now on take it; jobs waiting with the old jail
