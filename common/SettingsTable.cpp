@@ -210,6 +210,17 @@ QList<SettingSpec> buildTable()
                     "warning and marked insecure in every job result.",
                     NoFlags),
 
+            list(sandbox, "JOB_NETWORK_ALLOWED_DOMAINS", "",
+                 "Hosts jobs with BASH_NETWORK or PYTHON_NETWORK true may reach through the "
+                 "egress gate, written like WEB_ALLOWED_DOMAINS; empty: none (every connection "
+                 "is refused, and the job's result says so).",
+                 NoFlags),
+            boolean(sandbox, "JOB_NETWORK_ALLOW_PRIVATE", "false",
+                    "Whether jobs may reach loopback, private, link-local (cloud metadata) and "
+                    "other non-public addresses through the egress gate, for a package mirror "
+                    "on the local network; the daemon's own ports are among them.",
+                    NoFlags),
+
             choice(sandbox, "SANDBOX_WORKSPACE", "shared", {"shared", "session"},
                    "shared: one workspace for every session; session: each MCP session gets a "
                    "workspace of its own (file tools, resources and jobs), created on first use "
@@ -281,10 +292,13 @@ QList<SettingSpec> buildTable()
                     "Time limit of a bash command whose call sets none, in seconds.", Live),
             integer(bash, "BASH_TIMEOUT_MAX", "120", minSeconds, maxSeconds,
                     "Largest time limit a bash call may ask for, in seconds.", Live),
-            boolean(bash, "BASH_NETWORK", "false",
-                    "Whether commands may use the network; otherwise they have loopback only, in "
-                    "a network namespace of their own.",
-                    NoFlags),
+            choice(bash, "BASH_NETWORK", "false", {"false", "true", "host-network-unsafe"},
+                   "false: commands have loopback only, in a network namespace of their own. "
+                   "true: that namespace's one way out is the daemon's egress gate, an HTTP "
+                   "proxy in HTTP_PROXY/HTTPS_PROXY that reaches only JOB_NETWORK_ALLOWED_DOMAINS "
+                   "on public addresses. host-network-unsafe: the host's whole network, "
+                   "loopback and the daemon's own ports included.",
+                   NoFlags),
             integer(bash, "BASH_WARM_JOBS", "1", 0, 16,
                     "Command jobs kept started and waiting, each for one call, so that a call "
                     "does not wait for its jail and shell to start; 0 starts each job for its "
@@ -301,10 +315,8 @@ QList<SettingSpec> buildTable()
                     "Time limit of a Python job whose call sets none, in seconds.", Live),
             integer(python, "PYTHON_TIMEOUT_MAX", "120", minSeconds, maxSeconds,
                     "Largest time limit a Python call may ask for, in seconds.", Live),
-            boolean(python, "PYTHON_NETWORK", "false",
-                    "Whether Python code may use the network; otherwise it has loopback only, in "
-                    "a network namespace of its own.",
-                    NoFlags),
+            choice(python, "PYTHON_NETWORK", "false", {"false", "true", "host-network-unsafe"},
+                   "Like BASH_NETWORK, for Python code.", NoFlags),
             integer(python, "PYTHON_WARM_JOBS", "1", 0, 16,
                     "Python jobs kept started and waiting, each for one call, so that a call "
                     "does not wait for its jail and interpreter to start; 0 starts each job for "
@@ -363,6 +375,16 @@ QList<SettingSpec> buildTable()
                  NoFlags),
             integer(web, "WEB_BROWSER_PAGES_PER_WORKER", "50", 1, 100000,
                     "Pages a cmcp-browser worker loads before a fresh worker replaces it.",
+                    NoFlags),
+            integer(web, "WEB_BROWSER_MEMORY_MB", "2048", 0, 1048576,
+                    "A root daemon starts each browser worker under cmcp-jail, as its own user "
+                    "with no_new_privs and a cgroup of this many megabytes, Chromium's "
+                    "processes included: a page that needs more ends the worker, and the call "
+                    "says so. 0: the worker runs outside cmcp-jail.",
+                    NoFlags),
+            integer(web, "WEB_BROWSER_PIDS", "1024", 16, 65536,
+                    "With WEB_BROWSER_MEMORY_MB, the tasks (processes and threads) a browser "
+                    "worker's cgroup may hold at once.",
                     NoFlags),
             boolean(web, "WEB_BROWSER_PRESTART", "false",
                     "Start the browser worker with the daemon rather than at the first "

@@ -145,6 +145,23 @@ QJsonObject accounting(const QJsonObject &structured)
         else if (!value.isUndefined() && !value.isObject() && !value.isArray())
             out.insert(QLatin1String(field), value);
     }
+    // What the sandbox refused the call's job: layer, rule and target (a URL without its query
+    // or fragment, which may carry secrets), each bounded like the message.
+    QJsonArray refusals;
+    for (const QJsonValue &entry : structured.value(QLatin1String("sandbox_refusals")).toArray()) {
+        const QJsonObject refusal = entry.toObject();
+        QJsonObject kept;
+        for (const char *key : {"layer", "rule", "target"}) {
+            QString text = refusal.value(QLatin1String(key)).toString();
+            if (qstrcmp(key, "target") == 0)
+                text = text.section(QLatin1Char('?'), 0, 0).section(QLatin1Char('#'), 0, 0);
+            if (!text.isEmpty())
+                kept.insert(QLatin1String(key), text.left(MaxErrorMessageLength));
+        }
+        refusals.append(kept);
+    }
+    if (!refusals.isEmpty())
+        out.insert(QLatin1String("sandbox_refusals"), refusals);
     return out;
 }
 

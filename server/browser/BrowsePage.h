@@ -5,6 +5,8 @@
 #include <QObject>
 #include <QSet>
 #include <QTimer>
+
+#include <cstdint>
 #include <QUrl>
 
 #include <functional>
@@ -67,6 +69,7 @@ private:
     QJsonArray m_blocked;
     QString m_mainRefusal;
     QString m_loadError;
+    std::uint64_t m_oomKillsAtStart = 0; // the memory cgroup's OOM kills when the page began
     bool m_loaded = false;
     bool m_done = false;
 };

@@ -531,6 +531,8 @@ CgroupStats cgroupStats(const JobCgroup &cgroup)
             oomKills = readKeyedNumber(dir + "/memory.events", "oom_kill");
         if (oomKills.value_or(0) > 0)
             stats.oomKilled = true;
+        // Both versions count the forks the job's pids limit refused in pids.events.
+        stats.pidsRefused += readKeyedNumber(dir + "/pids.events", "max").value_or(0);
     }
     return stats;
 }

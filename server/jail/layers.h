@@ -27,6 +27,9 @@ struct Launch
     // --pass-fd: a descriptor of the supervisor's the job keeps, at the same number (e.g. the
     // channel a job runner reports a result on); -1 for none. Everything else above 2 closes.
     int passFd = -1;
+    // --egress-fd: the Unix socket the job process hands its egress listener over (see
+    // NamespacesPolicy::egressPort); -1 for none.
+    int egressFd = -1;
     // The workspace, held by an O_PATH descriptor in the job's own mount namespace from before
     // the identity switch (see holdWorkspace), so that no layer has to reach it by its host
     // path as the job's uid: a SANDBOX_ROOT below a directory the pool uids cannot search
@@ -64,6 +67,7 @@ struct CgroupStats
     std::optional<std::uint64_t> cpuNanoseconds; // the whole job tree
     std::optional<std::uint64_t> peakMemoryBytes;
     bool oomKilled = false; // the OOM killer killed at least one task of the job
+    std::uint64_t pidsRefused = 0; // forks the pids limit refused (pids.events "max")
 };
 // Creates the job's cgroups (name: the policy's, default "job-<jailPid>"; an empty leftover of
 // that name is replaced) and writes the policy's limits. Fails when a limit the policy asks for
@@ -90,6 +94,10 @@ void removeCgroup(const JobCgroup &cgroup);
 int cloneFlags(const Policy &policy);
 bool writeIdMaps(const Policy &policy, pid_t pid, std::string &error);
 bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error);
+// egress.cpp, in the job process inside its network namespace (loopback up): listens on
+// 127.0.0.1:egress_port, sends the listening socket over launch.egressFd and closes both, so
+// that the job itself holds neither.
+bool handOverEgressListener(const Policy &policy, const Launch &launch, std::string &error);
 
 // apparmor.cpp: aa_change_onexec to the policy's profile (before no_new_privs is set).
 bool applyApparmor(const Policy &policy, std::string &error);

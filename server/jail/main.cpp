@@ -1,6 +1,7 @@
 // cmcp-jail: applies a job policy's isolation layers in a fixed order, then execs the job.
 //
-//   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] [--pass-fd N] -- PROGRAM [ARGS...]
+//   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] [--pass-fd N] [--egress-fd N]
+//             -- PROGRAM [ARGS...]
 //
 // This file is the one place that defines the order. The jail process becomes the job's
 // monitor (monitor.cpp); the job process applies the layers below and execs. Every step either
@@ -39,7 +40,7 @@ namespace {
     refuse("usage", kExitUsage,
            message
                    + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] "
-                     "[--pass-fd N] -- PROGRAM [ARGS...])");
+                     "[--pass-fd N] [--egress-fd N] -- PROGRAM [ARGS...])");
 }
 
 bool parseFd(const char *s, int &out)
@@ -79,6 +80,9 @@ void runJob(const JobProcess &job)
     // 3. namespaces: the minimal root, loopback, hostname.
     if (policy.wants(Layer::Namespaces))
         check(enterMinimalRoot(policy, launch, error), "namespaces", kExitNamespaces);
+    //    The job's one way out of its network namespace, handed to the supervisor.
+    if (launch.egressFd >= 0)
+        check(handOverEgressListener(policy, launch, error), "namespaces", kExitNamespaces);
     // 4. AppArmor: the profile switch happens on exec; requested before no_new_privs.
     if (policy.wants(Layer::Apparmor))
         check(applyApparmor(policy, error), "apparmor", kExitApparmor);
@@ -108,7 +112,7 @@ void runJob(const JobProcess &job)
 int main(int argc, char *argv[])
 {
     // --- command line ---------------------------------------------------------------------
-    int policyFd = -1, passFd = -1, reportFd = -1;
+    int policyFd = -1, passFd = -1, reportFd = -1, egressFd = -1;
     const char *policyFile = nullptr;
     int i = 1;
     for (; i < argc; ++i) {
@@ -129,6 +133,11 @@ int main(int argc, char *argv[])
                 usage("--pass-fd: not a descriptor above 2");
             if (::fcntl(passFd, F_SETFD, FD_CLOEXEC) != 0)
                 usage("--pass-fd " + std::to_string(passFd) + ": " + std::strerror(errno));
+        } else if (a == "--egress-fd") {
+            if (!parseFd(argv[++i], egressFd) || egressFd <= 2)
+                usage("--egress-fd: not a descriptor above 2");
+            if (::fcntl(egressFd, F_SETFD, FD_CLOEXEC) != 0)
+                usage("--egress-fd " + std::to_string(egressFd) + ": " + std::strerror(errno));
         } else if (a == "--report-fd") {
             if (!parseFd(argv[++i], reportFd) || reportFd <= 2)
                 usage("--report-fd: not a descriptor above 2");
@@ -141,6 +150,8 @@ int main(int argc, char *argv[])
     }
     if (passFd >= 0 && (passFd == policyFd || passFd == reportFd))
         usage("--pass-fd must differ from --policy-fd and --report-fd");
+    if (egressFd >= 0 && (egressFd == policyFd || egressFd == reportFd || egressFd == passFd))
+        usage("--egress-fd must differ from --policy-fd, --report-fd and --pass-fd");
     if ((policyFd >= 0) == (policyFile != nullptr))
         usage("exactly one of --policy-fd and --policy is needed");
     if (i >= argc)
@@ -158,6 +169,10 @@ int main(int argc, char *argv[])
     Policy policy;
     if (!parsePolicy(text, policy, error))
         refuse("policy", kExitPolicy, error);
+    const bool egressPort = policy.namespaces && policy.namespaces->egressPort;
+    if (egressPort != (egressFd >= 0))
+        usage(egressPort ? "namespaces.egress_port needs --egress-fd"
+                         : "--egress-fd needs the policy's namespaces.egress_port");
 
     // --- compiled here, once, while allocating is harmless; loaded by the job last --------
     SeccompProgram seccomp;
@@ -165,5 +180,5 @@ int main(int argc, char *argv[])
         refuse("seccomp", kExitSeccomp, error);
 
     // --- the monitor: cgroup, clone into the namespaces, go, wait, report -----------------
-    runMonitor(policy, seccomp, jobArgv, passFd, runJob);
+    runMonitor(policy, seccomp, jobArgv, passFd, egressFd, runJob);
 }

@@ -120,7 +120,7 @@ bool awaitPlacement(const Launch &launch, std::string &error)
 }
 
 void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv, int passFd,
-                JobBody body)
+                int egressFd, JobBody body)
 {
     const sigset_t signals = monitoredSignals();
     ::sigprocmask(SIG_BLOCK, &signals, nullptr);
@@ -148,7 +148,7 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     }
     if (pid == 0) {
         ::close(failure.read);
-        JobProcess job{policy, seccomp, argv, Launch{-1, passFd, -1, workspaceErrno},
+        JobProcess job{policy, seccomp, argv, Launch{-1, passFd, egressFd, -1, workspaceErrno},
                        failure.write};
         startJob(job, go, body);
     }
@@ -158,6 +158,8 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     ::close(failure.write);
     if (passFd >= 0)
         ::close(passFd); // the job's alone: its reader sees end-of-file when the job is gone
+    if (egressFd >= 0)
+        ::close(egressFd); // the job's alone too: the supervisor sees end-of-file if it fails
 
     auto abandon = [&](const char *layer, int code, const std::string &message) {
         killJob(pid, cgroup);
@@ -234,6 +236,7 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
             ? std::optional<std::uint64_t>(*stats.peakMemoryBytes / 1024)
             : std::optional<std::uint64_t>(static_cast<std::uint64_t>(usage.ru_maxrss));
     record.oomKilled = stats.oomKilled;
+    record.pidsRefused = stats.pidsRefused;
     reportExit(record);
     ::_exit(exitStatus);
 }

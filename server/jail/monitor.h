@@ -26,6 +26,6 @@ bool awaitPlacement(const Launch &launch, std::string &error);
 
 // Never returns: exits with the job's status (128 + N for signal N), or a refusal's code.
 [[noreturn]] void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv,
-                             int passFd, JobBody body);
+                             int passFd, int egressFd, JobBody body);
 
 } // namespace cmcp::jail

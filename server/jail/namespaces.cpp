@@ -194,9 +194,12 @@ bool populateEtc(const Policy &policy, const std::string &root, std::string &err
     if (!bindFromHost({"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
                        "timezone", "nsswitch.conf", "protocols", "services", "mime.types"}))
         return false;
-    // Name resolution and TLS roots only matter to a job that may reach the network.
-    if (policy.namespaces->network
-        && !bindFromHost({"resolv.conf", "ssl", "ca-certificates", "gai.conf"}))
+    // TLS roots only matter to a job that may reach the network; name resolution only to one
+    // on the host's network (through the egress gate, the gate resolves names).
+    if ((policy.namespaces->network || policy.namespaces->egressPort)
+        && !bindFromHost({"ssl", "ca-certificates"}))
+        return false;
+    if (policy.namespaces->network && !bindFromHost({"resolv.conf", "gai.conf"}))
         return false;
     const std::string id = std::to_string(kInsideId);
     const std::string &home = policy.namespaces->workspaceAt;

@@ -380,6 +380,13 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
                     error = where + ": may not be at or below " + system;
                     return false;
                 }
+        } else if (key == "egress_port") {
+            std::uint64_t port = 0;
+            if (!readUnsigned(v, key.c_str(), 1, 65535, port, error)) {
+                error = "namespaces." + error;
+                return false;
+            }
+            out.egressPort = static_cast<std::uint16_t>(port);
         } else if (key == "tmp_size_mb") {
             if (!readUnsigned(v, key.c_str(), 1, 4096, out.tmpSizeMb, error)) {
                 error = "namespaces." + error;
@@ -678,6 +685,11 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         p.namespaces.emplace();
         if (doc.contains("namespaces") && !parseNamespaces(doc["namespaces"], *p.namespaces, error))
             return false;
+        if (p.namespaces->egressPort && p.namespaces->network) {
+            error = "namespaces.egress_port: only with \"network\": false (the job's own "
+                    "network namespace)";
+            return false;
+        }
     }
     if (p.wants(Layer::Cgroup)) {
         p.cgroup.emplace();

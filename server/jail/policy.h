@@ -73,6 +73,11 @@ struct SeccompPolicy
 // ipc and uts namespaces, with a minimal root (see namespaces.cpp):
 // - network (default false): false adds a network namespace with only loopback; true shares
 //   the host's network (the other layers still decide what a socket may do).
+// - egress_port (1..65535, only with network false, needs --egress-fd): the job's one way out.
+//   Before any of its code runs the jail listens on 127.0.0.1:egress_port in the job's network
+//   namespace and hands that listening socket to the supervisor over --egress-fd (SCM_RIGHTS),
+//   keeping no copy: every connection the job makes to it is accepted by the supervisor (the
+//   daemon's egress gate), outside the job. The TLS roots are then visible in /etc.
 // - workspace_at: where the workspace appears inside (absolute, clean, not /, not below /usr,
 //   /etc, /dev, /proc or /tmp). Landlock rules and "cwd" then speak of that path.
 // - tmp_size_mb (1..4096, default 64): size of the job's private /tmp.
@@ -89,6 +94,7 @@ inline constexpr const char *kBinDirectory = "/cmcp/bin";
 struct NamespacesPolicy
 {
     bool network = false;
+    std::optional<std::uint16_t> egressPort;
     std::string hostname = "sandbox";
     std::string workspaceAt = "/workspace";
     std::uint64_t tmpSizeMb = 64;

@@ -64,7 +64,8 @@ void reportExit(const ExitRecord &r)
     nlohmann::json record = {{"event", "exit"},           {"exit_code", nullptr},
                              {"signal", nullptr},         {"wall_ms", r.wallMs},
                              {"cpu_ms", r.cpuMs},         {"peak_memory_kb", nullptr},
-                             {"oom_killed", r.oomKilled}, {"killed", r.killed}};
+                             {"oom_killed", r.oomKilled}, {"pids_refused", r.pidsRefused},
+                             {"killed", r.killed}};
     if (r.exitCode)
         record["exit_code"] = *r.exitCode;
     if (r.signal)

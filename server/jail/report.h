@@ -2,7 +2,7 @@
 //   {"event":"started","pid":P,"layers":[...]}         the job's exec succeeded
 //   {"event":"refused","layer":L,"code":C,"message":M} a step failed closed; the jail exits C
 //   {"event":"exit","exit_code":N|null,"signal":N|null,"wall_ms":N,"cpu_ms":N,
-//    "peak_memory_kb":N|null,"oom_killed":B,"killed":B} the job ended
+//    "peak_memory_kb":N|null,"oom_killed":B,"pids_refused":N,"killed":B} the job ended
 // and, for a refusal, one line on stderr: "cmcp-jail: <layer>: <message>".
 #pragma once
 
@@ -32,6 +32,7 @@ struct ExitRecord
     std::uint64_t cpuMs = 0;
     std::optional<std::uint64_t> peakMemoryKb;
     bool oomKilled = false;
+    std::uint64_t pidsRefused = 0; // forks the cgroup's pids limit refused
     bool killed = false; // the supervisor asked the jail to kill the job
 };
 void reportExit(const ExitRecord &record);

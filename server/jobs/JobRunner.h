@@ -36,6 +36,8 @@ public:
     static JobRunner &of(McpServer &server, const Settings &settings);
 
     const JobServices &services() const { return m_services; }
+    // Serves the jobs whose network goes through the egress gate (before keepWarm).
+    void setEgress(std::shared_ptr<JobEgress> egress) { m_supervisor.setEgress(std::move(egress)); }
 
     // Keeps `size` jobs like `awaiting` started for calls of `kind`, replacing those kept for it
     // before (their jails were built from an older policy). None when `size` is 0, when no job

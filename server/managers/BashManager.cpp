@@ -50,7 +50,7 @@ std::unique_ptr<BashManager> BashManager::fromConfig(const Settings &settings,
     options.allowedCommands = settings.list(u"BASH_ALLOWED_COMMANDS");
     options.timeoutDefaultSeconds = int(settings.integer(u"BASH_TIMEOUT_DEFAULT"));
     options.timeoutMaxSeconds = int(settings.integer(u"BASH_TIMEOUT_MAX"));
-    options.network = settings.flag(u"BASH_NETWORK");
+    options.network = JobPolicy::networkFromSetting(settings.text(u"BASH_NETWORK"));
     options.apparmorProfile = settings.text(u"BASH_APPARMOR_PROFILE");
     options.warmJobs = int(settings.integer(u"BASH_WARM_JOBS"));
 

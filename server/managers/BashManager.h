@@ -41,7 +41,7 @@ public:
         QStringList allowedCommands; // names; "*" alone: every program beneath /usr
         int timeoutDefaultSeconds = 30;
         int timeoutMaxSeconds = 120;
-        bool network = false;
+        JobNetwork network = JobNetwork::Off; // BASH_NETWORK
         QString apparmorProfile;
         int warmJobs = 1; // BASH_WARM_JOBS
     };

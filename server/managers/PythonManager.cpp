@@ -29,7 +29,7 @@ std::unique_ptr<PythonManager> PythonManager::fromConfig(const Settings &setting
     options.memoryLimitMb = int(settings.integer(u"PYTHON_MEMORY_LIMIT"));
     options.timeoutDefaultSeconds = int(settings.integer(u"PYTHON_TIMEOUT_DEFAULT"));
     options.timeoutMaxSeconds = int(settings.integer(u"PYTHON_TIMEOUT_MAX"));
-    options.network = settings.flag(u"PYTHON_NETWORK");
+    options.network = JobPolicy::networkFromSetting(settings.text(u"PYTHON_NETWORK"));
     options.apparmorProfile = settings.text(u"PYTHON_APPARMOR_PROFILE");
     options.warmJobs = int(settings.integer(u"PYTHON_WARM_JOBS"));
 

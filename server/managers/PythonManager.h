@@ -46,7 +46,7 @@ public:
         int memoryLimitMb = 256;
         int timeoutDefaultSeconds = 30;
         int timeoutMaxSeconds = 120;
-        bool network = false;
+        JobNetwork network = JobNetwork::Off; // PYTHON_NETWORK
         QString apparmorProfile;
         int warmJobs = 1; // PYTHON_WARM_JOBS
     };

@@ -13,4 +13,23 @@ std::optional<PipePair> openPipe()
     return PipePair{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+bool moveAboveStdio(UniqueFd &fd)
+{
+    if (fd.get() > 2)
+        return true;
+    UniqueFd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+    if (!moved.isValid())
+        return false;
+    fd = std::move(moved);
+    return true;
+}
+
+std::optional<PipePair> openPipeAboveStdio()
+{
+    std::optional<PipePair> pipe = openPipe();
+    if (!pipe || !moveAboveStdio(pipe->read) || !moveAboveStdio(pipe->write))
+        return std::nullopt;
+    return pipe;
+}
+
 } // namespace cmcp

@@ -17,4 +17,11 @@ struct PipePair
 // saying why, when pipe2 fails.
 std::optional<PipePair> openPipe();
 
+// For a child that gets descriptors besides its stdio (cmcp-jail's --policy-fd and the like):
+// `fd` moved above 2, close-on-exec, where 0..2 were free when it was made. False, with errno,
+// when that fails.
+bool moveAboveStdio(UniqueFd &fd);
+// openPipe with both ends above 2.
+std::optional<PipePair> openPipeAboveStdio();
+
 } // namespace cmcp

@@ -25,6 +25,8 @@ public:
 
     int get() const { return m_fd; }
     bool isValid() const { return m_fd >= 0; }
+    // Gives the descriptor up without closing it (to whoever takes it over).
+    [[nodiscard]] int release() { return std::exchange(m_fd, -1); }
     void reset(int fd = -1)
     {
         if (m_fd >= 0)

@@ -3,6 +3,7 @@
 #include "posix/Btrfs.h"
 #include "posix/UniqueFd.h"
 
+#include "posix/DescriptorPassing.h"
 #include "posix/ErrnoText.h"
 #include "posix/Pipe.h"
 #include "posix/ReadAvailable.h"
@@ -20,8 +21,10 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,25 +37,40 @@ namespace {
 constexpr qint64 kLowestJobUid = 1000;
 
 // Both ends close-on-exec (so no other child inherits them) and above 2: 0..2 become the
-// jail's stdio, and cmcp-jail refuses a --report-fd of 2 or less.
+// jail's stdio, and cmcp-jail refuses a --report-fd (and every other descriptor) of 2 or less.
 std::optional<PipePair> makePipe(QString *error)
 {
-    std::optional<PipePair> pipe = openPipe();
-    if (!pipe) {
-        *error = QStringLiteral("pipe2: ") + errnoText(errno);
+    std::optional<PipePair> pipe = openPipeAboveStdio();
+    if (!pipe)
+        *error = QStringLiteral("pipe for cmcp-jail: ") + errnoText(errno);
+    return pipe;
+}
+
+// The egress channel: a datagram socket pair, so the listener comes as one message.
+std::optional<PipePair> makeEgressChannel(QString *error)
+{
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
+        *error = QStringLiteral("socketpair for the egress channel: ") + errnoText(errno);
         return std::nullopt;
     }
-    for (UniqueFd *end : {&pipe->read, &pipe->write}) {
-        if (end->get() > 2)
-            continue;
-        UniqueFd moved(fcntl(end->get(), F_DUPFD_CLOEXEC, 3));
-        if (!moved.isValid()) {
-            *error = QStringLiteral("fcntl(F_DUPFD_CLOEXEC): ") + errnoText(errno);
-            return std::nullopt;
-        }
-        *end = std::move(moved);
+    PipePair pair{UniqueFd(ends[0]), UniqueFd(ends[1])};
+    if (!moveAboveStdio(pair.read) || !moveAboveStdio(pair.write)) {
+        *error = QStringLiteral("fcntl(F_DUPFD_CLOEXEC): ") + errnoText(errno);
+        return std::nullopt;
     }
-    return pipe;
+    return pair;
+}
+
+// The rule a gate refusal names: "refused (JOB_NETWORK_ALLOW_PRIVATE): ..." gives
+// JOB_NETWORK_ALLOW_PRIVATE.
+QString refusalRule(const QString &reason)
+{
+    static const QLatin1String prefix("refused (");
+    const qsizetype end = reason.indexOf(QLatin1String("):"));
+    if (!reason.startsWith(prefix) || end < 0)
+        return QStringLiteral("egress");
+    return reason.mid(prefix.size(), end - prefix.size());
 }
 
 // The whole policy goes into the pipe before the jail starts, so nothing has to be written
@@ -122,6 +140,7 @@ JailJob::~JailJob()
     }
     closeReportPipe();
     closeChannelPipe();
+    closeEgress();
     if (!m_reapError.isEmpty())
         m_lease.retire();
 }
@@ -198,6 +217,20 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
                       QString::number(ends.channelWrite.get()));
     }
 
+    if (policy.namespaces && policy.namespaces->egressPort) {
+        if (!m_spec.egress) {
+            *error = QStringLiteral("the job's network goes through the egress gate, but this "
+                                    "daemon has no gate for jobs");
+            return std::nullopt;
+        }
+        std::optional<PipePair> channel = makeEgressChannel(error);
+        if (!channel)
+            return std::nullopt;
+        ends.egress = std::move(channel->write);
+        m_egressFd = std::move(channel->read);
+        m_egressNotifier = watchReadEnd(m_egressFd.get(), &JailJob::readEgress);
+    }
+
     std::optional<PipePair> policyPipe = makePipe(error);
     if (!policyPipe)
         return std::nullopt;
@@ -231,10 +264,13 @@ void JailJob::launchJail(const JailEnds &ends)
     const int policyFd = ends.policy.get();
     const int reportWriteFd = ends.reportWrite.get();
     const int channelWriteFd = ends.channelWrite.get();
+    const int egressFd = ends.egress.get();
     QStringList jailArguments{QStringLiteral("--policy-fd"), QString::number(policyFd),
                               QStringLiteral("--report-fd"), QString::number(reportWriteFd)};
     if (channelWriteFd >= 0)
         jailArguments << QStringLiteral("--pass-fd") << QString::number(channelWriteFd);
+    if (egressFd >= 0)
+        jailArguments << QStringLiteral("--egress-fd") << QString::number(egressFd);
     jailArguments << QStringLiteral("--") << m_spec.program << m_spec.arguments;
     m_process = new QProcess(this);
     m_process->setProgram(m_spec.jailProgram);
@@ -249,12 +285,14 @@ void JailJob::launchJail(const JailEnds &ends)
     // close-on-exec (also ones the daemon inherited without it), then the pipes lose it, in
     // this child alone. The jail starts with stdio and its pipes, nothing else. On kernels
     // before 5.11 close_range cannot mark: the jail still closes every descriptor of the job.
-    m_process->setChildProcessModifier([policyFd, reportWriteFd, channelWriteFd] {
+    m_process->setChildProcessModifier([policyFd, reportWriteFd, channelWriteFd, egressFd] {
         ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
         ::fcntl(policyFd, F_SETFD, 0);
         ::fcntl(reportWriteFd, F_SETFD, 0);
         if (channelWriteFd >= 0)
             ::fcntl(channelWriteFd, F_SETFD, 0);
+        if (egressFd >= 0)
+            ::fcntl(egressFd, F_SETFD, 0);
     });
     connect(m_process, &QProcess::readyReadStandardOutput, this,
             [this] { readOutput(JobStream::StandardOutput); });
@@ -358,6 +396,53 @@ void JailJob::readChannel()
         m_channelNotifier->setEnabled(false);
 }
 
+// The listener of the job's network namespace, once: from here on the egress gate serves it.
+void JailJob::readEgress()
+{
+    if (!m_egressFd.isValid())
+        return;
+    bool ended = false;
+    UniqueFd listener = receiveDescriptor(m_egressFd.get(), &ended);
+    ended = ended || listener.isValid(); // one message is all the jail sends
+    if (listener.isValid() && !m_egressServer) {
+        QString error;
+        m_egressServer = m_spec.egress->serve(
+                std::move(listener),
+                [this](const QString &target, const QString &reason) {
+                    noteRefusal({QStringLiteral("egress"), refusalRule(reason), target,
+                                 QStringLiteral("the sandbox refused a connection to %1: %2")
+                                         .arg(target, reason)});
+                },
+                this, &error);
+        if (!m_egressServer)
+            spdlog::error("sandbox job {}: cannot serve its network: {}", m_id.toStdString(),
+                          error.toStdString());
+    }
+    if (ended) {
+        delete m_egressNotifier;
+        m_egressNotifier = nullptr;
+        m_egressFd.reset();
+    }
+}
+
+void JailJob::closeEgress()
+{
+    delete m_egressNotifier;
+    m_egressNotifier = nullptr;
+    m_egressFd.reset();
+    delete m_egressServer;
+    m_egressServer = nullptr;
+}
+
+void JailJob::noteRefusal(SandboxRefusal refusal)
+{
+    if (m_refusals.size() >= kMaxListedRefusals) {
+        ++m_refusalsLeftOut;
+        return;
+    }
+    m_refusals.append(std::move(refusal));
+}
+
 void JailJob::closeChannelPipe()
 {
     delete m_channelNotifier;
@@ -391,6 +476,7 @@ void JailJob::onProcessFinished(int exitCode, QProcess::ExitStatus status)
     // The job and everything it started are gone, so is every writer of the channel.
     readChannel();
     closeChannelPipe();
+    closeEgress();
     m_stdout->finish();
     m_stderr->finish();
     reapLeftovers();
@@ -421,6 +507,7 @@ void JailJob::finishWithError(const QString &error)
     m_killTimer.stop();
     closeReportPipe();
     closeChannelPipe();
+    closeEgress();
     JobResult result;
     result.insecure = m_spec.insecure;
     result.error = error;
@@ -500,6 +587,15 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
     result.channelOverflowed = m_channelOverflowed;
     if (const auto &started = m_report.started())
         result.layers = started->layers;
+    result.sandboxRefusals = m_refusals;
+    result.sandboxRefusalsLeftOut = m_refusalsLeftOut;
+    if (m_timedOut)
+        result.sandboxRefusals.append(
+                {QStringLiteral("time"),
+                 QStringLiteral("timeout"),
+                 {},
+                 QStringLiteral("the sandbox ended the job at its time limit of %1 ms")
+                         .arg(m_spec.timeoutMs)});
 
     if (const auto &refusal = m_report.refusal()) {
         result.refusal = JobRefusal{refusal->layer, refusal->code, refusal->message};
@@ -510,6 +606,29 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
         result.cpuMs = exit->cpuMs;
         result.peakMemoryKb = exit->peakMemoryKb;
         result.oomKilled = exit->oomKilled;
+        const auto &cgroup = m_spec.policy.cgroup;
+        if (exit->oomKilled)
+            result.sandboxRefusals.append(
+                    {QStringLiteral("memory"),
+                     QStringLiteral("memory_bytes"),
+                     {},
+                     QStringLiteral("the sandbox's memory limit%1 was reached: the kernel "
+                                    "killed a process of the job")
+                             .arg(cgroup && cgroup->memoryBytes
+                                          ? QStringLiteral(" (%1 MiB)")
+                                                    .arg(*cgroup->memoryBytes >> 20)
+                                          : QString())});
+        if (exit->pidsRefused > 0)
+            result.sandboxRefusals.append(
+                    {QStringLiteral("pids"),
+                     QStringLiteral("pids"),
+                     {},
+                     QStringLiteral("the sandbox's process limit%1 refused %2 new process(es) "
+                                    "(fork/clone failed with EAGAIN)")
+                             .arg(cgroup && cgroup->pids
+                                          ? QStringLiteral(" (%1 at once)").arg(*cgroup->pids)
+                                          : QString())
+                             .arg(exit->pidsRefused)});
         if (result.exitCode.value_or(0) != 0 || result.signal)
             result.workspaceQuotaBytes = reachedWorkspaceQuota(m_spec.policy.workspace);
     } else {

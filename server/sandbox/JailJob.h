@@ -1,6 +1,7 @@
 #pragma once
 
 #include "sandbox/JailReport.h"
+#include "sandbox/JobEgress.h"
 #include "sandbox/JobResult.h"
 #include "sandbox/OutputCapture.h"
 #include "sandbox/UidPool.h"
@@ -30,6 +31,8 @@ struct JobSpec : JobRequest
     qint64 outputCapBytes = 256 * 1024; // per stream
     QString spillDirectory; // where overflowing output is kept; empty: nowhere
     bool insecure = false; // copied into the result (SANDBOX_INSECURE)
+    // Serves the job's egress listener when its policy has one (namespaces.egress_port).
+    std::shared_ptr<JobEgress> egress;
 };
 
 enum class JobStream { StandardOutput, StandardError };
@@ -78,6 +81,8 @@ public:
     static constexpr int kKillGraceMs = 500;
     static constexpr const char *kResultChannelVariable = "CMCP_RESULT_FD";
     static constexpr qint64 kResultChannelCapBytes = 8 * 1024 * 1024;
+    // Refusals a result lists; beyond, only their number.
+    static constexpr qsizetype kMaxListedRefusals = 32;
 
 Q_SIGNALS:
     // Bytes as they arrive, before any cap (to stream them as progress).
@@ -92,6 +97,7 @@ private:
         UniqueFd policy; // the read end, with the whole policy in the pipe
         UniqueFd reportWrite;
         UniqueFd channelWrite; // invalid without a result channel
+        UniqueFd egress; // the jail's end of the egress channel; invalid without one
     };
 
     void createOutputCaptures();
@@ -103,6 +109,9 @@ private:
     void readOutput(JobStream stream);
     void readReport();
     void readChannel();
+    void readEgress();
+    void closeEgress();
+    void noteRefusal(SandboxRefusal refusal);
     void onProcessFinished(int exitCode, QProcess::ExitStatus status);
     void onProcessError(QProcess::ProcessError error);
     void finishWithError(const QString &error);
@@ -123,6 +132,11 @@ private:
     QSocketNotifier *m_reportNotifier = nullptr;
     UniqueFd m_channelFd;
     QSocketNotifier *m_channelNotifier = nullptr;
+    UniqueFd m_egressFd; // the daemon's end of the egress channel, until the listener came
+    QSocketNotifier *m_egressNotifier = nullptr;
+    QObject *m_egressServer = nullptr; // serves the job's listener while the job runs
+    QList<SandboxRefusal> m_refusals;
+    qsizetype m_refusalsLeftOut = 0;
     QByteArray m_channel;
     bool m_channelOverflowed = false;
     QTimer m_timeoutTimer;

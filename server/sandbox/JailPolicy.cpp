@@ -46,6 +46,7 @@ QJsonObject landlockJson(const JailPolicy::LandlockPolicy &landlock)
 QJsonObject namespacesJson(const JailPolicy::NamespacesPolicy &namespaces)
 {
     QJsonObject json{{QLatin1String("network"), namespaces.network}};
+    insertIfSet(json, "egress_port", namespaces.egressPort);
     insertIfSet(json, "hostname", namespaces.hostname);
     insertIfSet(json, "workspace_at", namespaces.workspaceAt);
     insertIfSet(json, "tmp_size_mb", namespaces.tmpSizeMb);

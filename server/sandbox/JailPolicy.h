@@ -45,6 +45,7 @@ struct JailPolicy
     struct NamespacesPolicy
     {
         bool network = false;
+        std::optional<qint64> egressPort; // the job's way out through the daemon (--egress-fd)
         std::optional<QString> hostname;
         std::optional<QString> workspaceAt;
         std::optional<qint64> tmpSizeMb;

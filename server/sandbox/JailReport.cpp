@@ -66,15 +66,17 @@ std::optional<JailRefusal> parseRefusal(const QJsonObject &record)
 std::optional<JailExit> parseExit(const QJsonObject &record)
 {
     JailExit exit;
-    std::optional<qint64> exitCode, signal, peak;
+    std::optional<qint64> exitCode, signal, peak, pidsRefused;
     const std::optional<qint64> wall = wholeNumber(record.value(QLatin1String("wall_ms")));
     const std::optional<qint64> cpu = wholeNumber(record.value(QLatin1String("cpu_ms")));
     const QJsonValue oomKilled = record.value(QLatin1String("oom_killed"));
     const QJsonValue killed = record.value(QLatin1String("killed"));
     if (!optionalWholeNumber(record, "exit_code", exitCode)
         || !optionalWholeNumber(record, "signal", signal)
-        || !optionalWholeNumber(record, "peak_memory_kb", peak) || !wall || !cpu
-        || !oomKilled.isBool() || !killed.isBool())
+        || !optionalWholeNumber(record, "peak_memory_kb", peak)
+        || (record.contains(QLatin1String("pids_refused"))
+            && !optionalWholeNumber(record, "pids_refused", pidsRefused))
+        || !wall || !cpu || !oomKilled.isBool() || !killed.isBool())
         return std::nullopt;
     if (exitCode)
         exit.exitCode = int(*exitCode);
@@ -84,6 +86,7 @@ std::optional<JailExit> parseExit(const QJsonObject &record)
     exit.cpuMs = *cpu;
     exit.peakMemoryKb = peak;
     exit.oomKilled = oomKilled.toBool();
+    exit.pidsRefused = pidsRefused.value_or(0);
     exit.killed = killed.toBool();
     return exit;
 }

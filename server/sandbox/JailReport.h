@@ -34,6 +34,7 @@ struct JailExit
     qint64 cpuMs = 0;
     std::optional<qint64> peakMemoryKb;
     bool oomKilled = false;
+    qint64 pidsRefused = 0; // forks the cgroup's pids limit refused
     bool killed = false; // the jail killed the job because it was asked to
 };
 

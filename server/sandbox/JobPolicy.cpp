@@ -74,9 +74,20 @@ JailPolicy JobPolicy::build(const JobPolicySpec &spec) const
     policy.env = spec.environment;
     policy.setEnv(QStringLiteral("PATH"), path(spec));
     policy.layers = layers(apparmor);
-    policy.seccomp.network = spec.network;
+    const JobNetwork network =
+            spec.network == JobNetwork::Gate && !namespaces ? JobNetwork::Off : spec.network;
+    // Through the gate the job makes TCP connections, all of them inside its own namespace.
+    const bool sockets = network != JobNetwork::Off;
+    policy.seccomp.network = sockets;
+    if (network == JobNetwork::Gate) {
+        const QString proxy = QStringLiteral("http://127.0.0.1:%1").arg(kEgressPort);
+        for (const char *name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+            policy.setEnv(QLatin1String(name), proxy);
+    }
 
-    policy.limits.processes = kProcesses;
+    // With a pids cgroup, that is the limit (it counts the forks it refuses, which the job's
+    // result then names); RLIMIT_NPROC, which counts nothing, stays above it as a backstop.
+    policy.limits.processes = hasLayer("cgroup") ? kProcesses + kProcesses / 4 : kProcesses;
     policy.limits.openFiles = kOpenFiles;
     policy.limits.fileSizeBytes = kFileSizeBytes;
     if (spec.cpuSeconds > 0)
@@ -94,7 +105,9 @@ JailPolicy JobPolicy::build(const JobPolicySpec &spec) const
 
     if (namespaces) {
         JailPolicy::NamespacesPolicy ns;
-        ns.network = spec.network;
+        ns.network = network == JobNetwork::HostUnsafe;
+        if (network == JobNetwork::Gate)
+            ns.egressPort = kEgressPort;
         ns.workspaceAt = kWorkspaceInside;
         ns.tmpSizeMb = kTmpSizeMb;
         if (!spec.unrestrictedPrograms) {
@@ -124,13 +137,22 @@ JailPolicy JobPolicy::build(const JobPolicySpec &spec) const
                 : QStringList{QStringLiteral("/dev/null")};
         landlock.execute =
                 spec.unrestrictedPrograms ? QStringList{QStringLiteral("/usr")} : spec.executables;
-        landlock.network = spec.network;
+        landlock.network = sockets;
         policy.landlock = landlock;
     }
 
     if (apparmor)
         policy.apparmor = JailPolicy::ApparmorPolicy{spec.apparmorProfile};
     return policy;
+}
+
+JobNetwork JobPolicy::networkFromSetting(const QString &value)
+{
+    if (value == QLatin1String("true"))
+        return JobNetwork::Gate;
+    if (value == QLatin1String("host-network-unsafe"))
+        return JobNetwork::HostUnsafe;
+    return JobNetwork::Off;
 }
 
 bool JobPolicy::apparmorProfileLoaded(const QString &profile)

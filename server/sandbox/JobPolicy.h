@@ -13,6 +13,19 @@
 
 namespace cmcp {
 
+// What a job's network is (BASH_NETWORK, PYTHON_NETWORK).
+enum class JobNetwork {
+    // Loopback alone, in a network namespace of its own.
+    Off,
+    // A network namespace of its own whose one way out is the daemon's egress gate, an HTTP
+    // proxy at HTTP_PROXY/HTTPS_PROXY (kEgressPort on the job's loopback): the gate resolves
+    // names and lets a connection through only to an allowed, public address. Without the
+    // namespaces layer there is no namespace to give the job: it is Off then.
+    Gate,
+    // The host's whole network (the setting's value says how unsafe that is).
+    HostUnsafe,
+};
+
 // What one kind of job may do; JobPolicy turns it into cmcp-jail's policy.
 struct JobPolicySpec
 {
@@ -25,7 +38,7 @@ struct JobPolicySpec
     bool unrestrictedPrograms = false;
     // Programs linked into /cmcp/bin, the job's whole PATH (with the namespaces layer).
     QList<FoundProgram> bin;
-    bool network = false;
+    JobNetwork network = JobNetwork::Off;
     std::optional<qint64> memoryBytes;
     int cpuSeconds = 0; // 0: no CPU limit
     QString cwd; // relative to the workspace
@@ -58,6 +71,11 @@ public:
     static constexpr int kOpenFiles = 1024;
     static constexpr qint64 kFileSizeBytes = 1024LL * 1024 * 1024;
     static constexpr int kTmpSizeMb = 64;
+    // Where the egress gate's proxy is on a Gate job's loopback.
+    static constexpr int kEgressPort = 3128;
+
+    // BASH_NETWORK / PYTHON_NETWORK: false, true (through the gate) or host-network-unsafe.
+    static JobNetwork networkFromSetting(const QString &value);
 
 private:
     QStringList m_available;

@@ -66,6 +66,20 @@ QJsonObject JobResult::toJson() const
                                 {QStringLiteral("code"), refusal->code},
                                 {QStringLiteral("message"), refusal->message}});
     }
+    if (!sandboxRefusals.isEmpty()) {
+        QJsonArray refusals;
+        for (const SandboxRefusal &r : sandboxRefusals) {
+            QJsonObject entry{{QStringLiteral("layer"), r.layer},
+                              {QStringLiteral("rule"), r.rule},
+                              {QStringLiteral("message"), r.message}};
+            if (!r.target.isEmpty())
+                entry.insert(QStringLiteral("target"), r.target);
+            refusals.append(entry);
+        }
+        json.insert(QStringLiteral("sandbox_refusals"), refusals);
+    }
+    if (sandboxRefusalsLeftOut > 0)
+        json.insert(QStringLiteral("sandbox_refusals_left_out"), sandboxRefusalsLeftOut);
     if (!error.isEmpty())
         json.insert(QStringLiteral("error"), error);
     if (!reportErrors.isEmpty())

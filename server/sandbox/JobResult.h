@@ -31,6 +31,17 @@ struct JobRefusal
     QString message;
 };
 
+// Something the sandbox refused the job while it ran, so that a bare "Permission denied" or
+// "Killed" in its output can be told apart: a connection the egress gate refused, a limit that
+// was reached.
+struct SandboxRefusal
+{
+    QString layer; // egress, time, memory, pids
+    QString rule; // what decided: a setting (JOB_NETWORK_ALLOWED_DOMAINS ...) or the limit
+    QString target; // what the job asked for (host:port, a URL); empty for a limit
+    QString message; // one sentence naming all of it
+};
+
 // The accounting record of one job: how it ended, what it cost, what isolated it.
 struct JobResult
 {
@@ -53,13 +64,16 @@ struct JobResult
     QStringList reportErrors; // what in the jail's report could not be understood
     QByteArray channel; // what the job wrote on its result channel (JobSpec::resultChannel)
     bool channelOverflowed = false; // it wrote more than the cap; the rest was dropped
+    QList<SandboxRefusal> sandboxRefusals; // in the order they happened, limits last
+    qsizetype sandboxRefusalsLeftOut = 0; // beyond the listed ones
 
     bool truncated() const { return standardOutput.truncated || standardError.truncated; }
     // snake_case keys, for an MCP result's structuredContent: exit_code, signal, timed_out,
     // cancelled, oom_killed, truncated, wall_ms, cpu_ms, peak_memory_kb, layers, insecure,
     // stdout, stderr, stdout_bytes, stderr_bytes, and when they apply stdout_spill,
     // stderr_spill, spill_errors, refused {layer, code, message}, error, report_errors,
-    // workspace_quota_mb.
+    // workspace_quota_mb, sandbox_refusals [{layer, rule, target, message}],
+    // sandbox_refusals_left_out.
     QJsonObject toJson() const;
 };
 

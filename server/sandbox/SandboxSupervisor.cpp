@@ -51,6 +51,7 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.outputCapBytes = m_options.outputCapBytes;
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;
+    spec.egress = m_options.egress;
     std::shared_ptr<const void> hold = std::move(spec.workspaceHold);
     auto *job = new JailJob(std::move(spec), parent);
     job->setUidLease(std::move(*lease));

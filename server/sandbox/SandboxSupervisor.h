@@ -2,6 +2,7 @@
 
 #include "sandbox/JailJob.h"
 #include "sandbox/UidPool.h"
+#include "sandbox/JobEgress.h"
 #include "sandbox/JobRequest.h"
 
 #include <QString>
@@ -24,6 +25,9 @@ struct SandboxOptions
     qint64 outputCapBytes = 256 * 1024; // per stream
     QString spillDirectory; // empty: overflowing output is not kept
     bool insecure = false;
+    // Serves the jobs whose network goes through the egress gate; null: such a job fails to
+    // start, saying so.
+    std::shared_ptr<JobEgress> egress;
 
     // Everything but spillDirectory, which the tools' workspace layout decides; jailProgram is
     // defaultJailProgram().
@@ -39,6 +43,7 @@ public:
     explicit SandboxSupervisor(SandboxOptions options);
 
     const SandboxOptions &options() const { return m_options; }
+    void setEgress(std::shared_ptr<JobEgress> egress) { m_options.egress = std::move(egress); }
     uid_t uidsAvailable() const { return m_pool->available(); }
 
     // A job ready to start (connect its signals, then start()), owned by `parent`. Refused,

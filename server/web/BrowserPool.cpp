@@ -3,6 +3,9 @@
 #include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
 #include "web/EgressPolicy.h"
+#include "posix/Pipe.h"
+#include "posix/ReadAvailable.h"
+#include "posix/WriteAll.h"
 
 #include <QElapsedTimer>
 #include <QJsonDocument>
@@ -12,6 +15,12 @@
 #include <QTimer>
 
 #include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace cmcp {
 
@@ -41,6 +50,30 @@ QProcessEnvironment workerEnvironment()
     return environment;
 }
 
+// cmcp-jail's policy for a confined worker: the account's uid, its home as the working
+// directory, the worker's environment and nothing else, a cgroup with the pool's limits. No
+// namespaces, Landlock or seccomp layer: Chromium builds its own sandbox of user namespaces and
+// seccomp for the renderers, which the jail's filter (no new user namespaces) would forbid.
+QByteArray confinedPolicy(const BrowserAccount &account,
+                          const BrowserPool::Options::Confinement &confinement,
+                          const QProcessEnvironment &environment)
+{
+    QJsonObject env;
+    for (const QString &name : environment.keys())
+        env.insert(name, environment.value(name));
+    const QJsonObject policy{{QStringLiteral("uid"), qint64(account.uid())},
+                             {QStringLiteral("gid"), qint64(account.gid())},
+                             {QStringLiteral("workspace"), account.home()},
+                             {QStringLiteral("env"), env},
+                             {QStringLiteral("layers"),
+                              QJsonArray{QStringLiteral("identity"), QStringLiteral("rlimits"),
+                                         QStringLiteral("cgroup")}},
+                             {QStringLiteral("cgroup"),
+                              QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
+                                          {QStringLiteral("pids"), confinement.pids}}}};
+    return QJsonDocument(policy).toJson(QJsonDocument::Compact);
+}
+
 QString describeEnd(const QProcess &process)
 {
     if (process.exitStatus() == QProcess::CrashExit)
@@ -57,6 +90,8 @@ struct BrowserPool::Worker
     QElapsedTimer started;
     bool ready = false;
     bool draining = false;
+    UniqueFd report; // cmcp-jail's report of a confined worker, read when it is gone
+    std::optional<PipePair> jailEnds; // the jail's ends, held until it has started
     int pagesSent = 0;
     QHash<quint64, Callback> inFlight;
     QHash<quint64, qint64> deadlines; // id -> ms since start at which the page is overdue
@@ -176,8 +211,51 @@ BrowserPool::Worker *BrowserPool::startWorker()
         // The daemon's directory may be closed to that user.
         worker->process->setWorkingDirectory(m_options.account->home());
     }
+    if (m_options.account && m_options.confinement) {
+        // The jail becomes the account's user itself; the worker is told nothing of it.
+        for (const QString &argument : m_options.account->workerArguments())
+            arguments.removeOne(argument);
+        // Above 2: 0..2 become the jail's stdio.
+        std::optional<PipePair> policy = openPipeAboveStdio();
+        std::optional<PipePair> report = openPipeAboveStdio();
+        const QByteArray text =
+                confinedPolicy(*m_options.account, *m_options.confinement, environment);
+        if (!policy || !report
+            || writeAll(policy->write.get(), text.constData(), std::size_t(text.size()))
+                    != std::size_t(text.size())) {
+            // Never a worker less confined than configured: this one fails to start.
+            const QString why = QStringLiteral("could not be started: its policy cannot be "
+                                               "handed to cmcp-jail (%1)")
+                                        .arg(QString::fromLocal8Bit(std::strerror(errno)));
+            m_workers.append(worker);
+            ++m_workersStarted;
+            QMetaObject::invokeMethod(
+                    this, [this, worker, why] { onGone(worker, why); }, Qt::QueuedConnection);
+            return worker;
+        } else {
+            policy->write.reset();
+            const int policyFd = policy->read.get();
+            const int reportFd = report->write.get();
+            arguments = QStringList{QStringLiteral("--policy-fd"), QString::number(policyFd),
+                                    QStringLiteral("--report-fd"), QString::number(reportFd),
+                                    QStringLiteral("--"),          m_options.program}
+                    + arguments;
+            worker->process->setProgram(m_options.confinement->jailProgram);
+            // Only the two pipes pass into the jail (close_range: every other descriptor
+            // above 2 is close-on-exec in this child).
+            worker->process->setChildProcessModifier([policyFd, reportFd] {
+                ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+                ::fcntl(policyFd, F_SETFD, 0);
+                ::fcntl(reportFd, F_SETFD, 0);
+            });
+            // The child's copies are taken at start(); the daemon keeps the report's read end.
+            worker->jailEnds = {std::move(policy->read), std::move(report->write)};
+            worker->report = std::move(report->read);
+        }
+    }
     worker->process->setArguments(arguments);
-    worker->process->setProcessEnvironment(environment);
+    worker->process->setProcessEnvironment(
+            m_options.confinement && m_options.account ? QProcessEnvironment() : environment);
     connect(worker->process, &QProcess::readyReadStandardOutput, this,
             [this, worker] { onOutput(worker); });
     connect(worker->process, &QProcess::readyReadStandardError, this, [worker] {
@@ -217,6 +295,7 @@ BrowserPool::Worker *BrowserPool::startWorker()
     worker->started.start();
     worker->watchdog->start();
     worker->process->start();
+    worker->jailEnds.reset();
     return worker;
 }
 
@@ -306,10 +385,44 @@ void BrowserPool::drainIfDone(Worker *worker)
         worker->process->closeWriteChannel();
 }
 
-void BrowserPool::onGone(Worker *worker, const QString &why)
+// What cmcp-jail reported about a confined worker's end, when it says more than the exit
+// status: the cgroup's OOM killer, or a layer that refused to start it. Empty otherwise.
+QString BrowserPool::jailVerdict(Worker *worker) const
+{
+    if (!worker->report.isValid())
+        return {};
+    QByteArray bytes;
+    fcntl(worker->report.get(), F_SETFL, fcntl(worker->report.get(), F_GETFL) | O_NONBLOCK);
+    readAvailable(worker->report.get(), [&bytes](const char *data, std::size_t size) {
+        if (bytes.size() < 65536)
+            bytes.append(data, qsizetype(size));
+    });
+    worker->report.reset();
+    for (const QByteArray &line : bytes.split('\n')) {
+        const QJsonObject record = QJsonDocument::fromJson(line).object();
+        const QString event = record.value(QLatin1String("event")).toString();
+        if (event == QLatin1String("exit") && record.value(QLatin1String("oom_killed")).toBool())
+            return QStringLiteral("was killed by its memory limit (WEB_BROWSER_MEMORY_MB=%1): "
+                                  "a page needed more memory than the browser may have")
+                    .arg(m_options.confinement->memoryBytes >> 20);
+        // The worker's own end, as if it were the daemon's child (the jail's status is 128 + N).
+        if (event == QLatin1String("exit") && record.value(QLatin1String("signal")).isDouble())
+            return QStringLiteral("crashed (signal %1)")
+                    .arg(record.value(QLatin1String("signal")).toInt());
+        if (event == QLatin1String("refused"))
+            return QStringLiteral("could not be started: cmcp-jail refused it (%1: %2)")
+                    .arg(record.value(QLatin1String("layer")).toString(),
+                         record.value(QLatin1String("message")).toString());
+    }
+    return {};
+}
+
+void BrowserPool::onGone(Worker *worker, const QString &exitWhy)
 {
     if (!m_workers.removeOne(worker))
         return;
+    const QString verdict = jailVerdict(worker);
+    const QString why = verdict.isEmpty() ? exitWhy : verdict;
     worker->process->disconnect(this);
     worker->watchdog->stop();
     const QHash<quint64, Callback> lost = std::move(worker->inFlight);

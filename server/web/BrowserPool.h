@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 class QProcess;
 class QTimer;
@@ -59,6 +60,16 @@ public:
         qint64 maxBytes = 10 * 1024 * 1024;
         // The user workers run as (a root daemon's), or none to run them as the daemon.
         std::shared_ptr<const BrowserAccount> account;
+        // With an account: each worker starts under cmcp-jail as that user, with no_new_privs,
+        // rlimits and a cgroup of its own holding these limits (the whole browser, Chromium's
+        // helpers included). A worker the cgroup's OOM killer ended is said to be so.
+        struct Confinement
+        {
+            QString jailProgram;
+            qint64 memoryBytes = 0; // WEB_BROWSER_MEMORY_MB
+            qint64 pids = 0; // WEB_BROWSER_PIDS
+        };
+        std::optional<Confinement> confinement;
     };
 
     explicit BrowserPool(Options options, QObject *parent = nullptr);
@@ -92,6 +103,7 @@ private:
     };
 
     Worker *startWorker();
+    QString jailVerdict(Worker *worker) const;
     void dispatch();
     void send(Worker *worker, Pending pending);
     void onOutput(Worker *worker);

@@ -24,10 +24,11 @@ bool isHostNameCharacter(QChar c)
             || c == u'.';
 }
 
-QString privateAdvice()
+QString privateAdvice(const QString &prefix)
 {
-    return QStringLiteral("set WEB_ALLOW_PRIVATE=true to reach loopback, private, link-local and "
-                          "other non-public addresses");
+    return QStringLiteral("set %1_ALLOW_PRIVATE=true to reach loopback, private, link-local and "
+                          "other non-public addresses")
+            .arg(prefix);
 }
 
 } // namespace
@@ -84,6 +85,7 @@ std::optional<EgressPolicy> EgressPolicy::create(const Options &options, QString
     EgressPolicy policy;
     policy.m_allowPrivate = options.allowPrivate;
     policy.m_trustedMayBePrivate = options.trustedMayBePrivate;
+    policy.m_settingPrefix = options.settingPrefix;
     for (const QString &written : options.allowedDomains) {
         const QString entry = written.trimmed();
         if (entry.isEmpty())
@@ -233,9 +235,9 @@ EgressCheck EgressPolicy::checkUrl(const QUrl &url) const
     target.trusted = isTrusted(target);
     if (!target.trusted && !domainAllowed(target))
         return {std::nullopt,
-                QStringLiteral("refused (WEB_ALLOWED_DOMAINS): %1 is not an allowed domain "
-                               "(allowed: %2)")
-                        .arg(target.authority(),
+                QStringLiteral("refused (%1_ALLOWED_DOMAINS): %2 is not an allowed domain "
+                               "(allowed: %3)")
+                        .arg(m_settingPrefix, target.authority(),
                              m_domainsAsWritten.isEmpty() ? QStringLiteral("none")
                                                           : m_domainsAsWritten.join(u", "))};
     if (target.literal) {
@@ -262,8 +264,8 @@ std::optional<QString> EgressPolicy::checkAddress(const EgressTarget &target,
                               "set WEB_SEARCH_ALLOW_PRIVATE=true to let the search back ends "
                               "be on non-public addresses")
                 .arg(what, range.description);
-    return QStringLiteral("refused (WEB_ALLOW_PRIVATE): %1 (%2); %3")
-            .arg(what, range.description, privateAdvice());
+    return QStringLiteral("refused (%1_ALLOW_PRIVATE): %2 (%3); %4")
+            .arg(m_settingPrefix, what, range.description, privateAdvice(m_settingPrefix));
 }
 
 } // namespace cmcp

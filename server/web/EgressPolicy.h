@@ -60,6 +60,9 @@ public:
         // WEB_SEARCH_ALLOW_PRIVATE: the trusted origins exempt from the private-address rule
         // too (a SearXNG beside the daemon).
         bool trustedMayBePrivate = false;
+        // The settings a refusal names: <prefix>_ALLOWED_DOMAINS, <prefix>_ALLOW_PRIVATE (the
+        // web tools' WEB_..., jobs' JOB_NETWORK_...).
+        QString settingPrefix = QStringLiteral("WEB");
     };
 
     // nullopt with the reason when an entry of allowedDomains or trustedOrigins cannot be read.
@@ -103,6 +106,7 @@ private:
     bool m_anyDomain = false;
     bool m_allowPrivate = false;
     bool m_trustedMayBePrivate = false;
+    QString m_settingPrefix;
     QList<DomainRule> m_domains;
     QStringList m_domainsAsWritten;
     QList<Origin> m_trusted;

@@ -302,8 +302,18 @@ EgressProxy::EgressProxy(std::shared_ptr<const EgressGate> gate, Options options
       m_server(new QTcpServer(this))
 {
     connect(m_server, &QTcpServer::newConnection, this, [this] {
-        while (QTcpSocket *client = m_server->nextPendingConnection())
+        while (QTcpSocket *client = m_server->nextPendingConnection()) {
+            if (m_options.maxConnections > 0 && m_open.size() >= m_options.maxConnections) {
+                spdlog::debug("egress proxy: {} connections open; one more closed", m_open.size());
+                Q_EMIT refused(QStringLiteral("a connection"),
+                               QStringLiteral("refused (connections): %1 are open already")
+                                       .arg(m_open.size()));
+                client->abort();
+                client->deleteLater();
+                continue;
+            }
             new ProxyConnection(this, client);
+        }
     });
 }
 
@@ -313,6 +323,11 @@ EgressProxy::~EgressProxy()
     // Connections are children: deleted before the server goes.
     const QSet<ProxyConnection *> open = m_open;
     qDeleteAll(open);
+}
+
+bool EgressProxy::serveListening(qintptr descriptor)
+{
+    return m_server->setSocketDescriptor(descriptor);
 }
 
 quint16 EgressProxy::listen(const QHostAddress &address, quint16 port)

@@ -30,6 +30,8 @@ public:
         // Bytes one connection may bring from the server; beyond it the connection is cut.
         qint64 maxResponseBytes = 10 * 1024 * 1024;
         int connectTimeoutMs = 30000;
+        // Connections open at once; a further one is closed unanswered. 0: no bound.
+        qsizetype maxConnections = 0;
     };
 
     EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent = nullptr);
@@ -37,6 +39,9 @@ public:
 
     // 0 when it cannot listen.
     quint16 listen(const QHostAddress &address = QHostAddress::LocalHost, quint16 port = 0);
+    // Serves a socket that is listening already (a job's, made in its own network namespace);
+    // takes it over. False when Qt cannot use it.
+    bool serveListening(qintptr descriptor);
     quint16 port() const { return m_server->serverPort(); }
     qsizetype openConnections() const { return m_open.size(); }
 

@@ -20,7 +20,9 @@ const answerBoundMs = /asan/.test(process.env.CMCPD ?? '') ? 6000 : 2000;
 // The process tree of the daemon's browser worker: the worker and its Chromium processes.
 function browserTree(daemonPid) {
     const tree = descendantsOf(daemonPid);
-    const worker = tree.find(p => p.ppid === daemonPid && p.comm === 'cmcp-browser');
+    // A root daemon's worker runs under cmcp-jail, one level further down.
+    const jails = new Set(tree.filter(p => p.ppid === daemonPid && p.comm === 'cmcp-jail').map(p => p.pid));
+    const worker = tree.find(p => (p.ppid === daemonPid || jails.has(p.ppid)) && p.comm === 'cmcp-browser');
     return worker ? [worker, ...descendantsOf(worker.pid)] : [];
 }
 

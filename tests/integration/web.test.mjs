@@ -19,14 +19,18 @@ async function connect(daemon, name) {
     return client;
 }
 
-// The pids of the daemon's cmcp-browser children.
+// The pids of the daemon's cmcp-browser workers: its children, or (a root daemon's, under
+// cmcp-jail) its children's.
 function browserWorkers(daemonPid) {
-    try {
-        return execFileSync('pgrep', ['-P', String(daemonPid), '-x', 'cmcp-browser'], { encoding: 'utf8' })
-            .split('\n').filter(Boolean).map(Number);
-    } catch {
-        return [];
-    }
+    const children = (parent, name) => {
+        try {
+            return execFileSync('pgrep', ['-P', String(parent), '-x', name], { encoding: 'utf8' })
+                .split('\n').filter(Boolean).map(Number);
+        } catch {
+            return [];
+        }
+    };
+    return [...children(daemonPid, 'cmcp-browser'), ...children(daemonPid, 'cmcp-jail').flatMap(jail => children(jail, 'cmcp-browser'))];
 }
 
 // Every process below `pid`, whichever of its threads started it.
@@ -303,6 +307,9 @@ describe('web tools', () => {
         assert.match(status(worker), /^Uid:\s+200050\s+200050\s+200050\s+200050$/m);
         assert.match(status(worker), /^Gid:\s+200050\s+200050\s+200050\s+200050$/m);
         assert.match(status(worker), /^Groups:\s*$/m);
+        // Under cmcp-jail: no_new_privs, and a memory cgroup of its own.
+        assert.match(status(worker), /^NoNewPrivs:\s+1$/m);
+        assert.match(readFileSync(`/proc/${worker}/cgroup`, 'utf8'), /:memory:\/cmcp\/job-\d+$/m);
         // Chromium's sandbox: its zygote makes a PID namespace (and a user namespace) of its
         // own, and the renderers it forks run in a further one, under a seccomp filter, with
         // no capability. As root, with the sandbox off, none of this happens.
@@ -432,4 +439,36 @@ test('a WEB_ALLOWED_DOMAINS entry or search URL that cannot be read stops start-
             rmSync(cwd, { recursive: true, force: true });
         }
     }
+});
+
+describe('a root daemon\'s browser worker under its memory cgroup', () => {
+    let fixture;
+    let daemon;
+    let client;
+    const { call, ok } = toolCalls(() => client);
+
+    before(async () => {
+        fixture = await startWebFixture();
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: { WEB_ALLOW_PRIVATE: 'true', WEB_ALLOWED_DOMAINS: ALLOWED, WEB_TIMEOUT_DEFAULT: 20, WEB_BROWSER_MEMORY_MB: 512 },
+        });
+        client = await connect(daemon, 'web-memory-test');
+    });
+
+    after(async () => {
+        await client?.close().catch(() => {});
+        await daemon?.stop();
+        await fixture?.stop();
+    });
+
+    test('a page that allocates gigabytes is stopped by the cgroup, with a clear error', { timeout: 60_000 }, (context) => withDiagnostics(daemon, async () => {
+        if (process.getuid() !== 0)
+            return context.skip('only a root daemon starts the browser under cmcp-jail; run as root');
+        const result = await call('web_browse', { url: fixture.url('/memory-bomb.html') });
+        assert.equal(result.isError, true, JSON.stringify(result.structuredContent));
+        assert.match(result.structuredContent.error, /memory limit \(WEB_BROWSER_MEMORY_MB(=512)?\)?/);
+        // The next page loads (in the same worker, or a fresh one).
+        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
+    }));
 });

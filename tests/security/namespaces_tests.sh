@@ -161,6 +161,66 @@ print(sorted(n for _, n in socket.if_nameindex()))"
     pass
     ;;
 
+egress)
+    # The job's one way out: the jail listens on 127.0.0.1:PORT in the job's namespace and hands
+    # that socket to the supervisor (--egress-fd); the job holds no descriptor of it, and what it
+    # sends there reaches the supervisor. Without --egress-fd the policy is refused.
+    need_namespaces
+    policy '{"egress_port":3128}' '["identity","rlimits","namespaces"]'
+    jail 10 /usr/bin/true
+    expect_rc 90 "egress_port without --egress-fd"
+    expect_err "namespaces.egress_port needs --egress-fd"
+    JAIL="$JAIL" POLICY="$POLICY" timeout -k 2 20 python3 - >"$OUT" 2>"$ERR" <<'PY'
+import os, socket, subprocess
+supervisor, job_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+policy_read, policy_write = os.pipe()
+os.write(policy_write, os.environ['POLICY'].encode())
+os.close(policy_write)
+code = """
+import os, socket
+held = []
+for n in os.listdir('/proc/self/fd'):
+    try:
+        held.append(os.readlink('/proc/self/fd/' + n))
+    except FileNotFoundError:
+        pass  # the listing's own descriptor
+print('job sockets:', [h for h in held if h.startswith('socket:')])
+s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+s.sendall(b'ping')
+print('job got:', s.recv(16).decode())
+"""
+job = subprocess.Popen([os.environ['JAIL'], '--policy-fd', str(policy_read), '--egress-fd', str(job_end.fileno()),
+                        '--', '/usr/bin/python3', '-I', '-S', '-c', code],
+                       pass_fds=(policy_read, job_end.fileno()), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+os.close(policy_read)
+job_end.close()
+supervisor.settimeout(10)
+_, fds, _, _ = socket.recv_fds(supervisor, 1, 1)
+listener = socket.socket(fileno=fds[0])
+listener.settimeout(10)
+print('listener:', listener.getsockname())
+try:
+    connection, _ = listener.accept()
+except TimeoutError:
+    job.kill()
+    out, err = job.communicate()
+    raise SystemExit('nothing came from the job: ' + out.decode() + err.decode())
+print('supervisor got:', connection.recv(16).decode())
+connection.sendall(b'pong')
+connection.close()
+out, err = job.communicate(timeout=10)
+print(out.decode(), err.decode(), 'rc', job.returncode)
+PY
+    RC=$?
+    expect_rc 0 "the supervisor side: $(tail -3 "$ERR")"
+    grep -qF "listener: ('127.0.0.1', 3128)" "$OUT" || fail "no listener on 127.0.0.1:3128 came: $(cat "$OUT")"
+    grep -qF "supervisor got: ping" "$OUT" || fail "the job's connection did not reach the supervisor"
+    grep -qF "job got: pong" "$OUT" || fail "the job did not get the supervisor's answer"
+    grep -qF "job sockets: []" "$OUT" || fail "the job holds a socket: $(grep 'job sockets' "$OUT")"
+    grep -q "rc 0$" "$OUT" || fail "the job failed: $(cat "$OUT")"
+    pass
+    ;;
+
 nested-userns)
     # Nested user namespaces are refused, by seccomp and by the namespace's own limit.
     need_namespaces

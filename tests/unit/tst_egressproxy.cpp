@@ -7,6 +7,10 @@
 #include "LoopbackHttpServer.h"
 
 #include <QSignalSpy>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <QTcpSocket>
 #include <QTest>
 
@@ -160,6 +164,44 @@ private Q_SLOTS:
                  answer.constData());
         QCOMPARE(refusals.size(), 1);
         QCOMPARE(m_first->connections() + m_second->connections(), 0);
+    }
+
+    // A job's listener is made in its own network namespace and handed over: the proxy serves
+    // it as its own, and holds a job to its number of connections.
+    void aListenerMadeElsewhereIsServedWithinTheConnectionCap()
+    {
+        const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        QVERIFY(::bind(listener, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0);
+        QVERIFY(::listen(listener, 8) == 0);
+        QVERIFY(::getsockname(listener, reinterpret_cast<sockaddr *>(&address), &length) == 0);
+
+        QString error;
+        std::optional<EgressPolicy> policy =
+                EgressPolicy::create({{QStringLiteral("site.test")}, true, {}}, &error);
+        QVERIFY(policy);
+        EgressProxy gate(std::make_shared<const EgressGate>(*policy, m_resolver),
+                         EgressProxy::Options{1024 * 1024, 5000, 1});
+        QVERIFY(gate.serveListening(listener));
+        QCOMPARE(gate.port(), ntohs(address.sin_port));
+        QSignalSpy refusals(&gate, &EgressProxy::refused);
+
+        QTcpSocket first; // holds the one connection allowed, its head unfinished
+        first.connectToHost(QHostAddress::LocalHost, gate.port());
+        QVERIFY(first.waitForConnected(3000));
+        first.write("CONNECT site.test:1 HTTP/1.1\r\n");
+        QTRY_COMPARE(gate.openConnections(), 1);
+        QTcpSocket second;
+        second.connectToHost(QHostAddress::LocalHost, gate.port());
+        QTRY_COMPARE(second.state(), QAbstractSocket::UnconnectedState);
+        QCOMPARE(second.readAll(), QByteArray());
+        QCOMPARE(refusals.size(), 1);
+        QVERIFY(refusals.at(0).at(1).toString().startsWith(
+                QStringLiteral("refused (connections): 1 are open already")));
+        QCOMPARE(gate.openConnections(), 1);
     }
 
     void aRebindingNameReachesOnlyItsCheckedAnswer()

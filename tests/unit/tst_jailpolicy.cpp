@@ -454,6 +454,19 @@ private Q_SLOTS:
                            p["seccomp"] = {{"network", "no"}};
                        }),
             "seccomp.network: must be true or false");
+        row("egress_port with the host's network",
+            policyWith({"namespaces"},
+                       [](json &p) {
+                           p["namespaces"] = {{"network", true}, {"egress_port", 3128}};
+                       }),
+            "namespaces.egress_port: only with \"network\": false (the job's own network "
+            "namespace)");
+        row("egress_port 0",
+            policyWith({"namespaces"},
+                       [](json &p) {
+                           p["namespaces"] = {{"egress_port", 0}};
+                       }),
+            "namespaces.egress_port: 0 is outside [1, 65535]");
         row("namespaces as a bool",
             policyWith({"namespaces"}, [](json &p) { p["namespaces"] = true; }),
             "namespaces: must be an object");

@@ -93,13 +93,45 @@ private Q_SLOTS:
         const JobPolicy builder(machineWith(kAllButApparmor), QStringLiteral("/srv/ws"));
         JobPolicySpec spec;
         spec.unrestrictedPrograms = true;
-        spec.network = true;
+        spec.network = JobNetwork::HostUnsafe;
         const QJsonObject policy = builder.build(spec).toJson();
         QCOMPARE(strings(policy[u"landlock"][u"execute"]), QStringList{"/usr"});
         QVERIFY(!policy[u"namespaces"].toObject().contains(QLatin1String("exec_paths")));
         QVERIFY(policy[u"env"][u"PATH"].toString().contains(QLatin1String("/usr/bin")));
         QCOMPARE(policy[u"namespaces"][u"network"].toBool(), true);
         QCOMPARE(policy[u"landlock"][u"network"].toBool(), true);
+    }
+
+    // BASH_NETWORK=true: the job's own namespace, whose one way out is the egress listener,
+    // named in the proxy variables; without the namespaces layer no network at all.
+    void aGateNetworkIsTheJobsOwnNamespaceWithTheProxy()
+    {
+        QCOMPARE(JobPolicy::networkFromSetting(QStringLiteral("true")), JobNetwork::Gate);
+        QCOMPARE(JobPolicy::networkFromSetting(QStringLiteral("host-network-unsafe")),
+                 JobNetwork::HostUnsafe);
+        QCOMPARE(JobPolicy::networkFromSetting(QStringLiteral("false")), JobNetwork::Off);
+        JobPolicySpec spec;
+        spec.network = JobNetwork::Gate;
+        const QJsonObject policy =
+                JobPolicy(machineWith(kAllButApparmor), QStringLiteral("/srv/ws"))
+                        .build(spec)
+                        .toJson();
+        QCOMPARE(policy[u"namespaces"][u"network"].toBool(true), false);
+        QCOMPARE(policy[u"namespaces"][u"egress_port"].toInt(), JobPolicy::kEgressPort);
+        QCOMPARE(policy[u"seccomp"][u"network"].toBool(), true);
+        QCOMPARE(policy[u"landlock"][u"network"].toBool(), true);
+        for (const char *name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+            QCOMPARE(policy[u"env"][QLatin1String(name)].toString(),
+                     QStringLiteral("http://127.0.0.1:3128"));
+
+        const QJsonObject without =
+                JobPolicy(machineWith({"identity", "rlimits", "landlock", "seccomp"}),
+                          QStringLiteral("/srv/ws"))
+                        .build(spec)
+                        .toJson();
+        QCOMPARE(without[u"seccomp"][u"network"].toBool(true), false);
+        QCOMPARE(without[u"landlock"][u"network"].toBool(true), false);
+        QVERIFY(!without[u"env"].toObject().contains(QLatin1String("HTTP_PROXY")));
     }
 
     // AppArmor is asked for only when a loaded profile is named (none is loaded on a kernel

@@ -42,10 +42,12 @@ QJsonObject withAccounting(QJsonObject schema)
         "layers":{"type":"array","items":{"type":"string"},"description":"Isolation layers the jail applied."},
         "insecure":{"type":"boolean"},
         "timeout_seconds":{"type":"integer","description":"The time limit the job ran under."},
-        "message":{"type":"string","description":"How the job ended when it did not end on its own (timeout, memory limit, signal, cancellation)."},
+        "message":{"type":"string","description":"How the job ended when it did not end on its own (timeout, memory limit, signal, cancellation), and what the sandbox refused it."},
         "stdout_handle":{"type":"string","description":"Set when stdout was cut to fit: read all of it with output_read."},
         "stderr_handle":{"type":"string","description":"Set when stderr was cut to fit: read all of it with output_read."},
         "truncation_note":{"type":"string"},
+        "sandbox_refusals":{"type":"array","description":"What the sandbox refused the job while it ran: connections the egress gate refused (layer egress, the rule and the target) and limits it reached (time, memory, pids).","items":{"type":"object","required":["layer","rule","message"],"properties":{"layer":{"type":"string"},"rule":{"type":"string"},"target":{"type":"string"},"message":{"type":"string"}}}},
+        "sandbox_refusals_left_out":{"type":"integer","description":"Refusals beyond the listed ones."},
         "job_id":{"type":"string","description":"With yield_ms, when the output was cut: read all of it with job_output."},
         "note":{"type":"string"}})");
     QJsonObject properties = schema.value(QLatin1String("properties")).toObject();

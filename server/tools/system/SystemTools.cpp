@@ -11,6 +11,7 @@
 #include "mcp/McpServer.h"
 #include "managers/PythonManager.h"
 #include "common/Settings.h"
+#include "tools/system/JobNetworkGate.h"
 #include "tools/system/SystemToolResults.h"
 #include "tools/system/SystemToolSchemas.h"
 #include "mcp/ToolCall.h"
@@ -251,6 +252,22 @@ void logEnforcement(const SystemTools &tools)
     }
     spdlog::info("system tools: jobs run with layers {}",
                  tools.policy.layers(false).join(QLatin1Char(',')).toStdString());
+    const auto network = [&tools](const char *setting, JobNetwork mode) {
+        if (mode == JobNetwork::HostUnsafe)
+            spdlog::warn("{}=host-network-unsafe: jobs share the host's network, loopback and "
+                         "this daemon's ports included",
+                         setting);
+        else if (mode == JobNetwork::Gate && !tools.policy.hasLayer("namespaces"))
+            spdlog::warn("{}=true, but without the namespaces layer jobs get no network of "
+                         "their own to go through the egress gate from: they have none",
+                         setting);
+        else if (mode == JobNetwork::Gate)
+            spdlog::info("{}=true: jobs reach JOB_NETWORK_ALLOWED_DOMAINS through the egress "
+                         "gate only (HTTP_PROXY=http://127.0.0.1:{})",
+                         setting, JobPolicy::kEgressPort);
+    };
+    network("BASH_NETWORK", bash.options().network);
+    network("PYTHON_NETWORK", tools.python.current()->options().network);
 }
 
 // A new policy for one kind of job: calls from now on take it; jobs waiting with the old jail
@@ -314,6 +331,10 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
         return false;
     logEnforcement(*tools);
     tools->runner = &JobRunner::of(server, settings);
+    const std::shared_ptr<JobNetworkGate> gate = JobNetworkGate::fromSettings(settings, error);
+    if (!gate)
+        return false;
+    tools->runner->setEgress(gate);
     // Without the identity layer (a daemon that is neither root nor able to make user
     // namespaces) no job can start: none is kept waiting either.
     const bool jobsCanStart = tools->policy.hasLayer("identity");
@@ -329,7 +350,9 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     registry.add(tools::makeTool(
             "system_run_command", "Run a shell command",
             "Runs a bash command in a sandbox, in the workspace shared with the file tools. "
-            "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off. "
+            "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off, or "
+            "with BASH_NETWORK=true an HTTP proxy (HTTP_PROXY) to JOB_NETWORK_ALLOWED_DOMAINS. "
+            "Anything the sandbox refused is listed in sandbox_refusals. "
             "Returns stdout, stderr, exit_code and success, with the job's accounting.",
             systemschemas::commandInput(), systemschemas::commandOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
@@ -338,7 +361,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     registry.add(tools::makeTool(
             "system_run_python", "Run Python code",
             "Runs Python 3 code (standard library only) in a sandbox, in the workspace shared "
-            "with the file tools, with a memory limit (PYTHON_MEMORY_LIMIT) and no network. Set "
+            "with the file tools, with a memory limit (PYTHON_MEMORY_LIMIT) and no network unless "
+            "PYTHON_NETWORK=true (then an HTTP proxy to JOB_NETWORK_ALLOWED_DOMAINS). Set "
             "the variable _ to return a value as result. Returns output, error, result and "
             "success, with the job's accounting.",
             systemschemas::pythonInput(), systemschemas::pythonOutput(),

@@ -3,6 +3,7 @@
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
+#include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
 #include "web/BrowserPool.h"
 #include "web/EgressGate.h"
@@ -221,6 +222,11 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
     browserOptions.maxBytes = rules->web->maxBytes;
     QString accountError;
     browserOptions.account = BrowserAccount::forDaemon(settings, &accountError);
+    if (browserOptions.account && settings.integer(u"WEB_BROWSER_MEMORY_MB") > 0)
+        browserOptions.confinement = BrowserPool::Options::Confinement{
+                helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail")),
+                settings.integer(u"WEB_BROWSER_MEMORY_MB") << 20,
+                settings.integer(u"WEB_BROWSER_PIDS")};
     if (!accountError.isEmpty()) {
         *error = accountError;
         return false;

@@ -132,6 +132,13 @@ export async function startWebFixture() {
             };
             return pump();
         }
+        case '/memory-bomb.html':
+            // Two gigabytes, written to so that they are really used, 64 MB at a time.
+            return send(200, `<!DOCTYPE html><html><head><title>Memory bomb</title></head><body><script>
+const kept = [];
+for (let i = 0; i < 32; ++i) { const block = new Uint8Array(64 << 20); block.fill(i + 1); kept.push(block); }
+document.title = 'survived ' + kept.length;
+</script></body></html>`);
         case '/slow': {
             // Headers at once, then a byte every 200 ms, forever (until the client goes).
             response.writeHead(200, { 'content-type': 'text/html' });

@@ -1,0 +1,47 @@
+#include "tools/system/JobNetworkGate.h"
+
+#include "common/Settings.h"
+#include "web/EgressGate.h"
+#include "web/EgressProxy.h"
+
+#include <limits>
+
+namespace cmcp {
+
+std::shared_ptr<JobNetworkGate> JobNetworkGate::fromSettings(const Settings &settings,
+                                                             QString *error)
+{
+    EgressPolicy::Options options;
+    options.allowedDomains = settings.list(u"JOB_NETWORK_ALLOWED_DOMAINS");
+    options.allowPrivate = settings.flag(u"JOB_NETWORK_ALLOW_PRIVATE");
+    options.settingPrefix = QStringLiteral("JOB_NETWORK");
+    QString why;
+    std::optional<EgressPolicy> policy = EgressPolicy::create(options, &why);
+    if (!policy) {
+        *error = QStringLiteral("JOB_NETWORK_ALLOWED_DOMAINS: ") + why;
+        return nullptr;
+    }
+    return std::make_shared<JobNetworkGate>(std::make_shared<const EgressGate>(
+            std::move(*policy), std::make_shared<SystemHostResolver>()));
+}
+
+JobNetworkGate::JobNetworkGate(std::shared_ptr<const EgressGate> gate) : m_gate(std::move(gate)) { }
+
+QObject *JobNetworkGate::serve(UniqueFd listener, Refused refused, QObject *parent, QString *error)
+{
+    EgressProxy::Options options;
+    // A job downloads what it needs (packages, archives): its time limit bounds it, not a size.
+    options.maxResponseBytes = std::numeric_limits<qint64>::max();
+    options.maxConnections = kMaxConnectionsPerJob;
+    auto *proxy = new EgressProxy(m_gate, options, parent);
+    if (!proxy->serveListening(listener.get())) {
+        *error = QStringLiteral("the job's egress listener cannot be served");
+        delete proxy;
+        return nullptr;
+    }
+    (void)listener.release(); // the proxy's server closes it now
+    QObject::connect(proxy, &EgressProxy::refused, proxy, std::move(refused));
+    return proxy;
+}
+
+} // namespace cmcp
