@@ -18,7 +18,6 @@ GuardedTcpServer::GuardedTcpServer(const HttpOptions &options, QObject *parent)
       m_incomplete(std::make_shared<ConnectionGuard::IncompleteRequestBytes>())
 {
     m_incomplete->limit = options.incompleteRequestsMaxBytes;
-    http::setKeepAliveTimeoutHint(options.idleTimeoutSeconds);
     // Qt 6.4 treats EMFILE from accept() as a temporary error and retries at once: out of
     // descriptors the event loop would spin at full CPU. So sockets are counted and kept
     // below the descriptor limit, leaving room for files and child processes.

@@ -9,13 +9,7 @@ namespace cmcp::http {
 namespace {
 constexpr char streamingProperty[] = "cmcp_http_streaming";
 constexpr char responsesProperty[] = "cmcp_http_responses";
-QByteArray keepAliveHeader; // empty until the server sets its idle timeout
 } // namespace
-
-void setKeepAliveTimeoutHint(int seconds)
-{
-    keepAliveHeader = "Keep-Alive: timeout=" + QByteArray::number(seconds) + "\r\n";
-}
 
 QByteArray reasonPhrase(int status)
 {
@@ -70,7 +64,8 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
     for (const auto &[name, value] : headers)
         out += name + ": " + value + "\r\n";
     out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-    out += close ? QByteArray("Connection: close\r\n") : keepAliveHeader;
+    if (close)
+        out += "Connection: close\r\n";
     out += "\r\n";
     // Head and body apart: the socket copies into its buffer anyway, a large body only once.
     socket->write(out);

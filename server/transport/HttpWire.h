@@ -14,11 +14,6 @@ namespace cmcp::http {
 using Headers = QList<QPair<QByteArray, QByteArray>>;
 
 QByteArray reasonPhrase(int status);
-// How long the daemon keeps an idle keep-alive connection, announced on every response as
-// `Keep-Alive: timeout=N` (RFC 9112 leaves the hint to the server; Node's agent and undici honour
-// it). A client that knew nothing of it would reuse a connection just as the daemon closes it and
-// see "other side closed". One value per process: the setting is read at start.
-void setKeepAliveTimeoutHint(int seconds);
 // A complete response with Content-Length; the connection stays usable unless `close`.
 void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body,
                    bool close = false);

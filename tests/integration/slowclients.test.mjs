@@ -96,8 +96,6 @@ describe('slow clients', { timeout: 60_000 }, () => {
         idle.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
         const idleAnsweredAt = await eventually(() => idle.received.includes('"status":"ok"') && Date.now(), { timeoutMs: 3000 });
         assert.ok(idleAnsweredAt, `no answer to GET /health: ${idle.received}`);
-        // Told how long it may stay, a client stops reusing the connection before it is closed.
-        assert.match(idle.received, new RegExp(`\\r\\nKeep-Alive: timeout=${idleTimeoutS}\\r\\n`, 'i'));
         // A legacy SSE stream, silent from the client's side for longer than every deadline.
         const stream = rawSocket(port);
         await stream.connected;
