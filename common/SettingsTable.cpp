@@ -125,6 +125,10 @@ QList<SettingSpec> buildTable()
                  "File of further principals, one per line: a name and the SHA-256 (hex) of its "
                  "bearer token. Each principal reaches only its own sessions, jobs and workspaces.",
                  NoFlags),
+            text(http, "MCP_REQUEST_STATE_KEY_FILE", "",
+                 "File whose bytes (32 or more) sign the requestState of input_required results; "
+                 "replicas that share it accept each other's. Empty: a random key per process.",
+                 NoFlags),
             list(http, "MCP_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]",
                  "Host header values accepted, as host names or addresses without port (the bind "
                  "host is always added).",

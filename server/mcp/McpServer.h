@@ -3,6 +3,7 @@
 #include "mcp/JsonRpc.h"
 #include "mcp/PromptRegistry.h"
 #include "mcp/RequestMeta.h"
+#include "mcp/RequestState.h"
 #include "mcp/ResourceRegistry.h"
 #include "mcp/ServiceHealth.h"
 #include "mcp/Session.h"
@@ -48,6 +49,12 @@ public:
     const ServiceHealth &health() const { return m_health; }
 
     void setPageSize(int size) { m_pageSize = qMax(1, size); }
+    // The key requestStates are signed under; without one, a random key of this process's
+    // (so a replica, or this daemon after a restart, refuses the states it did not issue).
+    void setRequestStateKey(QByteArray key)
+    {
+        m_requestStates = RequestStateSigner(std::move(key));
+    }
     void setMaxSessions(int count) { m_maxSessions = count; }
 
     // Returns null when the session limit is reached.
@@ -155,7 +162,20 @@ private:
     void callTool(const Request &request);
     // Answers a tools/call with a new task and runs the call on in a detached stateless
     // session of the same principal, whose response the task keeps.
-    void startTask(const Request &request, const QString &tool);
+    void startTask(const Request &request, const ToolDefinition &tool, const QJsonObject &answers);
+    // What a requestState is bound to: the method, the tool or prompt, a digest of the
+    // arguments and the principal, so that it answers nothing else.
+    static QJsonObject stateBinding(const Request &request, const QString &name,
+                                    const QJsonObject &arguments);
+    // The client's answers a stateless request brings (its requestState's, then its
+    // inputResponses), or nullopt with the request failed when the requestState is refused.
+    std::optional<QJsonObject> clientAnswers(const Request &request, const QJsonObject &binding);
+    QString sealAnswers(const QJsonObject &binding, const QJsonObject &answers) const;
+    // Replies to a stateless request with the questions among `questions` that `answers` do
+    // not answer, as an input_required result; false when all are answered. A question of a
+    // capability the request does not declare fails it (-32021), and counts as replied.
+    bool replyInputRequired(const Request &request, const QList<InputRequest> &questions,
+                            const QJsonObject &answers, const QJsonObject &binding);
     // The request's task, or null with the request failed: -32021 when the request did not
     // declare the extension, -32602 for a task that is unknown or another principal's.
     Task *requestedTask(const Request &request);
@@ -178,6 +198,10 @@ private:
     void listPrompts(const Request &request);
     void getPrompt(const Request &request);
     void complete(const Request &request);
+    // Asks the client of a 2025-era session `questions` one after another, then runs `then`
+    // with the answers by key; the request fails when one gets no answer.
+    void askInTurn(const Request &request, QList<InputRequest> questions, QJsonObject answers,
+                   std::function<void(const QJsonObject &answers)> then);
 
     QJsonObject capabilities() const;
     // What a stateless request can use: no subscriptions, no list-change notifications (the
@@ -207,6 +231,7 @@ private:
     std::map<quint64, std::shared_ptr<RunningCall>> m_running;
     // Shared with the tasks' exchanges, which may outlive the server.
     std::shared_ptr<TaskStore> m_tasks = std::make_shared<TaskStore>();
+    RequestStateSigner m_requestStates;
     bool m_draining = false;
 
     std::function<QString()> m_failClosedCheck;

@@ -1,5 +1,6 @@
 #include "mcp/TaskStore.h"
 
+#include "mcp/ClientInput.h"
 #include "mcp/Session.h"
 #include "common/UnguessableId.h"
 
@@ -48,9 +49,11 @@ QString taskStatusName(TaskStatus status)
 
 QJsonObject Task::describe(bool detailed) const
 {
+    const bool waitsForInput = status == TaskStatus::Working && !inputRequests.isEmpty();
     QJsonObject object{
             {QLatin1String("taskId"), id},
-            {QLatin1String("status"), taskStatusName(status)},
+            {QLatin1String("status"),
+             waitsForInput ? QStringLiteral("input_required") : taskStatusName(status)},
             {QLatin1String("createdAt"), createdAt.toString(Qt::ISODateWithMs)},
             {QLatin1String("lastUpdatedAt"), lastUpdatedAt.toString(Qt::ISODateWithMs)},
             {QLatin1String("ttlMs"), double(tasks::TtlMs)},
@@ -60,6 +63,8 @@ QJsonObject Task::describe(bool detailed) const
         object.insert(QLatin1String("result"), result);
     if (detailed && status == TaskStatus::Failed)
         object.insert(QLatin1String("error"), error);
+    if (detailed && waitsForInput)
+        object.insert(QLatin1String("inputRequests"), inputRequests);
     return object;
 }
 
@@ -98,7 +103,50 @@ void TaskStore::settle(const QString &id, const QJsonValue &response)
         it->result = message.value(QLatin1String("result")).toObject();
     }
     it->lastUpdatedAt = QDateTime::currentDateTimeUtc();
+    it->inputRequests = {};
+    it->inputReplies.clear();
     it->call.reset();
+}
+
+void TaskStore::park(const QString &id, const QString &key, const QJsonObject &request,
+                     ClientReply reply)
+{
+    const auto it = m_tasks.find(id);
+    if (it == m_tasks.end() || it->isTerminal()) {
+        reply({}, QStringLiteral("the task has ended"));
+        return;
+    }
+    it->inputRequests.insert(key, request);
+    it->inputReplies.insert(key, std::move(reply));
+    it->lastUpdatedAt = QDateTime::currentDateTimeUtc();
+}
+
+QString TaskStore::answer(Task &task, const QJsonObject &inputResponses)
+{
+    QList<std::pair<ClientReply, QJsonObject>> answered;
+    for (auto it = inputResponses.begin(); it != inputResponses.end(); ++it) {
+        if (!task.inputRequests.contains(it.key()))
+            continue;
+        const QString method = task.inputRequests.value(it.key())
+                                       .toObject()
+                                       .value(QLatin1String("method"))
+                                       .toString();
+        if (const QString problem = clientinput::answerProblem(method, it.value());
+            !problem.isEmpty())
+            return QStringLiteral("params.inputResponses.%1: %2").arg(it.key(), problem);
+    }
+    for (auto it = inputResponses.begin(); it != inputResponses.end(); ++it) {
+        if (!task.inputRequests.contains(it.key()))
+            continue;
+        task.inputRequests.remove(it.key());
+        answered.append({task.inputReplies.take(it.key()), it.value().toObject()});
+    }
+    if (!answered.isEmpty())
+        task.lastUpdatedAt = QDateTime::currentDateTimeUtc();
+    // Last: an answer may finish the call, which settles the task.
+    for (const auto &[reply, result] : answered)
+        reply(result, {});
+    return {};
 }
 
 void TaskStore::cancel(Task &task, const QString &reason)
@@ -107,6 +155,8 @@ void TaskStore::cancel(Task &task, const QString &reason)
         return;
     task.status = TaskStatus::Cancelled;
     task.lastUpdatedAt = QDateTime::currentDateTimeUtc();
+    task.inputRequests = {};
+    task.inputReplies.clear();
     // Taken first: closing the session settles the task, which must then find it terminal.
     const std::shared_ptr<Session> call = std::move(task.call);
     if (call)

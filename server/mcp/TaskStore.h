@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mcp/Exchange.h"
+#include "mcp/Session.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -44,13 +45,18 @@ struct Task
     QDateTime lastUpdatedAt;
     QJsonObject result; // Completed: the tool's result
     QJsonObject error; // Failed: the JSON-RPC error the call ended with
+    // What the call has asked its client and waits for, by input key ({method, params}), and
+    // where each answer goes. A working task that waits for any is input_required.
+    QJsonObject inputRequests;
+    QHash<QString, ClientReply> inputReplies;
     // The detached stateless session the call runs in; closing it cancels the call (and kills
     // a jailed job it started). Released once the task is terminal.
     std::shared_ptr<Session> call;
 
     bool isTerminal() const { return status != TaskStatus::Working; }
     // The task's wire fields (taskId, status, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs),
-    // and with `detailed` the inlined result or error of a terminal task.
+    // and with `detailed` the inlined result or error of a terminal task, or the inputRequests
+    // of one waiting for input.
     QJsonObject describe(bool detailed) const;
 };
 
@@ -68,6 +74,12 @@ public:
     // The call's response arrived: `response` is the JSON-RPC response object, or undefined
     // when the call was cancelled. A task already terminal (cancelled first) keeps its state.
     void settle(const QString &id, const QJsonValue &response);
+    // The task's call asks its client: the task is input_required until tasks/update answers.
+    void park(const QString &id, const QString &key, const QJsonObject &request, ClientReply reply);
+    // Hands the answers among `inputResponses` to the questions the task waits for (other keys
+    // are ignored, as the extension has it). Returns why an answer is not valid for its
+    // question, with nothing handed on, or empty.
+    QString answer(Task &task, const QJsonObject &inputResponses);
     // Marks the task cancelled and closes its call. Nothing for a terminal task.
     void cancel(Task &task, const QString &reason);
     int size() const { return int(m_tasks.size()); }

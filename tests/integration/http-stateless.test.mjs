@@ -293,11 +293,162 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         assert.equal(unknown.code, -32602);
     });
 
+    // Multi round-trip requests: what a call asks its client comes back as an input_required
+    // result; the client retries with the answers and the signed requestState it was handed.
+    const asking = (capabilities = { elicitation: {}, sampling: {}, roots: {} }) =>
+        meta({ 'io.modelcontextprotocol/clientCapabilities': capabilities });
+    const accept = content => ({ action: 'accept', content });
+
+    it('a tool that asks its client answers input_required, and its retry with the answers completes', async d => {
+        const params = { name: 'test_elicitation', arguments: { message: 'Who are you?' }, _meta: asking() };
+        const { result: first } = await ask(d, 'tools/call', params);
+        assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+        const [key, ...others] = Object.keys(first.inputRequests);
+        assert.deepEqual(others, []);
+        assert.equal(first.inputRequests[key].method, 'elicitation/create');
+        assert.equal(first.inputRequests[key].params.message, 'Who are you?');
+        assert.equal(typeof first.requestState, 'string');
+        const { result: done } = await ask(d, 'tools/call', { ...params, requestState: first.requestState,
+            inputResponses: { [key]: accept({ username: 'ada', email: 'ada@example.com' }) } });
+        assert.equal(done.resultType, 'complete');
+        assert.match(done.content[0].text, /^User response: .*"username":"ada"/);
+
+        // Three rounds: the last brings only the second answer, the first is in the state.
+        const rounds = { name: 'test_input_required_result_multi_round', arguments: {}, _meta: asking() };
+        const { result: r1 } = await ask(d, 'tools/call', rounds);
+        assert.deepEqual(Object.keys(r1.inputRequests), ['step1']);
+        const { result: r2 } = await ask(d, 'tools/call', { ...rounds, requestState: r1.requestState, inputResponses: { step1: accept({ name: 'Ada' }) } });
+        assert.deepEqual(Object.keys(r2.inputRequests), ['step2']);
+        assert.notEqual(r2.requestState, r1.requestState);
+        const { result: r3 } = await ask(d, 'tools/call', { ...rounds, requestState: r2.requestState, inputResponses: { step2: accept({ color: 'teal' }) } });
+        assert.equal(r3.content[0].text, 'Ada likes teal');
+
+        // Only what the request's _meta declares is asked; a tool that needs it is refused.
+        const { result: narrowed } = await ask(d, 'tools/call', { name: 'test_input_required_result_capabilities', arguments: {}, _meta: asking({ sampling: {} }) });
+        assert.deepEqual(Object.values(narrowed.inputRequests).map(r => r.method), ['sampling/createMessage']);
+        const { error: undeclared } = await ask(d, 'tools/call', { ...params, _meta: asking({ sampling: {} }) });
+        assert.equal(undeclared.code, -32021);
+
+        // An answer that is not one (a number, an elicitation without action) is refused.
+        const { error: notAnObject } = await ask(d, 'tools/call', { ...params, inputResponses: { [key]: 12345 } });
+        assert.equal(notAnObject.code, -32602);
+        const { result: malformed } = await ask(d, 'tools/call', { ...params, inputResponses: { [key]: { content: {} } } });
+        assert.equal(malformed.isError, true);
+        assert.match(malformed.content[0].text, /answer to input-1 is not valid/);
+    });
+
+    it('an altered requestState, or one issued for another tool, other arguments or a prompt, is refused with -32602', async d => {
+        const params = { name: 'test_elicitation', arguments: { message: 'Who are you?' }, _meta: asking() };
+        const { result: first } = await ask(d, 'tools/call', params);
+        const state = first.requestState;
+        const [body, signature] = state.split('.');
+        const flipped = signature.slice(0, -2) + (signature.at(-2) === 'A' ? 'B' : 'A') + signature.at(-1);
+        // The payload is only base64: a client that edits it (to add an answer) breaks the signature.
+        const payload = JSON.parse(Buffer.from(body, 'base64url').toString());
+        payload.answers = { 'input-1': accept({ username: 'forged', email: 'x' }) };
+        const forged = Buffer.from(JSON.stringify(payload)).toString('base64url') + '.' + signature;
+        for (const altered of [state + '-TAMPERED', `${body}.${flipped}`, forged, 'no-dot', '', `.${signature}`]) {
+            const { error } = await ask(d, 'tools/call', { ...params, requestState: altered, inputResponses: {} });
+            assert.equal(error?.code, -32602, altered);
+            assert.match(error.message, /requestState is not one this server issued, or it was altered/);
+        }
+        const elsewhere = [
+            ['tools/call', { name: 'test_input_required_result_elicitation', arguments: {} }],
+            ['tools/call', { name: 'test_elicitation', arguments: { message: 'Someone else?' } }],
+            ['prompts/get', { name: 'test_input_required_result_prompt' }],
+        ];
+        for (const [method, other] of elsewhere) {
+            const { error } = await ask(d, method, { ...other, _meta: asking(), requestState: state });
+            assert.equal(error?.code, -32602, JSON.stringify(other));
+            assert.match(error.message, /requestState was issued for another request/);
+        }
+    });
+
+    it('a prompt asks before it renders; a task waits for tasks/update with its questions on tasks/get', async d => {
+        const prompt = { name: 'test_input_required_result_prompt', _meta: asking() };
+        const { result: asked } = await ask(d, 'prompts/get', prompt);
+        assert.equal(asked.resultType, 'input_required');
+        assert.deepEqual(Object.keys(asked.inputRequests), ['user_context']);
+        const { result: rendered } = await ask(d, 'prompts/get', { ...prompt, requestState: asked.requestState, inputResponses: { user_context: accept({ context: 'tests' }) } });
+        assert.equal(rendered.messages[0].content.text, 'Answer in this context: tests');
+
+        const tasking = meta({ 'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { [TASKS]: {} } } });
+        const { result: created } = await ask(d, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' }, _meta: tasking });
+        assert.equal(created.resultType, 'task');
+        let waiting;
+        assert.ok(await eventually(async () => {
+            waiting = (await ask(d, 'tasks/get', { taskId: created.taskId, _meta: tasking })).result;
+            return waiting.status === 'input_required';
+        }, { timeoutMs: 5000, intervalMs: 50 }), JSON.stringify(waiting));
+        const [key] = Object.keys(waiting.inputRequests);
+        assert.equal(waiting.inputRequests[key].params.message, 'Delete a.txt?');
+        const { error: invalid } = await ask(d, 'tasks/update', { taskId: created.taskId, inputResponses: { [key]: { content: {} } }, _meta: tasking });
+        assert.equal(invalid.code, -32602);
+        assert.equal((await ask(d, 'tasks/get', { taskId: created.taskId, _meta: tasking })).result.status, 'input_required');
+        const { result: ack } = await ask(d, 'tasks/update', { taskId: created.taskId, inputResponses: { [key]: accept({ confirm: true }), unknown: accept({}) }, _meta: tasking });
+        assert.deepEqual(ack, { resultType: 'complete' });
+        const done = await settled(d, created.taskId);
+        assert.equal(done.result.content[0].text, 'a.txt: deletion confirmed');
+    });
+
     it('a 2025 session keeps working beside stateless requests', async d => {
         const { session } = await openSession(d.url);
         await modern(d, 'server/discover', { _meta: meta() });
         const ping = await post(d.url, { jsonrpc: '2.0', id: 9, method: 'ping' }, { session, protocolVersion: '2025-11-25' });
         assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 9, result: {} });
+    });
+});
+
+// The requestState of multi round-trip requests is signed under the daemon's key: replicas that
+// share MCP_REQUEST_STATE_KEY_FILE accept each other's, a daemon with a key of its own refuses
+// them, and a state answers only for the principal it was issued to.
+describe('requestState across replicas and principals', { timeout: 60_000 }, () => {
+    const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
+    let dir;
+    let replicas = [];
+    let stranger;
+    before(async () => {
+        dir = await mkdtemp(join(tmpdir(), 'cmcp-request-state-'));
+        const principals = join(dir, 'principals');
+        const digest = text => createHash('sha256').update(text).digest('hex');
+        await writeFile(principals, `alice ${digest(tokens.alice)}\nbob ${digest(tokens.bob)}\n`);
+        const key = join(dir, 'state.key');
+        await writeFile(key, randomBytes(32));
+        replicas = await Promise.all([0, 1].map(() => startDaemon({ settings: { MCP_PRINCIPALS_FILE: principals, MCP_REQUEST_STATE_KEY_FILE: key } })));
+        stranger = await startDaemon({ settings: { MCP_PRINCIPALS_FILE: principals } });
+    });
+    after(async () => {
+        await Promise.all([...replicas, stranger].map(d => d?.stop()));
+        if (dir)
+            await rm(dir, { recursive: true, force: true });
+    });
+    const params = { name: 'test_input_required_result_multi_round', arguments: {}, _meta: meta({ 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } }) };
+    const round = async (d, who, extra = {}) => {
+        const reply = await modern(d, 'tools/call', { ...params, ...extra }, { headers: { authorization: `Bearer ${tokens[who]}` } });
+        return final(reply);
+    };
+
+    test('a replica sharing the key accepts the state; a daemon of another key, or another principal, is refused', async () => {
+        const [a, b] = replicas;
+        const { result: first } = await round(a, 'alice');
+        const answered = { requestState: first.requestState, inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } } };
+        const { result: onB } = await round(b, 'alice', answered);
+        assert.deepEqual(Object.keys(onB.inputRequests ?? {}), ['step2'], JSON.stringify(onB));
+        const { error: foreignKey } = await round(stranger, 'alice', answered);
+        assert.equal(foreignKey?.code, -32602);
+        assert.match(foreignKey.message, /not one this server issued/);
+        const { error: otherPrincipal } = await round(b, 'bob', answered);
+        assert.equal(otherPrincipal?.code, -32602);
+        assert.match(otherPrincipal.message, /issued for another request/);
+    });
+
+    test('a key file too short, or missing, stops the daemon with the reason', async () => {
+        const short = join(dir, 'short.key');
+        await writeFile(short, 'too short');
+        await assert.rejects(startDaemon({ settings: { MCP_REQUEST_STATE_KEY_FILE: short } }),
+            /MCP_REQUEST_STATE_KEY_FILE .*short\.key holds 9 bytes: a key needs at least 32/);
+        await assert.rejects(startDaemon({ settings: { MCP_REQUEST_STATE_KEY_FILE: join(dir, 'absent.key') } }),
+            /MCP_REQUEST_STATE_KEY_FILE .*absent\.key: /);
     });
 });
 
