@@ -167,13 +167,28 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
              schema(R"({"type":"object","required":["taskId"],"properties":{"taskId":{"type":"string"},
             "inputResponses":{"type":"object","additionalProperties":{"type":"object"}}}})")});
 
-    connect(&m_tools, &ToolRegistry::changed, this,
-            [this] { broadcast(QStringLiteral("notifications/tools/list_changed")); });
-    connect(&m_resources, &ResourceRegistry::listChanged, this,
-            [this] { broadcast(QStringLiteral("notifications/resources/list_changed")); });
-    connect(&m_prompts, &PromptRegistry::listChanged, this,
-            [this] { broadcast(QStringLiteral("notifications/prompts/list_changed")); });
+    m_statelessMethods.insert(
+            QStringLiteral("subscriptions/listen"),
+            {&McpServer::listen,
+             schema(R"({"type":"object","required":["notifications"],"properties":{"notifications":
+            {"type":"object","properties":{"toolsListChanged":{"type":"boolean"},
+             "promptsListChanged":{"type":"boolean"},"resourcesListChanged":{"type":"boolean"},
+             "resourceSubscriptions":{"type":"array","items":{"type":"string"}}}}}})")});
+
+    connect(&m_tools, &ToolRegistry::changed, this, [this] {
+        broadcast(QStringLiteral("notifications/tools/list_changed"));
+        m_subscriptions.listChanged(Subscriptions::ListKind::Tools);
+    });
+    connect(&m_resources, &ResourceRegistry::listChanged, this, [this] {
+        broadcast(QStringLiteral("notifications/resources/list_changed"));
+        m_subscriptions.listChanged(Subscriptions::ListKind::Resources);
+    });
+    connect(&m_prompts, &PromptRegistry::listChanged, this, [this] {
+        broadcast(QStringLiteral("notifications/prompts/list_changed"));
+        m_subscriptions.listChanged(Subscriptions::ListKind::Prompts);
+    });
     connect(&m_resources, &ResourceRegistry::updated, this, [this](const QString &uri) {
+        m_subscriptions.resourceUpdated(uri);
         for (const auto &session : std::as_const(m_sessions)) {
             if (session->subscriptions().contains(uri))
                 session->sendUnrelated(
@@ -465,9 +480,10 @@ void McpServer::insertCacheHints(QJsonObject &result, const QString &method)
 QJsonObject McpServer::statelessCapabilities() const
 {
     return QJsonObject{
-            {QLatin1String("tools"), QJsonObject{}},
-            {QLatin1String("resources"), QJsonObject{}},
-            {QLatin1String("prompts"), QJsonObject{}},
+            {QLatin1String("tools"), QJsonObject{{QLatin1String("listChanged"), true}}},
+            {QLatin1String("resources"),
+             QJsonObject{{QLatin1String("subscribe"), true}, {QLatin1String("listChanged"), true}}},
+            {QLatin1String("prompts"), QJsonObject{{QLatin1String("listChanged"), true}}},
             {QLatin1String("logging"), QJsonObject{}},
             {QLatin1String("completions"), QJsonObject{}},
             {QLatin1String("extensions"),
@@ -655,7 +671,9 @@ void McpServer::callTool(const Request &request)
     m_running.emplace(callId, std::move(running));
     connect(call.get(), &ToolCall::outputReported, this,
             [this, callId](qint64 outputBytes) { Q_EMIT toolCallOutput(callId, outputBytes); });
-    tool->handler(call);
+    // A copy: a handler that changes the tool list would otherwise run from moved storage.
+    const ToolHandler handler = tool->handler;
+    handler(call);
 }
 
 QJsonObject McpServer::stateBinding(const Request &request, const QString &name,
@@ -1113,6 +1131,20 @@ void McpServer::complete(const Request &request)
             {QLatin1String("total"), double(total)},
             {QLatin1String("hasMore"), total > maxValues}};
     request.reply(QJsonObject{{QLatin1String("completion"), completion}});
+}
+
+void McpServer::listen(const Request &request)
+{
+    // Answered only when the server ends the stream; the client ends it by closing it.
+    m_subscriptions.open(request.session, request.key, request.serial, request.id,
+                         Subscriptions::Filter::fromParams(
+                                 request.params.value(QLatin1String("notifications")).toObject()));
+}
+
+void McpServer::beginDraining()
+{
+    m_draining = true;
+    m_subscriptions.closeAll();
 }
 
 void McpServer::broadcast(const QString &method, const QJsonObject &params)

@@ -7,6 +7,7 @@
 #include "mcp/ResourceRegistry.h"
 #include "mcp/ServiceHealth.h"
 #include "mcp/Session.h"
+#include "mcp/Subscriptions.h"
 #include "mcp/TaskStore.h"
 #include "mcp/ToolCallRecord.h"
 #include "mcp/ToolRegistry.h"
@@ -88,7 +89,8 @@ public:
     int callsInFlightCount() const { return int(m_running.size()) + m_answersAwaitingRecords; }
     // The daemon is shutting down: every request but ping is refused with an error saying so,
     // while the calls in flight finish. It cannot be undone.
-    void beginDraining() { m_draining = true; }
+    // Open subscriptions/listen streams end with their graceful response.
+    void beginDraining();
     bool isDraining() const { return m_draining; }
     // Cancels a call in flight as its client could (the tool is told to stop, the record ends
     // as cancelled), but the client gets an error response naming `reason`. False when no
@@ -198,14 +200,15 @@ private:
     void listPrompts(const Request &request);
     void getPrompt(const Request &request);
     void complete(const Request &request);
+    void listen(const Request &request);
     // Asks the client of a 2025-era session `questions` one after another, then runs `then`
     // with the answers by key; the request fails when one gets no answer.
     void askInTurn(const Request &request, QList<InputRequest> questions, QJsonObject answers,
                    std::function<void(const QJsonObject &answers)> then);
 
     QJsonObject capabilities() const;
-    // What a stateless request can use: no subscriptions, no list-change notifications (the
-    // modern era delivers them on subscriptions/listen, not offered).
+    // What a stateless request can use: list changes and resource updates come on
+    // subscriptions/listen.
     QJsonObject statelessCapabilities() const;
     // The modern era's caching hints (ttlMs, cacheScope) for a result of `method`.
     static void insertCacheHints(QJsonObject &result, const QString &method);
@@ -232,6 +235,7 @@ private:
     // Shared with the tasks' exchanges, which may outlive the server.
     std::shared_ptr<TaskStore> m_tasks = std::make_shared<TaskStore>();
     RequestStateSigner m_requestStates;
+    Subscriptions m_subscriptions;
     bool m_draining = false;
 
     std::function<QString()> m_failClosedCheck;

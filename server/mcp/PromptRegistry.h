@@ -43,6 +43,7 @@ public:
     using QObject::QObject;
 
     void add(PromptDefinition prompt);
+    bool remove(const QString &name);
     const PromptDefinition *find(const QString &name) const;
     const QList<PromptDefinition> &prompts() const { return m_prompts; }
 

@@ -53,6 +53,34 @@ const final = reply => messages(reply).at(-1);
 const TASKS = 'io.modelcontextprotocol/tasks';
 const withTasks = () => meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } });
 
+// A subscriptions/listen stream: its frames as they arrive, until closed.
+function listen(d, notifications, id) {
+    const controller = new AbortController();
+    const frames = [];
+    const params = { notifications, _meta: meta() };
+    const done = post(d.url, { jsonrpc: '2.0', id, method: 'subscriptions/listen', params },
+        { headers: mirrored('subscriptions/listen', params), signal: controller.signal })
+        .then(async response => {
+            assert.equal(response.status, 200);
+            assert.match(response.headers.get('content-type'), /text\/event-stream/);
+            const decoder = new TextDecoder();
+            let buffer = '';
+            for await (const chunk of response.body) {
+                buffer += decoder.decode(chunk, { stream: true });
+                const lines = buffer.split('\n');
+                buffer = lines.pop();
+                for (const line of lines)
+                    if (line.startsWith('data:') && line.length > 5)
+                        frames.push(JSON.parse(line.slice(5)));
+            }
+        }).catch(error => { if (error.name !== 'AbortError') throw error; });
+    const until = async (predicate, what) => {
+        assert.ok(await eventually(() => frames.some(predicate), { timeoutMs: 5000, intervalMs: 20 }), `${what}: ${JSON.stringify(frames)}`);
+        return frames.find(predicate);
+    };
+    return { frames, until, close: async () => { controller.abort(); await done; }, done };
+}
+
 describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
     let daemon;
     before(async () => { daemon = await startDaemon(); });
@@ -68,7 +96,7 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         assert.equal(result.resultType, 'complete');
         assert.deepEqual(result.supportedVersions.slice(0, 2), [MODERN, '2025-11-25']);
         assert.ok(result.capabilities.tools && result.capabilities.resources && result.capabilities.prompts);
-        assert.equal(result.capabilities.resources.subscribe, undefined, 'no resources/subscribe in this era');
+        assert.equal(result.capabilities.resources.subscribe, true, 'resource updates come on subscriptions/listen');
         assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'container-mcp');
         assert.ok(Number.isInteger(result.ttlMs) && result.ttlMs >= 0);
         assert.equal(result.cacheScope, 'private');
@@ -391,11 +419,62 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         assert.equal(done.result.content[0].text, 'a.txt: deletion confirmed');
     });
 
+    it('subscriptions/listen acknowledges first, then sends only what its filter asked for, each with its subscriptionId', async d => {
+        const tools = listen(d, { toolsListChanged: true, resourceSubscriptions: ['file:///listened.txt'] }, 'tools-stream');
+        const prompts = listen(d, { promptsListChanged: true }, 77);
+        try {
+            const ack = await tools.until(f => f.method, 'the acknowledgement');
+            assert.deepEqual(ack, { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: {
+                _meta: { 'io.modelcontextprotocol/subscriptionId': 'tools-stream' },
+                notifications: { toolsListChanged: true, resourceSubscriptions: ['file:///listened.txt'] } } });
+            await prompts.until(f => f.method === 'notifications/subscriptions/acknowledged', 'the second acknowledgement');
+            assert.equal(tools.frames[0], ack, 'the acknowledgement comes first');
+
+            await ask(d, 'tools/call', { name: 'test_trigger_tool_change', arguments: {}, _meta: meta() });
+            const changed = await tools.until(f => f.method === 'notifications/tools/list_changed', 'tools/list_changed');
+            assert.deepEqual(changed.params._meta, { 'io.modelcontextprotocol/subscriptionId': 'tools-stream' });
+            await ask(d, 'tools/call', { name: 'test_trigger_prompt_change', arguments: {}, _meta: meta() });
+            const promptChange = await prompts.until(f => f.method === 'notifications/prompts/list_changed', 'prompts/list_changed');
+            assert.equal(promptChange.params._meta['io.modelcontextprotocol/subscriptionId'], 77);
+
+            const { result: written } = await ask(d, 'tools/call', { name: 'file_write', arguments: { path: 'listened.txt', content: 'x' }, _meta: meta() });
+            assert.ok(!written.isError, JSON.stringify(written));
+            const updated = await tools.until(f => f.method === 'notifications/resources/updated', 'resources/updated');
+            assert.deepEqual(updated.params, { _meta: { 'io.modelcontextprotocol/subscriptionId': 'tools-stream' }, uri: 'file:///listened.txt' });
+            await sleep(200);
+            assert.deepEqual(tools.frames.map(f => f.method).filter(m => m !== 'notifications/resources/updated'),
+                ['notifications/subscriptions/acknowledged', 'notifications/tools/list_changed']);
+            assert.deepEqual(prompts.frames.map(f => f.method), ['notifications/subscriptions/acknowledged', 'notifications/prompts/list_changed']);
+        } finally {
+            await tools.close();
+            await prompts.close();
+        }
+        // The streams are gone once closed: a further change reaches no one, and nothing fails.
+        await ask(d, 'tools/call', { name: 'test_trigger_tool_change', arguments: {}, _meta: meta() });
+    });
+
     it('a 2025 session keeps working beside stateless requests', async d => {
         const { session } = await openSession(d.url);
         await modern(d, 'server/discover', { _meta: meta() });
         const ping = await post(d.url, { jsonrpc: '2.0', id: 9, method: 'ping' }, { session, protocolVersion: '2025-11-25' });
         assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 9, result: {} });
+    });
+});
+
+describe('a daemon that shuts down', { timeout: 30_000 }, () => {
+    test('ends its subscriptions/listen streams with their graceful response', async () => {
+        const daemon = await startDaemon();
+        const stream = listen(daemon, { toolsListChanged: true }, 'until-shutdown');
+        try {
+            await stream.until(f => f.method === 'notifications/subscriptions/acknowledged', 'the acknowledgement');
+            await daemon.stop();
+            await stream.done;
+            assert.deepEqual(stream.frames.at(-1), { jsonrpc: '2.0', id: 'until-shutdown', result: {
+                resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 'until-shutdown' } } });
+        } finally {
+            await stream.close();
+            await daemon.stop();
+        }
     });
 });
 
