@@ -150,6 +150,36 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         }
     });
 
+    it('arguments a tool marks with x-mcp-header must be mirrored in Mcp-Param-* headers that match the body', async d => {
+        const { result: listed } = await ask(d, 'tools/list', { _meta: meta() });
+        assert.equal(listed.tools.find(t => t.name === 'test_header_parameters').inputSchema.properties.region['x-mcp-header'], 'Region');
+        const call = (args, headers) => modern(d, 'tools/call', { name: 'test_header_parameters', arguments: args, _meta: meta() }, { headers });
+        const accepted = [
+            [{ region: 'eu', shard: 7 }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '7.0' }],
+            [{ region: 'Hello, 世界' }, { 'mcp-param-region': `=?base64?${Buffer.from('Hello, 世界').toString('base64')}?=` }],
+            [{ region: 'eu', shard: null }, { 'Mcp-Param-Region': ' eu ' }],
+        ];
+        for (const [args, headers] of accepted) {
+            const reply = await call(args, headers);
+            assert.equal(reply.status, 200, `${JSON.stringify(args)}: ${reply.text}`);
+            assert.equal(final(reply).result.resultType, 'complete');
+        }
+        const refused = [
+            [{ region: 'eu' }, {}, /Mcp-Param-Region header is missing, and params\.arguments\.region is in the body/],
+            [{ region: 'eu' }, { 'mcp-param-region': 'us' }, /Mcp-Param-Region header value 'us' does not match/],
+            [{ region: 'eu', shard: 7 }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '8' }, /Mcp-Param-Shard header value '8'/],
+            [{ region: 'eu' }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '1' }, /Mcp-Param-Shard header is sent, but params\.arguments\.shard is not in the body/],
+            [{ region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }, /not valid padded base64|not valid base64/],
+        ];
+        for (const [args, headers, message] of refused) {
+            const reply = await call(args, headers);
+            assert.equal(reply.status, 400, `${JSON.stringify(headers)}: ${reply.text}`);
+            const { error } = final(reply);
+            assert.equal(error.code, -32020);
+            assert.match(error.message, message);
+        }
+    });
+
     it('header names are case-insensitive, values trimmed, and Mcp-Name may be base64', async d => {
         const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call',
             params: { name: 'test_simple_text', arguments: {}, _meta: meta() } });
