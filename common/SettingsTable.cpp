@@ -185,6 +185,11 @@ QList<SettingSpec> buildTable()
             integer(http, "MCP_MAX_SESSIONS", "10000", 1, 1000000,
                     "Most MCP sessions open at once; further initialize requests are refused.",
                     NoFlags),
+            text(http, "TASKS_DIR", "volume/tasks",
+                 "Directory where each task (Tasks extension) is recorded before its client "
+                 "learns of it, so that a restarted daemon still answers for finished tasks and "
+                 "reports running ones as lost. Empty keeps tasks in memory only.",
+                 NoFlags),
             integer(http, "MCP_SESSION_IDLE_SECONDS", "3600", 1, 604800,
                     "Time without a request after which an MCP session is closed, in seconds.",
                     NoFlags),

@@ -236,6 +236,10 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
             return startupFailure(1, error);
         mcp.setRequestStateKey(*key);
     }
+    if (const QString tasksDir = settings.text(u"TASKS_DIR"); !tasksDir.isEmpty()) {
+        if (QString error; !mcp.keepTasksIn(tasksDir, &error))
+            return startupFailure(1, error);
+    }
     LiveSettings live;
     if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, &error))
         return startupFailure(1, error);

@@ -763,7 +763,15 @@ void McpServer::startTask(const Request &request, const ToolDefinition &tool,
                            stateBinding(request, tool.name, arguments)))
         return;
     const Principal &principal = request.session->principal();
-    Task &task = m_tasks->create(Session::ownerKey(principal), tool.name);
+    QString unrecorded;
+    Task *created = m_tasks->create(Session::ownerKey(principal), tool.name, &unrecorded);
+    if (!created) {
+        spdlog::error("task of {}: {}", tool.name.toStdString(), unrecorded.toStdString());
+        request.fail(jsonrpc::InternalError,
+                     QStringLiteral("the task could not be started: %1").arg(unrecorded));
+        return;
+    }
+    Task &task = *created;
     auto session = std::make_shared<Session>(Session::ownerKey(principal),
                                              request.session->transportName(), nullptr, principal);
     session->setNegotiated(request.session->protocolVersion(), request.session->clientInfo());

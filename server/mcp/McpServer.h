@@ -56,6 +56,12 @@ public:
     {
         m_requestStates = RequestStateSigner(std::move(key));
     }
+    // Tasks are kept in `directory` as well as in memory, and a restart finds them there
+    // (TaskStore::useDirectory).
+    bool keepTasksIn(const QString &directory, QString *error)
+    {
+        return m_tasks->useDirectory(directory, error);
+    }
     void setMaxSessions(int count) { m_maxSessions = count; }
 
     // Returns null when the session limit is reached.

@@ -1,8 +1,19 @@
 #include "mcp/TaskStore.h"
 
 #include "mcp/ClientInput.h"
+#include "mcp/JsonRpc.h"
 #include "mcp/Session.h"
 #include "common/UnguessableId.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QSaveFile>
+
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace cmcp {
 
@@ -68,7 +79,128 @@ QJsonObject Task::describe(bool detailed) const
     return object;
 }
 
-Task &TaskStore::create(const QString &owner, const QString &tool)
+QJsonObject Task::toRecord() const
+{
+    return {{QLatin1String("taskId"), id},
+            {QLatin1String("owner"), owner},
+            {QLatin1String("tool"), tool},
+            {QLatin1String("status"), taskStatusName(status)},
+            {QLatin1String("createdAt"), createdAt.toString(Qt::ISODateWithMs)},
+            {QLatin1String("lastUpdatedAt"), lastUpdatedAt.toString(Qt::ISODateWithMs)},
+            {QLatin1String("result"), result},
+            {QLatin1String("error"), error}};
+}
+
+std::optional<Task> Task::fromRecord(const QJsonObject &record)
+{
+    Task task;
+    task.id = record.value(QLatin1String("taskId")).toString();
+    task.owner = record.value(QLatin1String("owner")).toString();
+    task.tool = record.value(QLatin1String("tool")).toString();
+    task.createdAt = QDateTime::fromString(record.value(QLatin1String("createdAt")).toString(),
+                                           Qt::ISODateWithMs);
+    task.lastUpdatedAt = QDateTime::fromString(
+            record.value(QLatin1String("lastUpdatedAt")).toString(), Qt::ISODateWithMs);
+    task.result = record.value(QLatin1String("result")).toObject();
+    task.error = record.value(QLatin1String("error")).toObject();
+    const QString status = record.value(QLatin1String("status")).toString();
+    bool known = false;
+    for (const TaskStatus candidate :
+         {TaskStatus::Working, TaskStatus::Completed, TaskStatus::Failed, TaskStatus::Cancelled}) {
+        if (taskStatusName(candidate) == status) {
+            task.status = candidate;
+            known = true;
+        }
+    }
+    if (!known || !task.id.startsWith(QLatin1String("task-")) || task.owner.isEmpty()
+        || !task.createdAt.isValid() || !task.lastUpdatedAt.isValid())
+        return std::nullopt;
+    return task;
+}
+
+bool TaskStore::useDirectory(const QString &directory, QString *error)
+{
+    if (!QDir().mkpath(directory)
+        || !QFile::setPermissions(directory,
+                                  QFileDevice::ReadOwner | QFileDevice::WriteOwner
+                                          | QFileDevice::ExeOwner)) {
+        *error = QStringLiteral("TASKS_DIR %1: cannot create it, or make it private to the daemon")
+                         .arg(directory);
+        return false;
+    }
+    m_directory = directory;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    int lost = 0;
+    const QDir dir(directory);
+    for (const QString &name : dir.entryList({QStringLiteral("task-*.json")}, QDir::Files)) {
+        QFile file(dir.filePath(name));
+        std::optional<Task> task;
+        if (file.open(QIODevice::ReadOnly))
+            task = Task::fromRecord(QJsonDocument::fromJson(file.readAll()).object());
+        file.close();
+        if (!task || name != task->id + QStringLiteral(".json")) {
+            spdlog::warn("TASKS_DIR {}: {} is not a task record; it is ignored",
+                         directory.toStdString(), name.toStdString());
+            continue;
+        }
+        if (task->isTerminal() && task->lastUpdatedAt.msecsTo(now) > tasks::TtlMs) {
+            QFile::remove(file.fileName());
+            continue;
+        }
+        if (!task->isTerminal()) {
+            // Its call ran in the daemon that stopped: the task can only be reported lost.
+            task->status = TaskStatus::Failed;
+            task->error = QJsonObject{
+                    {QLatin1String("code"), jsonrpc::InternalError},
+                    {QLatin1String("message"),
+                     QStringLiteral("the task was lost: the daemon stopped while its call ran "
+                                    "(it was started at %1), and a call does not survive a "
+                                    "restart")
+                             .arg(task->createdAt.toString(Qt::ISODateWithMs))}};
+            task->lastUpdatedAt = now;
+            persistOrLog(*task);
+            ++lost;
+        }
+        m_tasks.insert(task->id, std::move(*task));
+    }
+    spdlog::info("tasks: {} kept in {} ({} lost with the previous run)", m_tasks.size(),
+                 directory.toStdString(), lost);
+    return true;
+}
+
+bool TaskStore::persist(const Task &task, QString *error) const
+{
+    if (m_directory.isEmpty())
+        return true;
+    // QSaveFile writes beside the target, syncs and renames; the directory is synced after, so
+    // that the rename itself survives a crash.
+    QSaveFile file(QDir(m_directory).filePath(task.id + QStringLiteral(".json")));
+    file.setDirectWriteFallback(false);
+    if (!file.open(QIODevice::WriteOnly)
+        || file.write(QJsonDocument(task.toRecord()).toJson(QJsonDocument::Compact)) < 0
+        || !file.commit()) {
+        *error = QStringLiteral("the task record %1 could not be written: %2")
+                         .arg(file.fileName(), file.errorString());
+        return false;
+    }
+    const int dir = ::open(QFile::encodeName(m_directory).constData(), O_RDONLY | O_DIRECTORY);
+    const bool synced = dir >= 0 && ::fsync(dir) == 0;
+    if (dir >= 0)
+        ::close(dir);
+    if (!synced) {
+        *error = QStringLiteral("the directory %1 could not be synced").arg(m_directory);
+        return false;
+    }
+    return true;
+}
+
+void TaskStore::persistOrLog(const Task &task) const
+{
+    if (QString error; !persist(task, &error))
+        spdlog::error("task {}: {}", task.id.toStdString(), error.toStdString());
+}
+
+Task *TaskStore::create(const QString &owner, const QString &tool, QString *error)
 {
     dropExpired();
     Task task;
@@ -76,7 +208,9 @@ Task &TaskStore::create(const QString &owner, const QString &tool)
     task.owner = owner;
     task.tool = tool;
     task.createdAt = task.lastUpdatedAt = QDateTime::currentDateTimeUtc();
-    return *m_tasks.insert(task.id, std::move(task));
+    if (!persist(task, error))
+        return nullptr;
+    return &*m_tasks.insert(task.id, std::move(task));
 }
 
 Task *TaskStore::find(const QString &id, const QString &owner)
@@ -106,6 +240,7 @@ void TaskStore::settle(const QString &id, const QJsonValue &response)
     it->inputRequests = {};
     it->inputReplies.clear();
     it->call.reset();
+    persistOrLog(*it);
 }
 
 void TaskStore::park(const QString &id, const QString &key, const QJsonObject &request,
@@ -157,6 +292,7 @@ void TaskStore::cancel(Task &task, const QString &reason)
     task.lastUpdatedAt = QDateTime::currentDateTimeUtc();
     task.inputRequests = {};
     task.inputReplies.clear();
+    persistOrLog(task);
     // Taken first: closing the session settles the task, which must then find it terminal.
     const std::shared_ptr<Session> call = std::move(task.call);
     if (call)
@@ -167,10 +303,13 @@ void TaskStore::dropExpired()
 {
     const QDateTime now = QDateTime::currentDateTimeUtc();
     for (auto it = m_tasks.begin(); it != m_tasks.end();) {
-        if (it->isTerminal() && it->lastUpdatedAt.msecsTo(now) > tasks::TtlMs)
+        if (it->isTerminal() && it->lastUpdatedAt.msecsTo(now) > tasks::TtlMs) {
+            if (!m_directory.isEmpty())
+                QFile::remove(QDir(m_directory).filePath(it->id + QStringLiteral(".json")));
             it = m_tasks.erase(it);
-        else
+        } else {
             ++it;
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 // The Tasks extension (io.modelcontextprotocol/tasks): a tools/call the server answers at once
 // with a task id, while the call runs on detached from its request; the client polls
@@ -54,6 +55,9 @@ struct Task
     std::shared_ptr<Session> call;
 
     bool isTerminal() const { return status != TaskStatus::Working; }
+    // What the task's file holds (everything but the call and its questions), and back.
+    QJsonObject toRecord() const;
+    static std::optional<Task> fromRecord(const QJsonObject &record);
     // The task's wire fields (taskId, status, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs),
     // and with `detailed` the inlined result or error of a terminal task, or the inputRequests
     // of one waiting for input.
@@ -62,12 +66,19 @@ struct Task
 
 QString taskStatusName(TaskStatus status);
 
-// Every task still within its time to live, by id.
+// Every task still within its time to live, by id. With a directory, each task is also a file
+// there, written (and synced) when it is created and when it ends, so that a restarted daemon
+// still answers for the tasks that finished, and says of those that were running that they
+// were lost with the daemon.
 class TaskStore
 {
 public:
-    // A new working task; expired ones are dropped first.
-    Task &create(const QString &owner, const QString &tool);
+    // Keeps the tasks in `directory` (made if missing, mode 0700) and loads those a previous
+    // run left there. False, with `error` saying why, when it cannot be used.
+    bool useDirectory(const QString &directory, QString *error);
+    // A new working task, on disk before it is returned when the store has a directory;
+    // nullptr, with `error`, when it could not be written. Expired ones are dropped first.
+    Task *create(const QString &owner, const QString &tool, QString *error);
     // The task, or null when there is none of that id owned by `owner` (another principal's
     // task answers exactly as an unknown one).
     Task *find(const QString &id, const QString &owner);
@@ -86,7 +97,12 @@ public:
 
 private:
     void dropExpired();
+    // Writes the task's file (atomically, synced); false with `error` when it fails.
+    bool persist(const Task &task, QString *error) const;
+    // Persists, logging a failure: the task lives on in memory.
+    void persistOrLog(const Task &task) const;
     QHash<QString, Task> m_tasks;
+    QString m_directory;
 };
 
 // Where the response of a task's call goes: into the task instead of to a client. What the

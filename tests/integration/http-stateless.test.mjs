@@ -4,6 +4,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +49,8 @@ function messages(reply) {
         .map(line => JSON.parse(line.slice(5)));
 }
 const final = reply => messages(reply).at(-1);
+// One modern request's final JSON-RPC message.
+const ask = async (d, method, params, options) => final(await modern(d, method, params, options));
 
 // The Tasks extension, as a request's _meta declares it.
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -286,8 +289,6 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
             'the daemon saw the closed stream as a cancellation');
     });
 
-    // One modern request's final JSON-RPC message.
-    const ask = async (d, method, params, options) => final(await modern(d, method, params, options));
     const settled = async (d, taskId) => {
         let task;
         assert.ok(await eventually(async () => {
@@ -504,6 +505,46 @@ describe('a daemon that shuts down', { timeout: 30_000 }, () => {
         } finally {
             await stream.close();
             await daemon.stop();
+        }
+    });
+});
+
+// Tasks are recorded in TASKS_DIR before their client learns of them: a daemon killed and
+// started again answers for the tasks that finished, and says of one that was running that it
+// was lost with the daemon.
+describe('tasks across a daemon restart', { timeout: 60_000 }, () => {
+    let dir;
+    before(async () => { dir = await mkdtemp(join(tmpdir(), 'cmcp-tasks-dir-')); });
+    after(async () => { if (dir) await rm(dir, { recursive: true, force: true }); });
+
+    test('finished tasks are still answered, a running one is reported lost', async () => {
+        const settings = { TASKS_DIR: dir };
+        const first = await startDaemon({ settings });
+        let finished, running;
+        try {
+            const start = async args => (await ask(first, 'tools/call', { name: 'slow_compute', arguments: args, _meta: withTasks() })).result;
+            finished = await start({ seconds: 0, label: 'before the restart' });
+            running = await start({ seconds: 60 });
+            assert.ok(existsSync(join(dir, `${running.taskId}.json`)), 'the task is on disk when its client learns of it');
+            assert.ok(await eventually(async () => (await ask(first, 'tasks/get', { taskId: finished.taskId, _meta: withTasks() })).result.status === 'completed',
+                { timeoutMs: 5000, intervalMs: 50 }));
+        } finally {
+            process.kill(first.pid, 'SIGKILL');
+            await first.stop();
+        }
+        const second = await startDaemon({ settings });
+        try {
+            const done = (await ask(second, 'tasks/get', { taskId: finished.taskId, _meta: withTasks() })).result;
+            assert.equal(done.status, 'completed');
+            assert.equal(done.result.content[0].text, 'before the restart: computed in 0 s');
+            const lost = (await ask(second, 'tasks/get', { taskId: running.taskId, _meta: withTasks() })).result;
+            assert.equal(lost.status, 'failed');
+            assert.equal(lost.error.code, -32603);
+            assert.match(lost.error.message, /the task was lost: the daemon stopped while its call ran/);
+            const { error } = await ask(second, 'tasks/get', { taskId: 'task-0123456789abcdef0123456789abcdef', _meta: withTasks() });
+            assert.equal(error.code, -32602, 'an id never issued is still unknown');
+        } finally {
+            await second.stop();
         }
     });
 });
