@@ -52,6 +52,14 @@ const final = reply => messages(reply).at(-1);
 // One modern request's final JSON-RPC message.
 const ask = async (d, method, params, options) => final(await modern(d, method, params, options));
 
+// A principals file in `dir` for `tokens` (name: token); its path.
+async function writePrincipals(dir, tokens) {
+    const file = join(dir, 'principals');
+    const digest = text => createHash('sha256').update(text).digest('hex');
+    await writeFile(file, Object.entries(tokens).map(([name, token]) => `${name} ${digest(token)}\n`).join(''));
+    return file;
+}
+
 // The Tasks extension, as a request's _meta declares it.
 const TASKS = 'io.modelcontextprotocol/tasks';
 const withTasks = () => meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } });
@@ -559,9 +567,7 @@ describe('requestState across replicas and principals', { timeout: 60_000 }, () 
     let stranger;
     before(async () => {
         dir = await mkdtemp(join(tmpdir(), 'cmcp-request-state-'));
-        const principals = join(dir, 'principals');
-        const digest = text => createHash('sha256').update(text).digest('hex');
-        await writeFile(principals, `alice ${digest(tokens.alice)}\nbob ${digest(tokens.bob)}\n`);
+        const principals = await writePrincipals(dir, tokens);
         const key = join(dir, 'state.key');
         await writeFile(key, randomBytes(32));
         replicas = await Promise.all([0, 1].map(() => startDaemon({ settings: { MCP_PRINCIPALS_FILE: principals, MCP_REQUEST_STATE_KEY_FILE: key } })));
@@ -613,9 +619,7 @@ describe('stateless requests with jailed jobs', root ? {} : { skip: 'needs root:
     let dir;
     before(async () => {
         dir = await mkdtemp(join(tmpdir(), 'cmcp-stateless-principals-'));
-        const file = join(dir, 'principals');
-        const digest = text => createHash('sha256').update(text).digest('hex');
-        await writeFile(file, `alice ${digest(tokens.alice)}\nbob ${digest(tokens.bob)}\n`);
+        const file = await writePrincipals(dir, tokens);
         daemon = await startDaemon({ settings: { MCP_PRINCIPALS_FILE: file, SANDBOX_OUTPUT_CAP_KB: 1 } });
     });
     after(async () => {
