@@ -187,15 +187,17 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
         broadcast(QStringLiteral("notifications/prompts/list_changed"));
         m_subscriptions.listChanged(Subscriptions::ListKind::Prompts);
     });
-    connect(&m_resources, &ResourceRegistry::updated, this, [this](const QString &uri) {
-        m_subscriptions.resourceUpdated(uri);
-        for (const auto &session : std::as_const(m_sessions)) {
-            if (session->subscriptions().contains(uri))
-                session->sendUnrelated(
-                        jsonrpc::makeNotification(QStringLiteral("notifications/resources/updated"),
-                                                  {{QLatin1String("uri"), uri}}));
-        }
-    });
+    connect(&m_resources, &ResourceRegistry::updated, this,
+            [this](const QString &uri, const QString &owner) {
+                m_subscriptions.resourceUpdated(uri, owner);
+                for (const auto &session : std::as_const(m_sessions)) {
+                    if (session->subscriptions().contains(uri)
+                        && (owner.isEmpty() || session->id() == owner))
+                        session->sendUnrelated(jsonrpc::makeNotification(
+                                QStringLiteral("notifications/resources/updated"),
+                                {{QLatin1String("uri"), uri}}));
+                }
+            });
 }
 
 McpServer::~McpServer()

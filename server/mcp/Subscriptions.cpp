@@ -59,7 +59,7 @@ void Subscriptions::open(const std::shared_ptr<Session> &session, const QString 
             jsonrpc::makeNotification(
                     QStringLiteral("notifications/subscriptions/acknowledged"),
                     withSubscriptionId({{QLatin1String("notifications"), filter.toJson()}}, id)));
-    m_streams.emplace(stream, Stream{session, idKey, serial, id, std::move(filter)});
+    m_streams.emplace(stream, Stream{session, session->id(), idKey, serial, id, std::move(filter)});
     session->setCancelHandler(idKey, [this, stream](const QString &) { m_streams.erase(stream); });
 }
 
@@ -72,7 +72,7 @@ void Subscriptions::deliver(const QString &method, const QJsonObject &params, Wa
             it = m_streams.erase(it);
             continue;
         }
-        if (wanted(it->second.filter))
+        if (wanted(it->second))
             session->sendRelated(
                     it->second.idKey,
                     jsonrpc::makeNotification(method, withSubscriptionId(params, it->second.id)));
@@ -85,20 +85,23 @@ void Subscriptions::listChanged(ListKind kind)
     switch (kind) {
     case ListKind::Tools:
         return deliver(QStringLiteral("notifications/tools/list_changed"), {},
-                       [](const Filter &filter) { return filter.tools; });
+                       [](const Stream &stream) { return stream.filter.tools; });
     case ListKind::Prompts:
         return deliver(QStringLiteral("notifications/prompts/list_changed"), {},
-                       [](const Filter &filter) { return filter.prompts; });
+                       [](const Stream &stream) { return stream.filter.prompts; });
     case ListKind::Resources:
         return deliver(QStringLiteral("notifications/resources/list_changed"), {},
-                       [](const Filter &filter) { return filter.resources; });
+                       [](const Stream &stream) { return stream.filter.resources; });
     }
 }
 
-void Subscriptions::resourceUpdated(const QString &uri)
+void Subscriptions::resourceUpdated(const QString &uri, const QString &owner)
 {
     deliver(QStringLiteral("notifications/resources/updated"), {{QLatin1String("uri"), uri}},
-            [&uri](const Filter &filter) { return filter.resourceUris.contains(uri); });
+            [&uri, &owner](const Stream &stream) {
+                return stream.filter.resourceUris.contains(uri)
+                        && (owner.isEmpty() || stream.ownerId == owner);
+            });
 }
 
 void Subscriptions::closeAll()

@@ -39,7 +39,8 @@ public:
     void open(const std::shared_ptr<Session> &session, const QString &idKey, quint64 serial,
               const QJsonValue &id, Filter filter);
     void listChanged(ListKind kind);
-    void resourceUpdated(const QString &uri);
+    // Only to the streams of `owner` (a stateless session's id names its principal) when given.
+    void resourceUpdated(const QString &uri, const QString &owner);
     // Ends every stream with its graceful response (the server is shutting down).
     void closeAll();
     int size() const { return int(m_streams.size()); }
@@ -48,12 +49,13 @@ private:
     struct Stream
     {
         std::weak_ptr<Session> session;
+        QString ownerId; // the session's id
         QString idKey;
         quint64 serial = 0;
         QJsonValue id;
         Filter filter;
     };
-    // `notification` to every stream for which `wanted` holds.
+    // `notification` to every stream for which `wanted(stream)` holds.
     template<typename Wanted>
     void deliver(const QString &method, const QJsonObject &params, Wanted wanted);
 

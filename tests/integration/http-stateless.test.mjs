@@ -65,12 +65,12 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 const withTasks = () => meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } });
 
 // A subscriptions/listen stream: its frames as they arrive, until closed.
-function listen(d, notifications, id) {
+function listen(d, notifications, id, headers = {}) {
     const controller = new AbortController();
     const frames = [];
     const params = { notifications, _meta: meta() };
     const done = post(d.url, { jsonrpc: '2.0', id, method: 'subscriptions/listen', params },
-        { headers: mirrored('subscriptions/listen', params), signal: controller.signal })
+        { headers: { ...mirrored('subscriptions/listen', params), ...headers }, signal: controller.signal })
         .then(async response => {
             assert.equal(response.status, 200);
             assert.match(response.headers.get('content-type'), /text\/event-stream/);
@@ -515,6 +515,43 @@ describe('a daemon that shuts down', { timeout: 30_000 }, () => {
             await daemon.stop();
         }
     });
+});
+
+// With a workspace per session (SANDBOX_WORKSPACE=session), a file's change is news only for the
+// session whose workspace it is: a stateless request's workspace is its principal's.
+describe('resource updates of a workspace of its own', { timeout: 30_000 }, () => {
+    const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
+    let dir;
+    let daemon;
+    before(async () => {
+        dir = await mkdtemp(join(tmpdir(), 'cmcp-own-workspace-'));
+        daemon = await startDaemon({ settings: { MCP_PRINCIPALS_FILE: await writePrincipals(dir, tokens), SANDBOX_WORKSPACE: 'session' } });
+    });
+    after(async () => {
+        await daemon?.stop();
+        if (dir)
+            await rm(dir, { recursive: true, force: true });
+    });
+
+    test("reach the principal whose workspace changed, not another principal subscribed to the same URI", () => withDiagnostics(daemon, async () => {
+        const as = who => ({ authorization: `Bearer ${tokens[who]}` });
+        const filter = { resourceSubscriptions: ['file:///shared-name.txt'] };
+        const alice = listen(daemon, filter, 'alice-stream', as('alice'));
+        const bob = listen(daemon, filter, 'bob-stream', as('bob'));
+        try {
+            await alice.until(f => f.method === 'notifications/subscriptions/acknowledged', 'alice acknowledged');
+            await bob.until(f => f.method === 'notifications/subscriptions/acknowledged', 'bob acknowledged');
+            const { result } = await ask(daemon, 'tools/call', { name: 'file_write', arguments: { path: 'shared-name.txt', content: 'alice' }, _meta: meta() },
+                { headers: as('alice') });
+            assert.ok(!result.isError, JSON.stringify(result));
+            await alice.until(f => f.method === 'notifications/resources/updated', "alice's update");
+            await sleep(300);
+            assert.deepEqual(bob.frames.map(f => f.method), ['notifications/subscriptions/acknowledged'], 'bob hears nothing of it');
+        } finally {
+            await alice.close();
+            await bob.close();
+        }
+    }));
 });
 
 // Tasks are recorded in TASKS_DIR before their client learns of them: a daemon killed and
