@@ -35,7 +35,7 @@ struct CallRecord
     QJsonObject arguments;
     QDateTime startedAt;
     // "running", or how it ended: succeeded, failed, invalid_arguments, unknown_tool,
-    // broke_output_schema, cancelled.
+    // broke_output_schema, cancelled, input_required (it asked its client, who retries it).
     QString status;
     // Once finished:
     std::optional<qint64> durationMs;

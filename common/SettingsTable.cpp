@@ -125,6 +125,10 @@ QList<SettingSpec> buildTable()
                  "File of further principals, one per line: a name and the SHA-256 (hex) of its "
                  "bearer token. Each principal reaches only its own sessions, jobs and workspaces.",
                  NoFlags),
+            text(http, "MCP_REQUEST_STATE_KEY_FILE", "",
+                 "File whose bytes (32 or more) sign the requestState of input_required results; "
+                 "replicas that share it accept each other's. Empty: a random key per process.",
+                 NoFlags),
             list(http, "MCP_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]",
                  "Host header values accepted, as host names or addresses without port (the bind "
                  "host is always added).",
@@ -181,6 +185,11 @@ QList<SettingSpec> buildTable()
             integer(http, "MCP_MAX_SESSIONS", "10000", 1, 1000000,
                     "Most MCP sessions open at once; further initialize requests are refused.",
                     NoFlags),
+            text(http, "TASKS_DIR", "volume/tasks",
+                 "Directory where each task (Tasks extension) is recorded before its client "
+                 "learns of it, so that a restarted daemon still answers for finished tasks and "
+                 "reports running ones as lost. Empty keeps tasks in memory only.",
+                 NoFlags),
             integer(http, "MCP_SESSION_IDLE_SECONDS", "3600", 1, 604800,
                     "Time without a request after which an MCP session is closed, in seconds.",
                     NoFlags),

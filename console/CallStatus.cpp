@@ -20,6 +20,8 @@ QString statusLabel(const QString &status)
         return QCoreApplication::translate("CallStatus", "unknown tool");
     if (status == u"broke_output_schema")
         return QCoreApplication::translate("CallStatus", "bad output");
+    if (status == u"input_required")
+        return QCoreApplication::translate("CallStatus", "asked client");
     return status;
 }
 
@@ -31,6 +33,8 @@ QColor statusColour(const QString &status)
         return QColor(0x2e, 0x8b, 0x3a); // green
     if (status == u"cancelled")
         return QColor(0xb0, 0x7a, 0x00); // amber
+    if (status == u"input_required")
+        return QColor(0x6a, 0x4c, 0x9c); // violet: waits for the client's retry, no failure
     return QColor(0xc6, 0x28, 0x28); // red: every kind of failure
 }
 

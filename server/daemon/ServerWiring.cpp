@@ -26,6 +26,8 @@
 #include "tools/workspace/WorkspaceTools.h"
 #include "workspace/WorkspaceVolume.h"
 
+#include <QFile>
+
 #include <QCoreApplication>
 #include <QPointer>
 
@@ -195,6 +197,31 @@ int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings 
     return 0;
 }
 
+namespace {
+
+// The key replicas share to accept each other's requestStates: the file's bytes, at least
+// RequestStateSigner::MinimumKeyBytes of them (e.g. `head -c 32 /dev/urandom`).
+std::optional<QByteArray> readRequestStateKey(const QString &path, QString *error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("MCP_REQUEST_STATE_KEY_FILE %1: %2").arg(path, file.errorString());
+        return std::nullopt;
+    }
+    const QByteArray key = file.read(4096);
+    if (key.size() < RequestStateSigner::MinimumKeyBytes) {
+        *error = QStringLiteral("MCP_REQUEST_STATE_KEY_FILE %1 holds %2 bytes: a key needs at "
+                                "least %3 (e.g. head -c 32 /dev/urandom > %1)")
+                         .arg(path)
+                         .arg(key.size())
+                         .arg(RequestStateSigner::MinimumKeyBytes);
+        return std::nullopt;
+    }
+    return key;
+}
+
+} // namespace
+
 int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
               const SandboxCapabilities &sandbox, const WorkspaceVolume &volume)
 {
@@ -202,6 +229,17 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     reportWorkspaceQuota(mcp.health(), volume);
     trimHeapAfterSessionsClose(mcp);
     mcp.setMaxSessions(int(settings.integer(u"MCP_MAX_SESSIONS")));
+    if (const QString keyFile = settings.text(u"MCP_REQUEST_STATE_KEY_FILE"); !keyFile.isEmpty()) {
+        QString error;
+        const std::optional<QByteArray> key = readRequestStateKey(keyFile, &error);
+        if (!key)
+            return startupFailure(1, error);
+        mcp.setRequestStateKey(*key);
+    }
+    if (const QString tasksDir = settings.text(u"TASKS_DIR"); !tasksDir.isEmpty()) {
+        if (QString error; !mcp.keepTasksIn(tasksDir, &error))
+            return startupFailure(1, error);
+    }
     LiveSettings live;
     if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, &error))
         return startupFailure(1, error);

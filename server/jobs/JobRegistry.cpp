@@ -90,10 +90,12 @@ void JobRegistry::endSession(const QString &sessionId)
     }
 }
 
-BackgroundJob *JobRegistry::attach(const QString &sessionId, const QString &id)
+BackgroundJob *JobRegistry::attach(const QString &sessionId, const QString &principal,
+                                   const QString &id)
 {
     BackgroundJob *job = m_jobs.value(id);
-    if (!job || !job->sessionId().isEmpty() || sessionId.isEmpty())
+    if (!job || !job->sessionId().isEmpty() || sessionId.isEmpty()
+        || job->description().principal != principal)
         return nullptr;
     job->setSessionId(sessionId);
     return job;

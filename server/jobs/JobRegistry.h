@@ -48,10 +48,11 @@ public:
     // keepDetachedSeconds its running jobs are detached and killed only if no session attaches
     // them in time.
     void endSession(const QString &sessionId);
-    // Gives a detached job to `sessionId`. The job id, 128 random bits only the client that
-    // started the job was told, is the proof of ownership. nullptr when no detached job has
-    // that id (a job of a live session is never taken).
-    BackgroundJob *attach(const QString &sessionId, const QString &id);
+    // Gives a detached job to `sessionId` of `principal`. The job id, 128 random bits only the
+    // client that started the job was told, is the proof of ownership, and only within the
+    // principal that started it: nullptr when no detached job of that principal has that id (a
+    // job of a live session is never taken).
+    BackgroundJob *attach(const QString &sessionId, const QString &principal, const QString &id);
 
     int running() const;
     int running(const QString &sessionId) const;

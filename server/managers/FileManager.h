@@ -135,6 +135,10 @@ public:
     std::shared_ptr<const FileOptions> options() const { return m_options->current(); }
     const ContainedRoot &root() const { return *m_root; }
     const Workspace &workspace() const { return m_workspace; }
+    // The session whose own workspace this manager's is (empty: the shared workspace), so that
+    // the resource notifications of its files reach that session only.
+    void setOwnerSession(const QString &sessionId) { m_ownerSession = sessionId; }
+    const QString &ownerSession() const { return m_ownerSession; }
 
     FileOutcome<FileReadResult> read(const FileReadRequest &request) const;
     FileOutcome<FileWriteResult> write(const FileWriteRequest &request);
@@ -157,6 +161,7 @@ private:
                                              const FileOptions &options);
 
     Workspace m_workspace;
+    QString m_ownerSession;
     std::shared_ptr<const ContainedRoot> m_root;
     std::shared_ptr<const LiveSnapshot<FileOptions>> m_options;
     QMutex m_changes;

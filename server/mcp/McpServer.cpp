@@ -6,6 +6,7 @@
 #include "mcp/ToolCall.h"
 #include "common/UnguessableId.h"
 
+#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QPointer>
 #include <QJsonDocument>
@@ -145,6 +146,15 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
          {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
         m_statelessMethods.remove(QLatin1String(removed));
     m_statelessMethods.insert(QStringLiteral("server/discover"), {&McpServer::discover, {}});
+    // Multi round-trip requests: a retry brings the answers, and the state it was handed.
+    for (const char *asking : {"tools/call", "prompts/get"}) {
+        QJsonObject &paramsSchema = m_statelessMethods[QLatin1String(asking)].paramsSchema;
+        QJsonObject properties = paramsSchema.value(QLatin1String("properties")).toObject();
+        properties.insert(QLatin1String("inputResponses"),
+                          schema(R"({"type":"object","additionalProperties":{"type":"object"}})"));
+        properties.insert(QLatin1String("requestState"), schema(R"({"type":"string"})"));
+        paramsSchema.insert(QLatin1String("properties"), properties);
+    }
     const char *taskIdOnly =
             R"({"type":"object","required":["taskId"],"properties":{"taskId":{"type":"string"}}})";
     m_statelessMethods.insert(QStringLiteral("tasks/get"),
@@ -155,22 +165,39 @@ McpServer::McpServer(ServerIdentity identity, QObject *parent)
             QStringLiteral("tasks/update"),
             {&McpServer::updateTask,
              schema(R"({"type":"object","required":["taskId"],"properties":{"taskId":{"type":"string"},
-            "inputResponses":{"type":"object"}}})")});
+            "inputResponses":{"type":"object","additionalProperties":{"type":"object"}}}})")});
 
-    connect(&m_tools, &ToolRegistry::changed, this,
-            [this] { broadcast(QStringLiteral("notifications/tools/list_changed")); });
-    connect(&m_resources, &ResourceRegistry::listChanged, this,
-            [this] { broadcast(QStringLiteral("notifications/resources/list_changed")); });
-    connect(&m_prompts, &PromptRegistry::listChanged, this,
-            [this] { broadcast(QStringLiteral("notifications/prompts/list_changed")); });
-    connect(&m_resources, &ResourceRegistry::updated, this, [this](const QString &uri) {
-        for (const auto &session : std::as_const(m_sessions)) {
-            if (session->subscriptions().contains(uri))
-                session->sendUnrelated(
-                        jsonrpc::makeNotification(QStringLiteral("notifications/resources/updated"),
-                                                  {{QLatin1String("uri"), uri}}));
-        }
+    m_statelessMethods.insert(
+            QStringLiteral("subscriptions/listen"),
+            {&McpServer::listen,
+             schema(R"({"type":"object","required":["notifications"],"properties":{"notifications":
+            {"type":"object","properties":{"toolsListChanged":{"type":"boolean"},
+             "promptsListChanged":{"type":"boolean"},"resourcesListChanged":{"type":"boolean"},
+             "resourceSubscriptions":{"type":"array","items":{"type":"string"}}}}}})")});
+
+    connect(&m_tools, &ToolRegistry::changed, this, [this] {
+        broadcast(QStringLiteral("notifications/tools/list_changed"));
+        m_subscriptions.listChanged(Subscriptions::ListKind::Tools);
     });
+    connect(&m_resources, &ResourceRegistry::listChanged, this, [this] {
+        broadcast(QStringLiteral("notifications/resources/list_changed"));
+        m_subscriptions.listChanged(Subscriptions::ListKind::Resources);
+    });
+    connect(&m_prompts, &PromptRegistry::listChanged, this, [this] {
+        broadcast(QStringLiteral("notifications/prompts/list_changed"));
+        m_subscriptions.listChanged(Subscriptions::ListKind::Prompts);
+    });
+    connect(&m_resources, &ResourceRegistry::updated, this,
+            [this](const QString &uri, const QString &owner) {
+                m_subscriptions.resourceUpdated(uri, owner);
+                for (const auto &session : std::as_const(m_sessions)) {
+                    if (session->subscriptions().contains(uri)
+                        && (owner.isEmpty() || session->id() == owner))
+                        session->sendUnrelated(jsonrpc::makeNotification(
+                                QStringLiteral("notifications/resources/updated"),
+                                {{QLatin1String("uri"), uri}}));
+                }
+            });
 }
 
 McpServer::~McpServer()
@@ -455,9 +482,10 @@ void McpServer::insertCacheHints(QJsonObject &result, const QString &method)
 QJsonObject McpServer::statelessCapabilities() const
 {
     return QJsonObject{
-            {QLatin1String("tools"), QJsonObject{}},
-            {QLatin1String("resources"), QJsonObject{}},
-            {QLatin1String("prompts"), QJsonObject{}},
+            {QLatin1String("tools"), QJsonObject{{QLatin1String("listChanged"), true}}},
+            {QLatin1String("resources"),
+             QJsonObject{{QLatin1String("subscribe"), true}, {QLatin1String("listChanged"), true}}},
+            {QLatin1String("prompts"), QJsonObject{{QLatin1String("listChanged"), true}}},
             {QLatin1String("logging"), QJsonObject{}},
             {QLatin1String("completions"), QJsonObject{}},
             {QLatin1String("extensions"),
@@ -525,10 +553,19 @@ void McpServer::callTool(const Request &request)
     const QString name = request.params.value(QLatin1String("name")).toString();
     const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
     const ToolDefinition *tool = m_tools.find(name);
+    const QJsonObject binding = stateBinding(request, name, arguments);
+    QJsonObject answers;
+    if (request.session->isStateless()) {
+        const std::optional<QJsonObject> brought = clientAnswers(request, binding);
+        if (!brought)
+            return;
+        answers = *brought;
+        request.session->setInputAnswers(answers);
+    }
     // The call of a task is recorded (and checked) where it runs, in the task's own session.
     if (tool && tool->taskSupport != TaskSupport::Forbidden && request.session->isStateless()
         && tasks::declared(request.session->clientCapabilities())) {
-        startTask(request, name);
+        startTask(request, *tool, answers);
         return;
     }
     ToolCallRecord record = startCallRecord(request, name, arguments);
@@ -615,6 +652,17 @@ void McpServer::callTool(const Request &request)
     auto call = std::make_shared<ToolCall>(
             request.session, request.key, name, arguments, progressToken,
             [running](const ToolResult &result) { running->finish(result); });
+    // A task's call waits for its answers in the task instead.
+    if (request.session->isStateless() && request.session->taskId().isEmpty())
+        call->setInputRequiredHandler([server = QPointer<McpServer>(this), running, binding,
+                                       session = std::weak_ptr<Session>(request.session)](
+                                              const QJsonObject &inputRequests) {
+            const auto asking = session.lock();
+            if (!server || !asking)
+                return;
+            running->finishInputRequired(inputRequests,
+                                         server->sealAnswers(binding, asking->usedInputAnswers()));
+        });
     // Whichever comes first, the tool's result or the cancellation, ends the record.
     request.session->setCancelHandler(request.key, [call, running](const QString &reason) {
         if (!call->isFinished() && !call->isCancelled())
@@ -625,13 +673,107 @@ void McpServer::callTool(const Request &request)
     m_running.emplace(callId, std::move(running));
     connect(call.get(), &ToolCall::outputReported, this,
             [this, callId](qint64 outputBytes) { Q_EMIT toolCallOutput(callId, outputBytes); });
-    tool->handler(call);
+    // A copy: a handler that changes the tool list would otherwise run from moved storage.
+    const ToolHandler handler = tool->handler;
+    handler(call);
 }
 
-void McpServer::startTask(const Request &request, const QString &tool)
+QJsonObject McpServer::stateBinding(const Request &request, const QString &name,
+                                    const QJsonObject &arguments)
 {
+    const QByteArray digest = QCryptographicHash::hash(
+            QJsonDocument(arguments).toJson(QJsonDocument::Compact), QCryptographicHash::Sha256);
+    return {{QLatin1String("method"), request.method},
+            {QLatin1String("name"), name},
+            {QLatin1String("arguments"), QString::fromLatin1(digest.toHex())},
+            {QLatin1String("owner"), Session::ownerKey(request.session->principal())}};
+}
+
+std::optional<QJsonObject> McpServer::clientAnswers(const Request &request,
+                                                    const QJsonObject &binding)
+{
+    QJsonObject answers;
+    if (const QJsonValue state = request.params.value(QLatin1String("requestState"));
+        !state.isUndefined()) {
+        const auto opened =
+                m_requestStates.open(state.toString(), QDateTime::currentMSecsSinceEpoch());
+        if (const auto *problem = std::get_if<QString>(&opened)) {
+            request.fail(jsonrpc::InvalidParams, QStringLiteral("params.") + *problem);
+            return std::nullopt;
+        }
+        const QJsonObject &payload = std::get<QJsonObject>(opened);
+        if (payload.value(QLatin1String("for")).toObject() != binding) {
+            request.fail(jsonrpc::InvalidParams,
+                         QStringLiteral("params.requestState was issued for another request (a "
+                                        "different method, %1, arguments or principal)")
+                                 .arg(request.method == QLatin1String("prompts/get")
+                                              ? QLatin1String("prompt")
+                                              : QLatin1String("tool")));
+            return std::nullopt;
+        }
+        answers = payload.value(QLatin1String("answers")).toObject();
+    }
+    const QJsonObject responses = request.params.value(QLatin1String("inputResponses")).toObject();
+    for (auto it = responses.begin(); it != responses.end(); ++it)
+        answers.insert(it.key(), it.value());
+    return answers;
+}
+
+QString McpServer::sealAnswers(const QJsonObject &binding, const QJsonObject &answers) const
+{
+    return m_requestStates.seal(
+            {{QLatin1String("for"), binding}, {QLatin1String("answers"), answers}},
+            QDateTime::currentMSecsSinceEpoch());
+}
+
+bool McpServer::replyInputRequired(const Request &request, const QList<InputRequest> &questions,
+                                   const QJsonObject &answers, const QJsonObject &binding)
+{
+    QJsonObject missing;
+    QJsonObject used;
+    for (const InputRequest &question : questions) {
+        const QString capability = clientinput::capabilityOf(question.method);
+        if (!request.session->clientCapabilities().contains(capability)) {
+            request.fail(jsonrpc::MissingRequiredClientCapability,
+                         QStringLiteral("%1 needs the client capability %2, which this request's "
+                                        "_meta does not declare")
+                                 .arg(request.method, capability),
+                         QJsonObject{{QLatin1String("requiredCapabilities"),
+                                      QJsonObject{{capability, QJsonObject{}}}}});
+            return true;
+        }
+        const QJsonValue answer = answers.value(question.key);
+        if (!answer.isUndefined() && clientinput::answerProblem(question.method, answer).isEmpty())
+            used.insert(question.key, answer);
+        else
+            missing.insert(question.key, clientinput::describe(question.method, question.params));
+    }
+    if (missing.isEmpty())
+        return false;
+    request.reply(QJsonObject{{QLatin1String("resultType"), QLatin1String("input_required")},
+                              {QLatin1String("inputRequests"), missing},
+                              {QLatin1String("requestState"), sealAnswers(binding, used)}});
+    return true;
+}
+
+void McpServer::startTask(const Request &request, const ToolDefinition &tool,
+                          const QJsonObject &answers)
+{
+    const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
+    // No tool runs until the answers are in: the task's call is what is recorded.
+    if (replyInputRequired(request, tool.inputBeforeTask, answers,
+                           stateBinding(request, tool.name, arguments)))
+        return;
     const Principal &principal = request.session->principal();
-    Task &task = m_tasks->create(Session::ownerKey(principal), tool);
+    QString unrecorded;
+    Task *created = m_tasks->create(Session::ownerKey(principal), tool.name, &unrecorded);
+    if (!created) {
+        spdlog::error("task of {}: {}", tool.name.toStdString(), unrecorded.toStdString());
+        request.fail(jsonrpc::InternalError,
+                     QStringLiteral("the task could not be started: %1").arg(unrecorded));
+        return;
+    }
+    Task &task = *created;
     auto session = std::make_shared<Session>(Session::ownerKey(principal),
                                              request.session->transportName(), nullptr, principal);
     session->setNegotiated(request.session->protocolVersion(), request.session->clientInfo());
@@ -639,8 +781,17 @@ void McpServer::startTask(const Request &request, const QString &tool)
     task.call = session;
     const QString taskId = task.id;
     session->setTaskId(taskId);
+    session->setInputAnswers(answers);
+    session->setInputParking(
+            [store = std::weak_ptr<TaskStore>(m_tasks),
+             taskId](const QString &key, const QJsonObject &question, ClientReply reply) {
+                if (const auto tasks = store.lock())
+                    tasks->park(taskId, key, question, std::move(reply));
+                else
+                    reply({}, QStringLiteral("the server is shutting down"));
+            });
     spdlog::info("task {} of {}: {}", taskId.toStdString(), principal.name().toStdString(),
-                 tool.toStdString());
+                 tool.name.toStdString());
 
     jsonrpc::Message call;
     call.kind = jsonrpc::MessageKind::Request;
@@ -696,11 +847,16 @@ void McpServer::cancelTask(const Request &request)
 
 void McpServer::updateTask(const Request &request)
 {
-    // No call here asks its client for input (multi round-trip requests are not offered), so
-    // no task waits for one: responses to requests the task has not made are ignored, as the
-    // extension has it for unknown keys.
-    if (requestedTask(request))
-        request.reply(QJsonObject{{QLatin1String("resultType"), QLatin1String("complete")}});
+    Task *task = requestedTask(request);
+    if (!task)
+        return;
+    const QString problem = m_tasks->answer(
+            *task, request.params.value(QLatin1String("inputResponses")).toObject());
+    if (!problem.isEmpty()) {
+        request.fail(jsonrpc::InvalidParams, problem);
+        return;
+    }
+    request.reply(QJsonObject{{QLatin1String("resultType"), QLatin1String("complete")}});
 }
 
 ToolCallRecord McpServer::startCallRecord(const Request &request, const QString &tool,
@@ -780,6 +936,8 @@ QString toolCallOutcomeName(ToolCallOutcome outcome)
         return QStringLiteral("broke_output_schema");
     case ToolCallOutcome::Cancelled:
         return QStringLiteral("cancelled");
+    case ToolCallOutcome::InputRequired:
+        return QStringLiteral("input_required");
     }
     return QStringLiteral("unknown");
 }
@@ -906,9 +1064,43 @@ void McpServer::getPrompt(const Request &request)
             return;
         }
     }
-    QJsonObject result{{QLatin1String("messages"), prompt->render(arguments)}};
-    insertIfSet(result, "description", prompt->description);
-    request.reply(result);
+    auto render = [request, prompt = *prompt, arguments](const QJsonObject &answers) {
+        QJsonObject result{{QLatin1String("messages"), prompt.render(arguments, answers)}};
+        insertIfSet(result, "description", prompt.description);
+        request.reply(result);
+    };
+    if (prompt->input.isEmpty())
+        return render({});
+    if (request.session->isStateless()) {
+        const QJsonObject binding = stateBinding(request, name, given);
+        const std::optional<QJsonObject> answers = clientAnswers(request, binding);
+        if (answers && !replyInputRequired(request, prompt->input, *answers, binding))
+            render(*answers);
+        return;
+    }
+    askInTurn(request, prompt->input, {}, render);
+}
+
+void McpServer::askInTurn(const Request &request, QList<InputRequest> questions,
+                          QJsonObject answers, std::function<void(const QJsonObject &)> then)
+{
+    if (questions.isEmpty())
+        return then(answers);
+    const InputRequest question = questions.takeFirst();
+    request.session->requestFromClient(
+            request.key, question.method, question.params,
+            [server = QPointer<McpServer>(this), request, questions, answers, then,
+             key = question.key](const QJsonObject &result, const QString &error) mutable {
+                if (!server)
+                    return;
+                if (!error.isEmpty())
+                    return request.fail(jsonrpc::RequestFailed,
+                                        QStringLiteral("%1 asked its client, and got no answer: %2")
+                                                .arg(request.method, error));
+                answers.insert(key, result);
+                server->askInTurn(request, questions, answers, then);
+            },
+            60000);
 }
 
 void McpServer::complete(const Request &request)
@@ -949,6 +1141,20 @@ void McpServer::complete(const Request &request)
             {QLatin1String("total"), double(total)},
             {QLatin1String("hasMore"), total > maxValues}};
     request.reply(QJsonObject{{QLatin1String("completion"), completion}});
+}
+
+void McpServer::listen(const Request &request)
+{
+    // Answered only when the server ends the stream; the client ends it by closing it.
+    m_subscriptions.open(request.session, request.key, request.serial, request.id,
+                         Subscriptions::Filter::fromParams(
+                                 request.params.value(QLatin1String("notifications")).toObject()));
+}
+
+void McpServer::beginDraining()
+{
+    m_draining = true;
+    m_subscriptions.closeAll();
 }
 
 void McpServer::broadcast(const QString &method, const QJsonObject &params)

@@ -3,9 +3,11 @@
 #include "mcp/JsonRpc.h"
 #include "mcp/PromptRegistry.h"
 #include "mcp/RequestMeta.h"
+#include "mcp/RequestState.h"
 #include "mcp/ResourceRegistry.h"
 #include "mcp/ServiceHealth.h"
 #include "mcp/Session.h"
+#include "mcp/Subscriptions.h"
 #include "mcp/TaskStore.h"
 #include "mcp/ToolCallRecord.h"
 #include "mcp/ToolRegistry.h"
@@ -48,6 +50,18 @@ public:
     const ServiceHealth &health() const { return m_health; }
 
     void setPageSize(int size) { m_pageSize = qMax(1, size); }
+    // The key requestStates are signed under; without one, a random key of this process's
+    // (so a replica, or this daemon after a restart, refuses the states it did not issue).
+    void setRequestStateKey(QByteArray key)
+    {
+        m_requestStates = RequestStateSigner(std::move(key));
+    }
+    // Tasks are kept in `directory` as well as in memory, and a restart finds them there
+    // (TaskStore::useDirectory).
+    bool keepTasksIn(const QString &directory, QString *error)
+    {
+        return m_tasks->useDirectory(directory, error);
+    }
     void setMaxSessions(int count) { m_maxSessions = count; }
 
     // Returns null when the session limit is reached.
@@ -81,7 +95,8 @@ public:
     int callsInFlightCount() const { return int(m_running.size()) + m_answersAwaitingRecords; }
     // The daemon is shutting down: every request but ping is refused with an error saying so,
     // while the calls in flight finish. It cannot be undone.
-    void beginDraining() { m_draining = true; }
+    // Open subscriptions/listen streams end with their graceful response.
+    void beginDraining();
     bool isDraining() const { return m_draining; }
     // Cancels a call in flight as its client could (the tool is told to stop, the record ends
     // as cancelled), but the client gets an error response naming `reason`. False when no
@@ -155,7 +170,20 @@ private:
     void callTool(const Request &request);
     // Answers a tools/call with a new task and runs the call on in a detached stateless
     // session of the same principal, whose response the task keeps.
-    void startTask(const Request &request, const QString &tool);
+    void startTask(const Request &request, const ToolDefinition &tool, const QJsonObject &answers);
+    // What a requestState is bound to: the method, the tool or prompt, a digest of the
+    // arguments and the principal, so that it answers nothing else.
+    static QJsonObject stateBinding(const Request &request, const QString &name,
+                                    const QJsonObject &arguments);
+    // The client's answers a stateless request brings (its requestState's, then its
+    // inputResponses), or nullopt with the request failed when the requestState is refused.
+    std::optional<QJsonObject> clientAnswers(const Request &request, const QJsonObject &binding);
+    QString sealAnswers(const QJsonObject &binding, const QJsonObject &answers) const;
+    // Replies to a stateless request with the questions among `questions` that `answers` do
+    // not answer, as an input_required result; false when all are answered. A question of a
+    // capability the request does not declare fails it (-32021), and counts as replied.
+    bool replyInputRequired(const Request &request, const QList<InputRequest> &questions,
+                            const QJsonObject &answers, const QJsonObject &binding);
     // The request's task, or null with the request failed: -32021 when the request did not
     // declare the extension, -32602 for a task that is unknown or another principal's.
     Task *requestedTask(const Request &request);
@@ -178,10 +206,15 @@ private:
     void listPrompts(const Request &request);
     void getPrompt(const Request &request);
     void complete(const Request &request);
+    void listen(const Request &request);
+    // Asks the client of a 2025-era session `questions` one after another, then runs `then`
+    // with the answers by key; the request fails when one gets no answer.
+    void askInTurn(const Request &request, QList<InputRequest> questions, QJsonObject answers,
+                   std::function<void(const QJsonObject &answers)> then);
 
     QJsonObject capabilities() const;
-    // What a stateless request can use: no subscriptions, no list-change notifications (the
-    // modern era delivers them on subscriptions/listen, not offered).
+    // What a stateless request can use: list changes and resource updates come on
+    // subscriptions/listen.
     QJsonObject statelessCapabilities() const;
     // The modern era's caching hints (ttlMs, cacheScope) for a result of `method`.
     static void insertCacheHints(QJsonObject &result, const QString &method);
@@ -207,6 +240,8 @@ private:
     std::map<quint64, std::shared_ptr<RunningCall>> m_running;
     // Shared with the tasks' exchanges, which may outlive the server.
     std::shared_ptr<TaskStore> m_tasks = std::make_shared<TaskStore>();
+    RequestStateSigner m_requestStates;
+    Subscriptions m_subscriptions;
     bool m_draining = false;
 
     std::function<QString()> m_failClosedCheck;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "mcp/ClientInput.h"
 #include "mcp/ResourceRegistry.h"
 
 #include <QHash>
@@ -25,9 +26,14 @@ struct PromptDefinition
     QString title;
     QString description;
     QList<PromptArgument> arguments;
-    // Returns the prompt's messages for arguments that are already checked for presence.
-    std::function<QJsonArray(const QHash<QString, QString> &arguments)> render;
+    // Returns the prompt's messages for arguments that are already checked for presence, and
+    // the client's answers to `input` by key.
+    std::function<QJsonArray(const QHash<QString, QString> &arguments, const QJsonObject &answers)>
+            render;
     Completer complete;
+    // What the prompt asks its client before it renders: sent to the client in the 2025
+    // revisions, an input_required result in the modern era.
+    QList<InputRequest> input;
 };
 
 class PromptRegistry : public QObject
@@ -37,6 +43,7 @@ public:
     using QObject::QObject;
 
     void add(PromptDefinition prompt);
+    bool remove(const QString &name);
     const PromptDefinition *find(const QString &name) const;
     const QList<PromptDefinition> &prompts() const { return m_prompts; }
 

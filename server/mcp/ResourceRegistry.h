@@ -87,12 +87,17 @@ public:
     const QString &callingSession() const { return m_callingSession; }
     void setCallingSession(const QString &sessionId) { m_callingSession = sessionId; }
 
-    // Tells subscribed sessions that the resource's content changed.
-    void notifyUpdated(const QString &uri) { Q_EMIT updated(uri); }
+    // Tells subscribed sessions that the resource's content changed. `owner` names the only
+    // session (Session::id) whose resource it is, as for a file of a session's own workspace;
+    // empty for a resource every session shares.
+    void notifyUpdated(const QString &uri, const QString &owner = {})
+    {
+        Q_EMIT updated(uri, owner);
+    }
 
 Q_SIGNALS:
     void listChanged();
-    void updated(const QString &uri);
+    void updated(const QString &uri, const QString &owner);
 
 private:
     struct CompiledTemplate

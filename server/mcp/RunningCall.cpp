@@ -157,6 +157,28 @@ void RunningCall::answer(Session &session, const ToolResult &toolResult) const
     session.settleRequest(m_requestKey, m_serial, jsonrpc::makeResult(m_requestId, result));
 }
 
+void RunningCall::finishInputRequired(const QJsonObject &inputRequests, const QString &requestState)
+{
+    const std::shared_ptr<Session> session = m_session.lock();
+    if (!session)
+        return;
+    const QJsonObject response = jsonrpc::makeResult(
+            m_requestId,
+            QJsonObject{{QLatin1String("resultType"), QLatin1String("input_required")},
+                        {QLatin1String("inputRequests"), inputRequests},
+                        {QLatin1String("requestState"), requestState}});
+    if (!m_server) {
+        session->settleRequest(m_requestKey, m_serial, response);
+        return;
+    }
+    m_server->endCallRecord(m_record, ToolCallOutcome::InputRequired, nullptr,
+                            QStringLiteral("asked its client for %1")
+                                    .arg(inputRequests.keys().join(QLatin1String(", "))));
+    m_server->afterRecordsDurable([session, key = m_requestKey, serial = m_serial, response] {
+        session->settleRequest(key, serial, response);
+    });
+}
+
 void RunningCall::endCancelled(const QString &reason)
 {
     if (m_server)

@@ -35,6 +35,10 @@ public:
     // session has gone.
     void finish(const ToolResult &result);
 
+    // The call asked its client questions no answer met: recorded so, then answered with an
+    // input_required result of `inputRequests` and `requestState`.
+    void finishInputRequired(const QJsonObject &inputRequests, const QString &requestState);
+
     // The client cancelled, or its session ended, before the result: the record ends so.
     void endCancelled(const QString &reason);
 

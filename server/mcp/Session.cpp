@@ -1,5 +1,6 @@
 #include "mcp/Session.h"
 
+#include "mcp/ClientInput.h"
 #include "mcp/JsonRpc.h"
 #include "mcp/JsonWriter.h"
 
@@ -10,7 +11,8 @@ namespace cmcp {
 
 namespace {
 
-// Every result of the modern era says whether it is final; ours always are.
+// Every result of the modern era says whether it is final (complete, unless it says otherwise:
+// input_required, task).
 QJsonObject withResultType(QJsonObject response)
 {
     auto result = response.find(QLatin1String("result"));
@@ -126,17 +128,15 @@ void Session::suspendRelated(const QString &idKey)
 }
 
 void Session::requestFromClient(const QString &relatedIdKey, const QString &method,
-                                const QJsonObject &params, ClientReply reply, int timeoutMs)
+                                const QJsonObject &params, ClientReply reply, int timeoutMs,
+                                const QString &inputKey)
 {
     if (m_closed) {
         reply({}, QStringLiteral("the session has ended"));
         return;
     }
     if (m_stateless) {
-        reply({},
-              QStringLiteral("protocol revision %1 has no requests from server to client, "
-                             "so %2 cannot be asked")
-                      .arg(m_protocolVersion, method));
+        askStatelessClient(method, params, std::move(reply), inputKey);
         return;
     }
     // Ids of our own requests are never reused within a session.
@@ -178,6 +178,49 @@ bool Session::deliverClientResponse(const QJsonObject &response)
         reply(response.value(QLatin1String("result")).toObject(), {});
     }
     return true;
+}
+
+void Session::askStatelessClient(const QString &method, const QJsonObject &params,
+                                 ClientReply reply, const QString &inputKey)
+{
+    const QString capability = clientinput::capabilityOf(method);
+    if (capability.isEmpty()) {
+        reply({},
+              QStringLiteral("%1 is not a request a server may make of its client").arg(method));
+        return;
+    }
+    if (!m_clientCapabilities.contains(capability)) {
+        reply({},
+              QStringLiteral("this request's _meta does not declare the client capability %1, "
+                             "so %2 cannot be asked")
+                      .arg(capability, method));
+        return;
+    }
+    // Made up in the order of asking, so that the same call asks under the same keys again
+    // when its client retries it.
+    const QString key =
+            inputKey.isEmpty() ? QStringLiteral("input-%1").arg(++m_inputRequestsMade) : inputKey;
+    const QJsonObject request = clientinput::describe(method, params);
+    if (!m_inputAnswers.contains(key)) {
+        if (m_inputParking)
+            m_inputParking(key, request, std::move(reply));
+        else
+            m_pendingInput.insert(key, request);
+        return;
+    }
+    const QJsonValue answer = m_inputAnswers.value(key);
+    const QString problem = clientinput::answerProblem(method, answer);
+    if (problem.isEmpty())
+        m_usedInputAnswers.insert(key, answer);
+    // Later, as an answer from the client would come: the asker may not expect it inside
+    // its own call.
+    QTimer::singleShot(0, this, [reply = std::move(reply), answer, problem, key] {
+        if (problem.isEmpty())
+            reply(answer.toObject(), {});
+        else
+            reply({},
+                  QStringLiteral("the client's answer to %1 is not valid: %2").arg(key, problem));
+    });
 }
 
 void Session::failOutgoing(const QString &key, const QString &error)

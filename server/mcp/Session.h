@@ -53,8 +53,9 @@ public:
 
     // A stateless session serves one request of the modern era (2026-07-28 on): it is never
     // registered, lives while its request is answered, and its client may not be sent requests
-    // (that era has none from server to client). Its id names the principal that owns what the
-    // request leaves behind (ownerKey()), shared by all that principal's stateless requests.
+    // (that era has none from server to client: it asks through input_required results). Its id
+    // names the principal that owns what the request leaves behind (ownerKey()), shared by all that
+    // principal's stateless requests.
     bool isStateless() const { return m_stateless; }
     void makeStateless(const QJsonObject &clientCapabilities)
     {
@@ -101,8 +102,24 @@ public:
     void suspendRelated(const QString &idKey);
 
     // --- server requests to the client ---
+    // In the 2025 revisions a request to the client. A stateless session asks through its
+    // client input instead, under `inputKey` (or one it makes up): only for a capability the
+    // request's _meta declares; answered from the answers the client gave, else left pending
+    // for the request's input_required result, or parked (a task's call) to wait for tasks/update.
     void requestFromClient(const QString &relatedIdKey, const QString &method,
-                           const QJsonObject &params, ClientReply reply, int timeoutMs);
+                           const QJsonObject &params, ClientReply reply, int timeoutMs,
+                           const QString &inputKey = {});
+    // The client's answers for this attempt of a stateless request, by input key (its
+    // inputResponses, and those its requestState carries).
+    void setInputAnswers(const QJsonObject &answers) { m_inputAnswers = answers; }
+    // The answers used so far: what the next attempt's requestState must carry.
+    const QJsonObject &usedInputAnswers() const { return m_usedInputAnswers; }
+    // Input asked for that no answer met, by key: {method, params} each.
+    const QJsonObject &pendingInput() const { return m_pendingInput; }
+    // A task's call: its input requests wait in the task for tasks/update.
+    using InputParking =
+            std::function<void(const QString &key, const QJsonObject &request, ClientReply reply)>;
+    void setInputParking(InputParking park) { m_inputParking = std::move(park); }
     // Returns false when the response answers no request of ours.
     bool deliverClientResponse(const QJsonObject &response);
 
@@ -130,6 +147,8 @@ private:
         std::unique_ptr<QTimer> timer;
     };
     void failOutgoing(const QString &key, const QString &error);
+    void askStatelessClient(const QString &method, const QJsonObject &params, ClientReply reply,
+                            const QString &inputKey);
 
     const QString m_id;
     const QString m_transportName;
@@ -141,6 +160,11 @@ private:
     bool m_stateless = false;
     QJsonObject m_clientCapabilities;
     QString m_taskId;
+    QJsonObject m_inputAnswers;
+    QJsonObject m_usedInputAnswers;
+    QJsonObject m_pendingInput;
+    InputParking m_inputParking;
+    int m_inputRequestsMade = 0;
     QHash<QString, std::weak_ptr<Session>> m_statelessRequests;
     QSet<QString> m_subscriptions;
     QElapsedTimer m_idle;

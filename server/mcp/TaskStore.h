@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mcp/Exchange.h"
+#include "mcp/Session.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -8,6 +9,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 // The Tasks extension (io.modelcontextprotocol/tasks): a tools/call the server answers at once
 // with a task id, while the call runs on detached from its request; the client polls
@@ -44,37 +46,63 @@ struct Task
     QDateTime lastUpdatedAt;
     QJsonObject result; // Completed: the tool's result
     QJsonObject error; // Failed: the JSON-RPC error the call ended with
+    // What the call has asked its client and waits for, by input key ({method, params}), and
+    // where each answer goes. A working task that waits for any is input_required.
+    QJsonObject inputRequests;
+    QHash<QString, ClientReply> inputReplies;
     // The detached stateless session the call runs in; closing it cancels the call (and kills
     // a jailed job it started). Released once the task is terminal.
     std::shared_ptr<Session> call;
 
     bool isTerminal() const { return status != TaskStatus::Working; }
+    // What the task's file holds (everything but the call and its questions), and back.
+    QJsonObject toRecord() const;
+    static std::optional<Task> fromRecord(const QJsonObject &record);
     // The task's wire fields (taskId, status, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs),
-    // and with `detailed` the inlined result or error of a terminal task.
+    // and with `detailed` the inlined result or error of a terminal task, or the inputRequests
+    // of one waiting for input.
     QJsonObject describe(bool detailed) const;
 };
 
 QString taskStatusName(TaskStatus status);
 
-// Every task still within its time to live, by id.
+// Every task still within its time to live, by id. With a directory, each task is also a file
+// there, written (and synced) when it is created and when it ends, so that a restarted daemon
+// still answers for the tasks that finished, and says of those that were running that they
+// were lost with the daemon.
 class TaskStore
 {
 public:
-    // A new working task; expired ones are dropped first.
-    Task &create(const QString &owner, const QString &tool);
+    // Keeps the tasks in `directory` (made if missing, mode 0700) and loads those a previous
+    // run left there. False, with `error` saying why, when it cannot be used.
+    bool useDirectory(const QString &directory, QString *error);
+    // A new working task, on disk before it is returned when the store has a directory;
+    // nullptr, with `error`, when it could not be written. Expired ones are dropped first.
+    Task *create(const QString &owner, const QString &tool, QString *error);
     // The task, or null when there is none of that id owned by `owner` (another principal's
     // task answers exactly as an unknown one).
     Task *find(const QString &id, const QString &owner);
     // The call's response arrived: `response` is the JSON-RPC response object, or undefined
     // when the call was cancelled. A task already terminal (cancelled first) keeps its state.
     void settle(const QString &id, const QJsonValue &response);
+    // The task's call asks its client: the task is input_required until tasks/update answers.
+    void park(const QString &id, const QString &key, const QJsonObject &request, ClientReply reply);
+    // Hands the answers among `inputResponses` to the questions the task waits for (other keys
+    // are ignored, as the extension has it). Returns why an answer is not valid for its
+    // question, with nothing handed on, or empty.
+    QString answer(Task &task, const QJsonObject &inputResponses);
     // Marks the task cancelled and closes its call. Nothing for a terminal task.
     void cancel(Task &task, const QString &reason);
     int size() const { return int(m_tasks.size()); }
 
 private:
     void dropExpired();
+    // Writes the task's file (atomically, synced); false with `error` when it fails.
+    bool persist(const Task &task, QString *error) const;
+    // Persists, logging a failure: the task lives on in memory.
+    void persistOrLog(const Task &task) const;
     QHash<QString, Task> m_tasks;
+    QString m_directory;
 };
 
 // Where the response of a task's call goes: into the task instead of to a client. What the

@@ -2,6 +2,8 @@
 
 #include "mcp/JsonRpc.h"
 
+#include <QTimer>
+
 namespace cmcp {
 
 ToolCall::ToolCall(const std::shared_ptr<Session> &session, const QString &requestKey,
@@ -64,14 +66,27 @@ void ToolCall::log(LogLevel level, const QJsonValue &data, const QString &logger
 }
 
 void ToolCall::requestFromClient(const QString &method, const QJsonObject &params,
-                                 ClientReply reply, int timeoutMs)
+                                 ClientReply reply, int timeoutMs, const QString &inputKey)
 {
     auto session = m_session.lock();
     if (!session || m_cancelled || m_finished) {
         reply({}, QStringLiteral("the tool call is no longer running"));
         return;
     }
-    session->requestFromClient(m_requestKey, method, params, std::move(reply), timeoutMs);
+    session->requestFromClient(m_requestKey, method, params, std::move(reply), timeoutMs, inputKey);
+    if (session->pendingInput().isEmpty() || !m_inputRequired || m_inputRequiredPending)
+        return;
+    // Questions asked together go out together: the call ends with its input_required result
+    // once the events queued now (answers, further questions) have run.
+    m_inputRequiredPending = true;
+    QTimer::singleShot(0, this, [this] {
+        const auto session = m_session.lock();
+        if (!session || m_finished || m_cancelled)
+            return;
+        m_inputRequired(session->pendingInput());
+        cancel(QStringLiteral("the call needs input from its client, and runs again when the "
+                              "client retries it with the answers"));
+    });
 }
 
 void ToolCall::closeStream()

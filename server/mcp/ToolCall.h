@@ -42,8 +42,18 @@ public:
     // as the admin channel, whether or not the client asked for progress.
     void reportOutput(qint64 bytes);
     void log(LogLevel level, const QJsonValue &data, const QString &logger = {});
+    // Asks the client (Session::requestFromClient). `inputKey` names the question in the modern
+    // era's input_required result (made up when empty): a call that asks there is run again
+    // from the start when its client retries with the answers, and asks the same questions
+    // under the same keys, now answered at once.
     void requestFromClient(const QString &method, const QJsonObject &params, ClientReply reply,
-                           int timeoutMs = 60000);
+                           int timeoutMs = 60000, const QString &inputKey = {});
+    // For the core: what ends the call when it has asked questions no answer met (once the
+    // questions asked at once are all in). The call counts as cancelled afterwards.
+    void setInputRequiredHandler(std::function<void(const QJsonObject &inputRequests)> handler)
+    {
+        m_inputRequired = std::move(handler);
+    }
 
     // Ends the HTTP stream carrying this call so that the client reconnects later and gets
     // the rest, the result included (SEP-1699); long calls use it to outlive client timeouts.
@@ -68,6 +78,8 @@ private:
     const QJsonObject m_arguments;
     const QJsonValue m_progressToken;
     Finisher m_finisher;
+    std::function<void(const QJsonObject &inputRequests)> m_inputRequired;
+    bool m_inputRequiredPending = false;
     std::optional<double> m_lastProgress;
     qint64 m_outputBytes = 0;
     bool m_cancelled = false;

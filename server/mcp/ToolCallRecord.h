@@ -16,6 +16,7 @@ enum class ToolCallOutcome {
     UnknownTool, // no such tool; nothing ran
     BrokeOutputSchema, // the tool's structuredContent broke its outputSchema (a server bug)
     Cancelled, // the client cancelled, or its session ended, before the result
+    InputRequired, // the call needs answers from its client, who retries it with them
 };
 
 QString toolCallOutcomeName(ToolCallOutcome outcome);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "mcp/ClientInput.h"
+
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
@@ -46,6 +48,10 @@ struct ToolDefinition
     // MissingRequiredClientCapability (-32021) before the tool runs when one is not declared.
     QStringList requiredClientCapabilities;
     TaskSupport taskSupport = TaskSupport::Forbidden;
+    // Questions a call that becomes a task must have answered first: the tools/call is
+    // answered with an input_required result until its retry brings the answers, and only then
+    // becomes a task, whose call finds them answered when it asks them.
+    QList<InputRequest> inputBeforeTask;
     ToolHandler handler;
 };
 

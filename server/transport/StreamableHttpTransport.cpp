@@ -422,7 +422,8 @@ void StreamableHttpTransport::handleStatelessPost(const QHttpServerRequest &requ
     if (const auto *rejection = std::get_if<RequestRejection>(&meta))
         return refuse(400, *rejection);
     const RequestMeta &read = std::get<RequestMeta>(meta);
-    if (const auto rejection = mirroredHeadersMismatch(request, message, read.protocolVersion))
+    if (const auto rejection =
+                mirroredHeadersMismatch(request, message, read.protocolVersion, m_mcp.tools()))
         return refuse(400, *rejection);
     if (!protocol::isModern(read.protocolVersion))
         return refuse(400, unsupportedVersion(read.protocolVersion));

@@ -4,6 +4,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,10 +49,48 @@ function messages(reply) {
         .map(line => JSON.parse(line.slice(5)));
 }
 const final = reply => messages(reply).at(-1);
+// One modern request's final JSON-RPC message.
+const ask = async (d, method, params, options) => final(await modern(d, method, params, options));
+
+// A principals file in `dir` for `tokens` (name: token); its path.
+async function writePrincipals(dir, tokens) {
+    const file = join(dir, 'principals');
+    const digest = text => createHash('sha256').update(text).digest('hex');
+    await writeFile(file, Object.entries(tokens).map(([name, token]) => `${name} ${digest(token)}\n`).join(''));
+    return file;
+}
 
 // The Tasks extension, as a request's _meta declares it.
 const TASKS = 'io.modelcontextprotocol/tasks';
 const withTasks = () => meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } });
+
+// A subscriptions/listen stream: its frames as they arrive, until closed.
+function listen(d, notifications, id, headers = {}) {
+    const controller = new AbortController();
+    const frames = [];
+    const params = { notifications, _meta: meta() };
+    const done = post(d.url, { jsonrpc: '2.0', id, method: 'subscriptions/listen', params },
+        { headers: { ...mirrored('subscriptions/listen', params), ...headers }, signal: controller.signal })
+        .then(async response => {
+            assert.equal(response.status, 200);
+            assert.match(response.headers.get('content-type'), /text\/event-stream/);
+            const decoder = new TextDecoder();
+            let buffer = '';
+            for await (const chunk of response.body) {
+                buffer += decoder.decode(chunk, { stream: true });
+                const lines = buffer.split('\n');
+                buffer = lines.pop();
+                for (const line of lines)
+                    if (line.startsWith('data:') && line.length > 5)
+                        frames.push(JSON.parse(line.slice(5)));
+            }
+        }).catch(error => { if (error.name !== 'AbortError') throw error; });
+    const until = async (predicate, what) => {
+        assert.ok(await eventually(() => frames.some(predicate), { timeoutMs: 5000, intervalMs: 20 }), `${what}: ${JSON.stringify(frames)}`);
+        return frames.find(predicate);
+    };
+    return { frames, until, close: async () => { controller.abort(); await done; }, done };
+}
 
 describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
     let daemon;
@@ -68,7 +107,7 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         assert.equal(result.resultType, 'complete');
         assert.deepEqual(result.supportedVersions.slice(0, 2), [MODERN, '2025-11-25']);
         assert.ok(result.capabilities.tools && result.capabilities.resources && result.capabilities.prompts);
-        assert.equal(result.capabilities.resources.subscribe, undefined, 'no resources/subscribe in this era');
+        assert.equal(result.capabilities.resources.subscribe, true, 'resource updates come on subscriptions/listen');
         assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'container-mcp');
         assert.ok(Number.isInteger(result.ttlMs) && result.ttlMs >= 0);
         assert.equal(result.cacheScope, 'private');
@@ -119,6 +158,36 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
             const body = JSON.parse(reply.text);
             assert.equal(body.id, 7);
             assert.equal(body.error.code, -32020, JSON.stringify(headers));
+        }
+    });
+
+    it('arguments a tool marks with x-mcp-header must be mirrored in Mcp-Param-* headers that match the body', async d => {
+        const { result: listed } = await ask(d, 'tools/list', { _meta: meta() });
+        assert.equal(listed.tools.find(t => t.name === 'test_header_parameters').inputSchema.properties.region['x-mcp-header'], 'Region');
+        const call = (args, headers) => modern(d, 'tools/call', { name: 'test_header_parameters', arguments: args, _meta: meta() }, { headers });
+        const accepted = [
+            [{ region: 'eu', shard: 7 }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '7.0' }],
+            [{ region: 'Hello, 世界' }, { 'mcp-param-region': `=?base64?${Buffer.from('Hello, 世界').toString('base64')}?=` }],
+            [{ region: 'eu', shard: null }, { 'Mcp-Param-Region': ' eu ' }],
+        ];
+        for (const [args, headers] of accepted) {
+            const reply = await call(args, headers);
+            assert.equal(reply.status, 200, `${JSON.stringify(args)}: ${reply.text}`);
+            assert.equal(final(reply).result.resultType, 'complete');
+        }
+        const refused = [
+            [{ region: 'eu' }, {}, /Mcp-Param-Region header is missing, and params\.arguments\.region is in the body/],
+            [{ region: 'eu' }, { 'mcp-param-region': 'us' }, /Mcp-Param-Region header value 'us' does not match/],
+            [{ region: 'eu', shard: 7 }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '8' }, /Mcp-Param-Shard header value '8'/],
+            [{ region: 'eu' }, { 'mcp-param-region': 'eu', 'mcp-param-shard': '1' }, /Mcp-Param-Shard header is sent, but params\.arguments\.shard is not in the body/],
+            [{ region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }, /not valid padded base64|not valid base64/],
+        ];
+        for (const [args, headers, message] of refused) {
+            const reply = await call(args, headers);
+            assert.equal(reply.status, 400, `${JSON.stringify(headers)}: ${reply.text}`);
+            const { error } = final(reply);
+            assert.equal(error.code, -32020);
+            assert.match(error.message, message);
         }
     });
 
@@ -228,8 +297,6 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
             'the daemon saw the closed stream as a cancellation');
     });
 
-    // One modern request's final JSON-RPC message.
-    const ask = async (d, method, params, options) => final(await modern(d, method, params, options));
     const settled = async (d, taskId) => {
         let task;
         assert.ok(await eventually(async () => {
@@ -293,11 +360,288 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         assert.equal(unknown.code, -32602);
     });
 
+    // Multi round-trip requests: what a call asks its client comes back as an input_required
+    // result; the client retries with the answers and the signed requestState it was handed.
+    const asking = (capabilities = { elicitation: {}, sampling: {}, roots: {} }) =>
+        meta({ 'io.modelcontextprotocol/clientCapabilities': capabilities });
+    const accept = content => ({ action: 'accept', content });
+
+    it('a tool that asks its client answers input_required, and its retry with the answers completes', async d => {
+        const params = { name: 'test_elicitation', arguments: { message: 'Who are you?' }, _meta: asking() };
+        const { result: first } = await ask(d, 'tools/call', params);
+        assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+        const [key, ...others] = Object.keys(first.inputRequests);
+        assert.deepEqual(others, []);
+        assert.equal(first.inputRequests[key].method, 'elicitation/create');
+        assert.equal(first.inputRequests[key].params.message, 'Who are you?');
+        assert.equal(typeof first.requestState, 'string');
+        const { result: done } = await ask(d, 'tools/call', { ...params, requestState: first.requestState,
+            inputResponses: { [key]: accept({ username: 'ada', email: 'ada@example.com' }) } });
+        assert.equal(done.resultType, 'complete');
+        assert.match(done.content[0].text, /^User response: .*"username":"ada"/);
+
+        // Three rounds: the last brings only the second answer, the first is in the state.
+        const rounds = { name: 'test_input_required_result_multi_round', arguments: {}, _meta: asking() };
+        const { result: r1 } = await ask(d, 'tools/call', rounds);
+        assert.deepEqual(Object.keys(r1.inputRequests), ['step1']);
+        const { result: r2 } = await ask(d, 'tools/call', { ...rounds, requestState: r1.requestState, inputResponses: { step1: accept({ name: 'Ada' }) } });
+        assert.deepEqual(Object.keys(r2.inputRequests), ['step2']);
+        assert.notEqual(r2.requestState, r1.requestState);
+        const { result: r3 } = await ask(d, 'tools/call', { ...rounds, requestState: r2.requestState, inputResponses: { step2: accept({ color: 'teal' }) } });
+        assert.equal(r3.content[0].text, 'Ada likes teal');
+
+        // Only what the request's _meta declares is asked; a tool that needs it is refused.
+        const { result: narrowed } = await ask(d, 'tools/call', { name: 'test_input_required_result_capabilities', arguments: {}, _meta: asking({ sampling: {} }) });
+        assert.deepEqual(Object.values(narrowed.inputRequests).map(r => r.method), ['sampling/createMessage']);
+        const { error: undeclared } = await ask(d, 'tools/call', { ...params, _meta: asking({ sampling: {} }) });
+        assert.equal(undeclared.code, -32021);
+
+        // An answer that is not one (a number, an elicitation without action) is refused.
+        const { error: notAnObject } = await ask(d, 'tools/call', { ...params, inputResponses: { [key]: 12345 } });
+        assert.equal(notAnObject.code, -32602);
+        const { result: malformed } = await ask(d, 'tools/call', { ...params, inputResponses: { [key]: { content: {} } } });
+        assert.equal(malformed.isError, true);
+        assert.match(malformed.content[0].text, /answer to input-1 is not valid/);
+    });
+
+    it('an altered requestState, or one issued for another tool, other arguments or a prompt, is refused with -32602', async d => {
+        const params = { name: 'test_elicitation', arguments: { message: 'Who are you?' }, _meta: asking() };
+        const { result: first } = await ask(d, 'tools/call', params);
+        const state = first.requestState;
+        const [body, signature] = state.split('.');
+        const flipped = signature.slice(0, -2) + (signature.at(-2) === 'A' ? 'B' : 'A') + signature.at(-1);
+        // The payload is only base64: a client that edits it (to add an answer) breaks the signature.
+        const payload = JSON.parse(Buffer.from(body, 'base64url').toString());
+        payload.answers = { 'input-1': accept({ username: 'forged', email: 'x' }) };
+        const forged = Buffer.from(JSON.stringify(payload)).toString('base64url') + '.' + signature;
+        for (const altered of [state + '-TAMPERED', `${body}.${flipped}`, forged, 'no-dot', '', `.${signature}`]) {
+            const { error } = await ask(d, 'tools/call', { ...params, requestState: altered, inputResponses: {} });
+            assert.equal(error?.code, -32602, altered);
+            assert.match(error.message, /requestState is not one this server issued, or it was altered/);
+        }
+        const elsewhere = [
+            ['tools/call', { name: 'test_input_required_result_elicitation', arguments: {} }],
+            ['tools/call', { name: 'test_elicitation', arguments: { message: 'Someone else?' } }],
+            ['prompts/get', { name: 'test_input_required_result_prompt' }],
+        ];
+        for (const [method, other] of elsewhere) {
+            const { error } = await ask(d, method, { ...other, _meta: asking(), requestState: state });
+            assert.equal(error?.code, -32602, JSON.stringify(other));
+            assert.match(error.message, /requestState was issued for another request/);
+        }
+    });
+
+    it('a prompt asks before it renders; a task waits for tasks/update with its questions on tasks/get', async d => {
+        const prompt = { name: 'test_input_required_result_prompt', _meta: asking() };
+        const { result: asked } = await ask(d, 'prompts/get', prompt);
+        assert.equal(asked.resultType, 'input_required');
+        assert.deepEqual(Object.keys(asked.inputRequests), ['user_context']);
+        const { result: rendered } = await ask(d, 'prompts/get', { ...prompt, requestState: asked.requestState, inputResponses: { user_context: accept({ context: 'tests' }) } });
+        assert.equal(rendered.messages[0].content.text, 'Answer in this context: tests');
+
+        const tasking = meta({ 'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { [TASKS]: {} } } });
+        const { result: created } = await ask(d, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' }, _meta: tasking });
+        assert.equal(created.resultType, 'task');
+        let waiting;
+        assert.ok(await eventually(async () => {
+            waiting = (await ask(d, 'tasks/get', { taskId: created.taskId, _meta: tasking })).result;
+            return waiting.status === 'input_required';
+        }, { timeoutMs: 5000, intervalMs: 50 }), JSON.stringify(waiting));
+        const [key] = Object.keys(waiting.inputRequests);
+        assert.equal(waiting.inputRequests[key].params.message, 'Delete a.txt?');
+        const { error: invalid } = await ask(d, 'tasks/update', { taskId: created.taskId, inputResponses: { [key]: { content: {} } }, _meta: tasking });
+        assert.equal(invalid.code, -32602);
+        assert.equal((await ask(d, 'tasks/get', { taskId: created.taskId, _meta: tasking })).result.status, 'input_required');
+        const { result: ack } = await ask(d, 'tasks/update', { taskId: created.taskId, inputResponses: { [key]: accept({ confirm: true }), unknown: accept({}) }, _meta: tasking });
+        assert.deepEqual(ack, { resultType: 'complete' });
+        const done = await settled(d, created.taskId);
+        assert.equal(done.result.content[0].text, 'a.txt: deletion confirmed');
+    });
+
+    it('subscriptions/listen acknowledges first, then sends only what its filter asked for, each with its subscriptionId', async d => {
+        const tools = listen(d, { toolsListChanged: true, resourceSubscriptions: ['file:///listened.txt'] }, 'tools-stream');
+        const prompts = listen(d, { promptsListChanged: true }, 77);
+        try {
+            const ack = await tools.until(f => f.method, 'the acknowledgement');
+            assert.deepEqual(ack, { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: {
+                _meta: { 'io.modelcontextprotocol/subscriptionId': 'tools-stream' },
+                notifications: { toolsListChanged: true, resourceSubscriptions: ['file:///listened.txt'] } } });
+            await prompts.until(f => f.method === 'notifications/subscriptions/acknowledged', 'the second acknowledgement');
+            assert.equal(tools.frames[0], ack, 'the acknowledgement comes first');
+
+            await ask(d, 'tools/call', { name: 'test_trigger_tool_change', arguments: {}, _meta: meta() });
+            const changed = await tools.until(f => f.method === 'notifications/tools/list_changed', 'tools/list_changed');
+            assert.deepEqual(changed.params._meta, { 'io.modelcontextprotocol/subscriptionId': 'tools-stream' });
+            await ask(d, 'tools/call', { name: 'test_trigger_prompt_change', arguments: {}, _meta: meta() });
+            const promptChange = await prompts.until(f => f.method === 'notifications/prompts/list_changed', 'prompts/list_changed');
+            assert.equal(promptChange.params._meta['io.modelcontextprotocol/subscriptionId'], 77);
+
+            const { result: written } = await ask(d, 'tools/call', { name: 'file_write', arguments: { path: 'listened.txt', content: 'x' }, _meta: meta() });
+            assert.ok(!written.isError, JSON.stringify(written));
+            const updated = await tools.until(f => f.method === 'notifications/resources/updated', 'resources/updated');
+            assert.deepEqual(updated.params, { _meta: { 'io.modelcontextprotocol/subscriptionId': 'tools-stream' }, uri: 'file:///listened.txt' });
+            await sleep(200);
+            assert.deepEqual(tools.frames.map(f => f.method).filter(m => m !== 'notifications/resources/updated'),
+                ['notifications/subscriptions/acknowledged', 'notifications/tools/list_changed']);
+            assert.deepEqual(prompts.frames.map(f => f.method), ['notifications/subscriptions/acknowledged', 'notifications/prompts/list_changed']);
+        } finally {
+            await tools.close();
+            await prompts.close();
+        }
+        // The streams are gone once closed: a further change reaches no one, and nothing fails.
+        await ask(d, 'tools/call', { name: 'test_trigger_tool_change', arguments: {}, _meta: meta() });
+    });
+
     it('a 2025 session keeps working beside stateless requests', async d => {
         const { session } = await openSession(d.url);
         await modern(d, 'server/discover', { _meta: meta() });
         const ping = await post(d.url, { jsonrpc: '2.0', id: 9, method: 'ping' }, { session, protocolVersion: '2025-11-25' });
         assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 9, result: {} });
+    });
+});
+
+describe('a daemon that shuts down', { timeout: 30_000 }, () => {
+    test('ends its subscriptions/listen streams with their graceful response', async () => {
+        const daemon = await startDaemon();
+        const stream = listen(daemon, { toolsListChanged: true }, 'until-shutdown');
+        try {
+            await stream.until(f => f.method === 'notifications/subscriptions/acknowledged', 'the acknowledgement');
+            await daemon.stop();
+            await stream.done;
+            assert.deepEqual(stream.frames.at(-1), { jsonrpc: '2.0', id: 'until-shutdown', result: {
+                resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 'until-shutdown' } } });
+        } finally {
+            await stream.close();
+            await daemon.stop();
+        }
+    });
+});
+
+// With a workspace per session (SANDBOX_WORKSPACE=session), a file's change is news only for the
+// session whose workspace it is: a stateless request's workspace is its principal's.
+describe('resource updates of a workspace of its own', { timeout: 30_000 }, () => {
+    const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
+    let dir;
+    let daemon;
+    before(async () => {
+        dir = await mkdtemp(join(tmpdir(), 'cmcp-own-workspace-'));
+        daemon = await startDaemon({ settings: { MCP_PRINCIPALS_FILE: await writePrincipals(dir, tokens), SANDBOX_WORKSPACE: 'session' } });
+    });
+    after(async () => {
+        await daemon?.stop();
+        if (dir)
+            await rm(dir, { recursive: true, force: true });
+    });
+
+    test("reach the principal whose workspace changed, not another principal subscribed to the same URI", () => withDiagnostics(daemon, async () => {
+        const as = who => ({ authorization: `Bearer ${tokens[who]}` });
+        const filter = { resourceSubscriptions: ['file:///shared-name.txt'] };
+        const alice = listen(daemon, filter, 'alice-stream', as('alice'));
+        const bob = listen(daemon, filter, 'bob-stream', as('bob'));
+        try {
+            await alice.until(f => f.method === 'notifications/subscriptions/acknowledged', 'alice acknowledged');
+            await bob.until(f => f.method === 'notifications/subscriptions/acknowledged', 'bob acknowledged');
+            const { result } = await ask(daemon, 'tools/call', { name: 'file_write', arguments: { path: 'shared-name.txt', content: 'alice' }, _meta: meta() },
+                { headers: as('alice') });
+            assert.ok(!result.isError, JSON.stringify(result));
+            await alice.until(f => f.method === 'notifications/resources/updated', "alice's update");
+            await sleep(300);
+            assert.deepEqual(bob.frames.map(f => f.method), ['notifications/subscriptions/acknowledged'], 'bob hears nothing of it');
+        } finally {
+            await alice.close();
+            await bob.close();
+        }
+    }));
+});
+
+// Tasks are recorded in TASKS_DIR before their client learns of them: a daemon killed and
+// started again answers for the tasks that finished, and says of one that was running that it
+// was lost with the daemon.
+describe('tasks across a daemon restart', { timeout: 60_000 }, () => {
+    let dir;
+    before(async () => { dir = await mkdtemp(join(tmpdir(), 'cmcp-tasks-dir-')); });
+    after(async () => { if (dir) await rm(dir, { recursive: true, force: true }); });
+
+    test('finished tasks are still answered, a running one is reported lost', async () => {
+        const settings = { TASKS_DIR: dir };
+        const first = await startDaemon({ settings });
+        let finished, running;
+        try {
+            const start = async args => (await ask(first, 'tools/call', { name: 'slow_compute', arguments: args, _meta: withTasks() })).result;
+            finished = await start({ seconds: 0, label: 'before the restart' });
+            running = await start({ seconds: 60 });
+            assert.ok(existsSync(join(dir, `${running.taskId}.json`)), 'the task is on disk when its client learns of it');
+            assert.ok(await eventually(async () => (await ask(first, 'tasks/get', { taskId: finished.taskId, _meta: withTasks() })).result.status === 'completed',
+                { timeoutMs: 5000, intervalMs: 50 }));
+        } finally {
+            process.kill(first.pid, 'SIGKILL');
+            await first.stop();
+        }
+        const second = await startDaemon({ settings });
+        try {
+            const done = (await ask(second, 'tasks/get', { taskId: finished.taskId, _meta: withTasks() })).result;
+            assert.equal(done.status, 'completed');
+            assert.equal(done.result.content[0].text, 'before the restart: computed in 0 s');
+            const lost = (await ask(second, 'tasks/get', { taskId: running.taskId, _meta: withTasks() })).result;
+            assert.equal(lost.status, 'failed');
+            assert.equal(lost.error.code, -32603);
+            assert.match(lost.error.message, /the task was lost: the daemon stopped while its call ran/);
+            const { error } = await ask(second, 'tasks/get', { taskId: 'task-0123456789abcdef0123456789abcdef', _meta: withTasks() });
+            assert.equal(error.code, -32602, 'an id never issued is still unknown');
+        } finally {
+            await second.stop();
+        }
+    });
+});
+
+// The requestState of multi round-trip requests is signed under the daemon's key: replicas that
+// share MCP_REQUEST_STATE_KEY_FILE accept each other's, a daemon with a key of its own refuses
+// them, and a state answers only for the principal it was issued to.
+describe('requestState across replicas and principals', { timeout: 60_000 }, () => {
+    const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
+    let dir;
+    let replicas = [];
+    let stranger;
+    before(async () => {
+        dir = await mkdtemp(join(tmpdir(), 'cmcp-request-state-'));
+        const principals = await writePrincipals(dir, tokens);
+        const key = join(dir, 'state.key');
+        await writeFile(key, randomBytes(32));
+        replicas = await Promise.all([0, 1].map(() => startDaemon({ settings: { MCP_PRINCIPALS_FILE: principals, MCP_REQUEST_STATE_KEY_FILE: key } })));
+        stranger = await startDaemon({ settings: { MCP_PRINCIPALS_FILE: principals } });
+    });
+    after(async () => {
+        await Promise.all([...replicas, stranger].map(d => d?.stop()));
+        if (dir)
+            await rm(dir, { recursive: true, force: true });
+    });
+    const params = { name: 'test_input_required_result_multi_round', arguments: {}, _meta: meta({ 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } }) };
+    const round = async (d, who, extra = {}) => {
+        const reply = await modern(d, 'tools/call', { ...params, ...extra }, { headers: { authorization: `Bearer ${tokens[who]}` } });
+        return final(reply);
+    };
+
+    test('a replica sharing the key accepts the state; a daemon of another key, or another principal, is refused', async () => {
+        const [a, b] = replicas;
+        const { result: first } = await round(a, 'alice');
+        const answered = { requestState: first.requestState, inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } } };
+        const { result: onB } = await round(b, 'alice', answered);
+        assert.deepEqual(Object.keys(onB.inputRequests ?? {}), ['step2'], JSON.stringify(onB));
+        const { error: foreignKey } = await round(stranger, 'alice', answered);
+        assert.equal(foreignKey?.code, -32602);
+        assert.match(foreignKey.message, /not one this server issued/);
+        const { error: otherPrincipal } = await round(b, 'bob', answered);
+        assert.equal(otherPrincipal?.code, -32602);
+        assert.match(otherPrincipal.message, /issued for another request/);
+    });
+
+    test('a key file too short, or missing, stops the daemon with the reason', async () => {
+        const short = join(dir, 'short.key');
+        await writeFile(short, 'too short');
+        await assert.rejects(startDaemon({ settings: { MCP_REQUEST_STATE_KEY_FILE: short } }),
+            /MCP_REQUEST_STATE_KEY_FILE .*short\.key holds 9 bytes: a key needs at least 32/);
+        await assert.rejects(startDaemon({ settings: { MCP_REQUEST_STATE_KEY_FILE: join(dir, 'absent.key') } }),
+            /MCP_REQUEST_STATE_KEY_FILE .*absent\.key: /);
     });
 });
 
@@ -312,9 +656,7 @@ describe('stateless requests with jailed jobs', root ? {} : { skip: 'needs root:
     let dir;
     before(async () => {
         dir = await mkdtemp(join(tmpdir(), 'cmcp-stateless-principals-'));
-        const file = join(dir, 'principals');
-        const digest = text => createHash('sha256').update(text).digest('hex');
-        await writeFile(file, `alice ${digest(tokens.alice)}\nbob ${digest(tokens.bob)}\n`);
+        const file = await writePrincipals(dir, tokens);
         daemon = await startDaemon({ settings: { MCP_PRINCIPALS_FILE: file, SANDBOX_OUTPUT_CAP_KB: 1 } });
     });
     after(async () => {

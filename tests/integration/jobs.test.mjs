@@ -7,8 +7,9 @@
 // session's end kills its jobs. Jobs switch to host uids, so this needs root (CI runs as root);
 // without it the suite skips, saying so. The pool is 123000-123031, apart from the other suites.
 import { describe, test, before, after } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -316,17 +317,23 @@ describe('background jobs, session workspaces, output handles', needsRoot, () =>
 });
 
 describe('jobs kept for reconnection (JOB_KEEP_SECONDS)', needsRoot, () => {
+    const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
     let daemon;
     let sandbox;
+    let keys;
 
     before(async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-jobs-keep-'));
         chmodSync(sandbox, 0o755);
+        keys = mkdtempSync(join(tmpdir(), 'cmcp-jobs-principals-'));
+        const principals = join(keys, 'principals');
+        const digest = text => createHash('sha256').update(text).digest('hex');
+        writeFileSync(principals, `alice ${digest(tokens.alice)}\nbob ${digest(tokens.bob)}\n`);
         daemon = await startDaemon({
             fixtures: false,
             settings: {
                 SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE + UID_COUNT, SANDBOX_UID_COUNT: 8,
-                JOB_KEEP_SECONDS: 30, BASH_ALLOWED_COMMANDS: 'echo,sleep',
+                JOB_KEEP_SECONDS: 30, BASH_ALLOWED_COMMANDS: 'echo,sleep', MCP_PRINCIPALS_FILE: principals,
             },
         });
     });
@@ -335,17 +342,22 @@ describe('jobs kept for reconnection (JOB_KEEP_SECONDS)', needsRoot, () => {
         await daemon?.stop();
         if (sandbox)
             rmSync(sandbox, { recursive: true, force: true });
+        if (keys)
+            rmSync(keys, { recursive: true, force: true });
     });
 
+    // A 2025 session of `who` (alice unless told).
+    const connect = async (name, who = 'alice') => {
+        const client = new Client({ name, version: '1.0.0' });
+        const transport = new StreamableHTTPClientTransport(new URL(daemon.url),
+            { requestInit: { headers: { authorization: `Bearer ${tokens[who]}` } } });
+        await client.connect(transport);
+        await client.listTools();
+        const call = async (tool, args) => (await client.callTool({ name: tool, arguments: args })).structuredContent;
+        return { client, transport, call };
+    };
+
     test('a new session takes over a job of an ended session by its id, and only then', () => withDiagnostics(daemon, async () => {
-        const connect = async name => {
-            const client = new Client({ name, version: '1.0.0' });
-            const transport = new StreamableHTTPClientTransport(new URL(daemon.url));
-            await client.connect(transport);
-            await client.listTools();
-            const call = async (tool, args) => (await client.callTool({ name: tool, arguments: args })).structuredContent;
-            return { client, transport, call };
-        };
         const first = await connect('first');
         const job = await first.call('system_run_command', { command: 'echo before; sleep 2; echo after', background: true });
         assert.equal(job.success, true);
@@ -370,5 +382,29 @@ describe('jobs kept for reconnection (JOB_KEEP_SECONDS)', needsRoot, () => {
         assert.equal(output.output, 'before\nafter\n');
         await second.client.close();
         await thief.client.close();
+    }));
+
+    test("another principal cannot take over a detached job, even with its id; its own principal can", () => withDiagnostics(daemon, async () => {
+        const first = await connect('alice-first');
+        const job = await first.call('system_run_command', { command: 'sleep 3', background: true });
+        assert.equal(job.success, true, JSON.stringify(job));
+        await first.transport.terminateSession();
+        await first.client.close();
+        const bob = await connect('bob', 'bob');
+        for (const tool of ['job_attach', 'job_status', 'job_kill'])
+            assert.match((await bob.call(tool, { job_id: job.job_id })).error, /^no such job/, tool);
+        const modern = await fetch(daemon.url, { method: 'POST', headers: {
+            'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${tokens.bob}`,
+            'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'job_attach' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'job_attach', arguments: { job_id: job.job_id },
+                _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }) });
+        const text = await modern.text();
+        assert.match(text, /no such job/, 'a stateless request of bob cannot take it either');
+        const again = await connect('alice-again');
+        const attached = await again.call('job_attach', { job_id: job.job_id });
+        assert.equal(attached.success, true, JSON.stringify(attached));
+        await again.call('job_kill', { job_id: job.job_id });
+        await again.client.close();
+        await bob.client.close();
     }));
 });

@@ -36,17 +36,35 @@ async function exercise(client, label, era, version) {
     assert.match(JSON.stringify(read), new RegExp(`written by ${label}`));
 }
 
+// A client that answers elicitations. The tool asks the same way in both eras: a request to
+// the client in a 2025 session, an input_required result the SDK fulfils and retries in 2026.
+function eliciting(label, mode) {
+    const client = new Client({ name: `sdk-v2-${label}`, version: '0' },
+        { versionNegotiation: { mode }, capabilities: { elicitation: {} } });
+    client.setRequestHandler('elicitation/create', async request => {
+        assert.equal(request.params.message, `who is ${label}?`);
+        return { action: 'accept', content: { username: `user of ${label}`, email: 'a@example.com' } };
+    });
+    return client;
+}
+async function elicit(client, label) {
+    const result = await client.callTool({ name: 'test_elicitation', arguments: { message: `who is ${label}?` } });
+    assert.ok(!result.isError, `${label}: ${JSON.stringify(result)}`);
+    assert.match(result.content[0].text, new RegExp(`^User response: .*"username":"user of ${label}"`));
+}
+
 describe('SDK v2 client over Streamable HTTP', root ? {} : { skip: 'needs root: jobs switch to host uids of the pool' }, () => {
     let daemon;
     before(async () => { daemon = await startDaemon(); });
     after(async () => { await daemon?.stop(); });
     for (const [label, mode, era, version] of modes) {
         test(label, { timeout: 30_000 }, () => withDiagnostics(daemon, async () => {
-            const client = new Client({ name: `sdk-v2-${label}`, version: '0' }, { versionNegotiation: { mode } });
+            const client = eliciting(`http ${label}`, mode);
             await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
             try {
                 assert.equal(client.getServerVersion()?.name, 'container-mcp');
                 await exercise(client, `http ${label}`, era, version);
+                await elicit(client, `http ${label}`);
             } finally {
                 await client.close();
             }
@@ -58,7 +76,7 @@ describe('SDK v2 client over stdio', root ? {} : { skip: 'needs root: jobs switc
     for (const [label, mode, era, version] of modes) {
         test(label, { timeout: 30_000 }, async () => {
             const cwd = scratchDir();
-            const client = new Client({ name: `sdk-v2-${label}`, version: '0' }, { versionNegotiation: { mode } });
+            const client = eliciting(`stdio ${label}`, mode);
             const transport = new StdioClientTransport({ command: cmcpdPath(), cwd, env: cleanEnv(), stderr: 'pipe',
                 args: ['--stdio', '--conformance-fixtures', ...settingArgs()] });
             let stderr = '';
@@ -66,6 +84,7 @@ describe('SDK v2 client over stdio', root ? {} : { skip: 'needs root: jobs switc
             try {
                 await client.connect(transport);
                 await exercise(client, `stdio ${label}`, era, version);
+                await elicit(client, `stdio ${label}`);
             } catch (error) {
                 console.error(`--- cmcpd --stdio stderr ---\n${stderr.split('\n').slice(-30).join('\n')}`);
                 throw error;

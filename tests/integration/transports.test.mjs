@@ -279,6 +279,14 @@ const scenarios = [
         assert.deepEqual(answer, { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } });
     }],
 
+    ['a prompt that needs the user\'s answer asks for it before it renders', async ({ client, ctx }) => {
+        ctx.elicitRequests.length = 0;
+        const prompt = await client.getPrompt({ name: 'test_input_required_result_prompt' });
+        assert.equal(ctx.elicitRequests.length, 1);
+        assert.equal(ctx.elicitRequests[0].message, 'What context should the prompt use?');
+        assert.match(prompt.messages[0].content.text, /^Answer in this context: .*"username":"ada"/);
+    }],
+
     ['resources: list, read text and binary, templates, unknown uri', async ({ client }) => {
         const { resources } = await client.listResources();
         const uris = resources.map(r => r.uri);

@@ -169,16 +169,18 @@ private Q_SLOTS:
         const QString keptId = kept->id();
         const QString droppedId = dropped->id();
         // A live session's job cannot be taken.
-        QCOMPARE(registry.attach(QStringLiteral("B"), keptId), nullptr);
+        QCOMPARE(registry.attach(QStringLiteral("B"), QString(), keptId), nullptr);
         registry.endSession(QStringLiteral("A"));
         // Detached: no session finds it, not even the old one; it still runs and counts.
         QCOMPARE(registry.find(QStringLiteral("A"), keptId), nullptr);
         QVERIFY(kept->isRunning());
         QCOMPARE(registry.running(), 2);
-        QCOMPARE(registry.attach(QStringLiteral("B"), keptId), kept);
+        // Only the principal that started it may take it over.
+        QCOMPARE(registry.attach(QStringLiteral("B"), QStringLiteral("another"), keptId), nullptr);
+        QCOMPARE(registry.attach(QStringLiteral("B"), QString(), keptId), kept);
         QCOMPARE(registry.find(QStringLiteral("B"), keptId), kept);
         // Attached once: a third session cannot take it again.
-        QCOMPARE(registry.attach(QStringLiteral("C"), keptId), nullptr);
+        QCOMPARE(registry.attach(QStringLiteral("C"), QString(), keptId), nullptr);
         // The job nobody attached is killed when the keep time is over.
         QTRY_VERIFY_WITH_TIMEOUT(droppedGuard.isNull(), 10000);
         QCOMPARE(registry.find(QString(), droppedId), nullptr);

@@ -402,7 +402,7 @@ void TestMcpServer::init()
     review.name = u"review"_s;
     review.description = u"Reviews code."_s;
     review.arguments = {{u"code"_s, u"the code"_s, true}, {u"style"_s, u"the tone"_s, false}};
-    review.render = [](const QHash<QString, QString> &arguments) {
+    review.render = [](const QHash<QString, QString> &arguments, const QJsonObject &) {
         return QJsonArray{QJsonObject{
                 {u"role"_s, u"user"_s},
                 {u"content"_s,
@@ -421,7 +421,7 @@ void TestMcpServer::init()
     PromptDefinition many;
     many.name = u"many"_s;
     many.arguments = {{u"n"_s, {}, false}};
-    many.render = [](const QHash<QString, QString> &) { return QJsonArray(); };
+    many.render = [](const QHash<QString, QString> &, const QJsonObject &) { return QJsonArray(); };
     many.complete = [](const QString &, const QString &prefix) {
         QStringList values;
         for (int i = 0; i < 150; ++i)

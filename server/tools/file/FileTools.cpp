@@ -38,17 +38,18 @@ Completion failure(const QString &message)
     return {result, {}};
 }
 
-// Tells subscribers that these files changed and, when files appeared or vanished, every
-// session that the list changed.
-std::function<void()> announce(ResourceRegistry *resources, QStringList changedPaths,
-                               bool listChanged)
+// Tells the subscribers of `files`' workspace that these files changed: with a workspace of
+// its own, its session only. When files appeared or vanished in the shared workspace, every
+// session hears that the list changed; a session's own workspace has no list to tell others of.
+std::function<void()> announce(ResourceRegistry *resources, const FileManager &files,
+                               QStringList changedPaths, bool listChanged)
 {
     if (!resources)
         return {};
-    return [resources, changedPaths, listChanged] {
+    return [resources, owner = files.ownerSession(), changedPaths, listChanged] {
         for (const QString &path : changedPaths)
-            resources->notifyUpdated(workspaceresources::uriFor(path));
-        if (listChanged)
+            resources->notifyUpdated(workspaceresources::uriFor(path), owner);
+        if (listChanged && owner.isEmpty())
             Q_EMIT resources->listChanged();
     };
 }
@@ -109,7 +110,7 @@ Completion writeFile(FileManager &files, ResourceRegistry *resources, const QJso
                                     {QLatin1String("size"), double(written.size)},
                                     {QLatin1String("sha256"), written.sha256},
                                     {QLatin1String("created"), written.created}}),
-            announce(resources, {written.path}, written.created)};
+            announce(resources, files, {written.path}, written.created)};
 }
 
 Completion listFiles(FileManager &files, const QJsonObject &arguments)
@@ -146,7 +147,7 @@ Completion deleteFile(FileManager &files, ResourceRegistry *resources, const QJs
         return failure(outcome.error);
     return {ToolResult::structured({{QLatin1String("success"), true},
                                     {QLatin1String("path"), outcome.value->path}}),
-            announce(resources, {outcome.value->path}, true)};
+            announce(resources, files, {outcome.value->path}, true)};
 }
 
 Completion moveFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
@@ -162,7 +163,7 @@ Completion moveFile(FileManager &files, ResourceRegistry *resources, const QJson
     return {ToolResult::structured({{QLatin1String("success"), true},
                                     {QLatin1String("source"), moved.source},
                                     {QLatin1String("destination"), moved.destination}}),
-            announce(resources, {moved.source, moved.destination}, true)};
+            announce(resources, files, {moved.source, moved.destination}, true)};
 }
 
 Completion editFile(FileManager &files, ResourceRegistry *resources, const QJsonObject &arguments)
@@ -194,7 +195,7 @@ Completion editFile(FileManager &files, ResourceRegistry *resources, const QJson
     const ToolResult result = ToolResult::structured(value);
     if (!edited.written)
         return {result, {}};
-    return {result, announce(resources, {edited.path}, false)};
+    return {result, announce(resources, files, {edited.path}, false)};
 }
 
 Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
@@ -305,9 +306,8 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
     auto *managers = new SessionFileManagers(SessionWorkspaces::of(server, settings), options,
                                              shared, &server);
     auto *runner = new FileToolRunner(&server);
-    // Change notifications go to every session: with a workspace per session they would tell
-    // one session of another's files, so there are none then.
-    ResourceRegistry *resources = managers->perSession() ? nullptr : &server.resources();
+    // A file's change is told to the sessions of its workspace only (announce).
+    ResourceRegistry *resources = &server.resources();
     ToolRegistry &tools = server.tools();
     tools.add(fileTool(
             runner, managers, "file_read", "Read a file",

@@ -59,6 +59,7 @@ std::shared_ptr<FileManager> SessionFileManagers::forSession(const QString &sess
     if (!root)
         return nullptr;
     auto files = std::make_shared<FileManager>(*workspace, root, m_options);
+    files->setOwnerSession(sessionId);
     m_bySession.insert(sessionId, files);
     return files;
 }

@@ -119,7 +119,7 @@ void jobKill(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 void jobAttach(const JobServices &services, const std::shared_ptr<ToolCall> &call)
 {
     const QString id = tools::stringArgument(call->arguments(), "job_id");
-    BackgroundJob *job = services.registry->attach(call->sessionId(), id);
+    BackgroundJob *job = services.registry->attach(call->sessionId(), call->principal().name(), id);
     if (!job) {
         call->finish(ToolResult::structuredFailure(
                 JobRegistry::noSuchJob(id)
