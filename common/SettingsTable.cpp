@@ -236,6 +236,14 @@ QList<SettingSpec> buildTable()
                     "With SANDBOX_WORKSPACE_QUOTA_MB, how many checkpoints one workspace may "
                     "keep; each can hold up to the quota once files change.",
                     NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_NAMED_MAX", "8", 0, 10000,
+                    "Named workspaces (workspace_create, workspace_fork) one principal may "
+                    "have; they outlive sessions and restarts until workspace_delete.",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_NAMED_MAX_MB", "4096", 1, 16777216,
+                    "The largest quota a named workspace may ask for (size_mb), in megabytes; "
+                    "without size_mb it gets SANDBOX_WORKSPACE_QUOTA_MB.",
+                    NoFlags),
 
             integer(jobs, "JOB_TIMEOUT_MAX", "3600", 1, 604800,
                     "Time limit of a background job (background or yield_ms), in seconds; a "

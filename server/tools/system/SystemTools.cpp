@@ -328,10 +328,12 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     ToolRegistry &registry = server.tools();
     registry.add(tools::makeTool(
             "system_run_command", "Run a shell command",
-            "Runs a bash command in a sandbox, in the workspace shared with the file tools. "
+            "Runs a bash command in a sandbox, in the workspace shared with the file tools (or the "
+            "named one of `workspace`). "
             "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off. "
             "Returns stdout, stderr, exit_code and success, with the job's accounting.",
-            systemschemas::commandInput(), systemschemas::commandOutput(),
+            tools::withWorkspaceArgument(systemschemas::commandInput()),
+            systemschemas::commandOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, commandCall); },
             TaskSupport::Optional));
@@ -341,7 +343,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             "with the file tools, with a memory limit (PYTHON_MEMORY_LIMIT) and no network. Set "
             "the variable _ to return a value as result. Returns output, error, result and "
             "success, with the job's accounting.",
-            systemschemas::pythonInput(), systemschemas::pythonOutput(),
+            tools::withWorkspaceArgument(systemschemas::pythonInput()),
+            systemschemas::pythonOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, pythonCall); },
             TaskSupport::Optional));

@@ -1,5 +1,7 @@
 #include "tools/workspace/WorkspaceTools.h"
 
+#include "tools/workspace/NamedWorkspaceTools.h"
+
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
@@ -34,13 +36,13 @@ QJsonObject succeeded(QJsonObject value)
     return value;
 }
 
-// The calling session's workspace and its checkpoints; nullopt (the call finished with the
+// The workspace the call works in and its checkpoints; nullopt (the call finished with the
 // reason) when it cannot be had.
 std::optional<std::pair<Workspace, WorkspaceCheckpoints>>
 checkpointsOf(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
 {
     QString error;
-    const std::optional<Workspace> workspace = workspaces.forSession(call->sessionId(), &error);
+    const std::optional<Workspace> workspace = workspaces.forCall(*call, &error);
     if (!workspace) {
         call->finish(ToolResult::structuredFailure(error));
         return std::nullopt;
@@ -168,7 +170,10 @@ QJsonObject outputOf(const char *properties, const char *required)
 void registerWorkspaceTools(McpServer &server, const Settings &settings)
 {
     SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
-    if (!WorkspaceCheckpoints(Workspace::fromSettings(settings)).unsupportedReason().isEmpty())
+    const bool checkpoints =
+            WorkspaceCheckpoints(Workspace::fromSettings(settings)).unsupportedReason().isEmpty();
+    registerNamedWorkspaceTools(server, settings, checkpoints);
+    if (!checkpoints)
         return;
     const int maxCount = int(settings.integer(u"SANDBOX_WORKSPACE_CHECKPOINTS_MAX"));
     const auto handler = [&workspaces, maxCount](void (*run)(SessionWorkspaces &, int,
@@ -189,9 +194,9 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "copy-on-write snapshot: it takes no space until files change). Returns its "
             "checkpoint_id, for workspace_restore and workspace_diff. At most "
             "SANDBOX_WORKSPACE_CHECKPOINTS_MAX per workspace.",
-            tools::schema(
+            tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","additionalProperties":false,"properties":{
-        "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})"),
+        "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})")),
             outputOf((QByteArray(checkpointProperties) + R"(,"elapsed_ms":{"type":"number"})")
                              .constData(),
                      R"(["success","checkpoint_id"])"),
@@ -200,7 +205,8 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
     registry.add(tools::makeTool(
             "workspace_checkpoints", "List the workspace's checkpoints",
             "The checkpoints of this session's workspace, oldest first.",
-            tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
+            tools::withWorkspaceArgument(tools::schema(
+                    R"({"type":"object","additionalProperties":false,"properties":{}})")),
             outputOf(R"("checkpoints":{"type":"array","items":{"type":"object"}})",
                      R"(["success","checkpoints"])"),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
@@ -209,7 +215,7 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "workspace_restore", "Restore the workspace to a checkpoint",
             "Puts the workspace back as it was at the checkpoint, in milliseconds: every change "
             "since is gone (the checkpoint stays). Refused while a job runs in the workspace.",
-            tools::schema(idInput),
+            tools::withWorkspaceArgument(tools::schema(idInput)),
             outputOf(R"("checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})",
                      R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
@@ -219,10 +225,10 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "The paths added, removed and modified from the checkpoint to the workspace now (or "
             "to the checkpoint `against`), with a unified diff for each modified text file up "
             "to 256 KiB; at most 1000 changes (truncated says more were left out).",
-            tools::schema(
+            tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
         "checkpoint_id":{"type":"string","pattern":"^cp_[0-9a-f]{32}$"},
-        "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint instead of the workspace now."}}})"),
+        "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint instead of the workspace now."}}})")),
             outputOf(
                     R"("changes":{"type":"array","items":{"type":"object","required":["path","change"],"properties":{
                      "path":{"type":"string"},"change":{"enum":["added","removed","modified"]},"diff":{"type":"string"}}}},
@@ -234,7 +240,7 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "workspace_checkpoint_delete", "Delete a checkpoint",
             "Deletes a checkpoint of this session's workspace; the space only it held is "
             "given back.",
-            tools::schema(idInput),
+            tools::withWorkspaceArgument(tools::schema(idInput)),
             outputOf(R"("checkpoint_id":{"type":"string"})", R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             handler(deleteCheckpoint)));
