@@ -221,10 +221,12 @@ QList<SettingSpec> buildTable()
                     "it (taken over with job_attach) keeps it until the job ends.",
                     NoFlags),
 
-            integer(sandbox, "SANDBOX_WORKSPACE_QUOTA_MB", "0", 0, 16777216,
+            integer(sandbox, "SANDBOX_WORKSPACE_QUOTA_MB", "1024", 0, 16777216,
                     "Bytes each workspace may hold, in megabytes, enforced by the kernel (btrfs "
                     "qgroups on a loop-mounted volume; root only): a write past it fails with "
-                    "'Disk quota exceeded'. 0: no quota, workspaces are plain directories.",
+                    "'Disk quota exceeded'. Where it cannot be enforced the start-up table and "
+                    "/health say so (a degradation when set explicitly). 0: no quota, "
+                    "workspaces are plain directories.",
                     NoFlags),
             integer(sandbox, "SANDBOX_WORKSPACE_VOLUME_GB", "64", 1, 65536,
                     "With SANDBOX_WORKSPACE_QUOTA_MB, the size of the volume that holds every "

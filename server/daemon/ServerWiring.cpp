@@ -138,7 +138,8 @@ SandboxLayer quotaLayer(const WorkspaceVolume &volume)
 }
 
 // /health says whether workspaces have their quota; one asked for and unavailable is a
-// degradation (the tools work, without the limit).
+// degradation (the tools work, without the limit). The default that cannot be had here (not
+// root, no btrfs or loop devices) is said in workspace_quota and the start-up table only.
 void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
 {
     const SandboxLayer layer = quotaLayer(volume);
@@ -148,7 +149,7 @@ void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
     if (!layer.reason.isEmpty())
         status.insert(QStringLiteral("reason"), layer.reason);
     health.describe(QStringLiteral("workspace_quota"), status);
-    if (volume.state() == WorkspaceVolume::State::Unavailable)
+    if (volume.state() == WorkspaceVolume::State::Unavailable && volume.askedFor())
         health.report({QStringLiteral("workspace quota"),
                        volume.reason(),
                        QStringLiteral("run cmcpd as root on a kernel with btrfs and loop "

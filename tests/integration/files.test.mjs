@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport, McpError } from './lib/sdk.mjs';
 import { toolCalls } from './lib/tools.mjs';
-import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { eventually, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 
 const sha256 = text => createHash('sha256').update(text).digest('hex');
 
@@ -37,12 +37,12 @@ describe('file tools', () => {
 
     before(async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-files-'));
-        workspace = join(sandbox, 'workspace');
         // A sibling whose name starts like the workspace's.
         outside = join(sandbox, 'workspace-outside');
         mkdirSync(outside);
         writeFileSync(join(outside, 'secret.txt'), 'SECRET');
         daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, FILE_MAX_SIZE_MB: 1 } });
+        workspace = hostWorkspace(sandbox);
         client = await connect();
         client.fallbackNotificationHandler = async notification => { updates.push(notification); };
     });

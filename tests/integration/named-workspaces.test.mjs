@@ -1,7 +1,7 @@
 // Named workspaces through the official SDK client: a principal creates one by name, works in it
 // with any file or job tool's `workspace` argument or by opening it for the session, and finds it
 // again from another session and after a restart of the daemon (what a crash left half-made goes
-// at start). Another principal reaches it by no name, id or call, and may use the same name for
+// at start). Another principal reaches it by no name, id, host path or call, and may use the same name for
 // its own. The count and size are bounded, each refusal naming its setting; the quota holds.
 // A fork from a checkpoint is another tree: changes on either side stay there. Deleting a
 // workspace kills its jobs. Needs root, btrfs and loop devices; exits 77 otherwise.
@@ -9,7 +9,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -73,6 +73,8 @@ describe('named workspaces', () => {
         assert.match(made.workspace_id, /^ws_[0-9a-f]{32}$/);
         assert.equal(made.quota_mb, 64);
         projectId = made.workspace_id;
+        // Its description is root's alone.
+        assert.equal(statSync(join(sandbox, 'volume', 'named', `${projectId}.json`)).mode & 0o777, 0o600);
         await alice.ok('file_write', { workspace: 'project', path: 'notes.txt', content: 'in the project\n' });
         await alice.ok('file_write', { path: 'notes.txt', content: 'in the shared workspace\n' });
         const job = await alice.ok('system_run_command', { workspace: 'project', command: 'cat notes.txt' });
@@ -96,7 +98,7 @@ describe('named workspaces', () => {
         assert.equal((await alice.ok('file_read', { path: 'notes.txt' })).content, 'in the shared workspace\n');
     }));
 
-    test('another principal reaches it by no name, id or tool, and has names of its own', () => withDiagnostics(daemon, async () => {
+    test('another principal reaches it by no name, id, path or tool, and has names of its own', () => withDiagnostics(daemon, async () => {
         const unknown = /no such workspace: /;
         for (const workspace of ['project', projectId]) {
             for (const [tool, args] of [
@@ -117,6 +119,18 @@ describe('named workspaces', () => {
         const own = await bob.ok('workspace_create', { name: 'project' });
         assert.notEqual(own.workspace_id, projectId);
         assert.deepEqual((await bob.ok('file_list', { workspace: 'project', path: '.' })).entries, []);
+        // Paths: a relative escape from Bob's workspace, and the host path of Alice's, which the
+        // attacker is assumed to know, from a file tool and from jobs.
+        const hostPath = join(sandbox, 'volume', 'named', projectId, 'notes.txt');
+        for (const path of [`../named/${projectId}/notes.txt`, `../../named/${projectId}/notes.txt`, hostPath]) {
+            const read = await bob.call('file_read', { path });
+            assert.equal(read.isError, true, path);
+            assert.doesNotMatch(JSON.stringify(read), /in the project/, path);
+        }
+        const cat = await bob.call('system_run_command', { command: `cat ${hostPath}` });
+        assert.doesNotMatch(JSON.stringify(cat), /in the project/);
+        const python = await bob.call('system_run_python', { code: `print(open(${JSON.stringify(hostPath)}).read())` });
+        assert.doesNotMatch(JSON.stringify(python), /in the project/);
         // A job of Bob's sees its own workspace only: not the directory of the others.
         const look = await bob.call('system_run_command', { workspace: 'project', command: 'ls -a /workspace/..' });
         assert.doesNotMatch(JSON.stringify(look.structuredContent), /ws_[0-9a-f]{32}/);
@@ -168,12 +182,14 @@ describe('named workspaces', () => {
     }));
 
     test('deleting a workspace kills its jobs; it is gone for every session', () => withDiagnostics(daemon, async () => {
-        await alice.ok('workspace_create', { name: 'doomed' });
+        const doomed = await alice.ok('workspace_create', { name: 'doomed' });
         await alice.ok('workspace_open', { workspace: 'doomed' });
         const job = await alice.ok('system_run_command', { command: 'sleep 30', background: true });
         const deleted = await alice.ok('workspace_delete', { workspace: 'doomed' });
         assert.equal(deleted.jobs_killed, 1);
         await eventually(async () => (await alice.ok('job_status', { job_id: job.job_id })).state === 'killed', { timeoutMs: 10_000 });
+        // Its files go once the job has let go of them.
+        await eventually(() => !existsSync(join(sandbox, 'volume', 'named', doomed.workspace_id)), { timeoutMs: 10_000 });
         const gone = await alice.call('file_list', { path: '.' });
         assert.equal(gone.isError, true);
         assert.match(gone.content[0].text, /no such workspace/);
