@@ -167,6 +167,26 @@ std::optional<qint64> NamedWorkspaces::admit(const Principal &owner, const QStri
     return std::min(sizeMb.value_or(m_defaultQuotaBytes >> 20), m_limits.maxQuotaMb) << 20;
 }
 
+bool NamedWorkspaces::ensureDirectory(QString *error) const
+{
+    if (QDir().mkpath(m_directory)
+        && ::chmod(QFile::encodeName(m_directory).constData(), 0711) == 0)
+        return true;
+    *error = QStringLiteral("cannot create the directory of named workspaces %1").arg(m_directory);
+    return false;
+}
+
+std::optional<NamedWorkspace> NamedWorkspaces::complete(NamedWorkspace made, QString *error)
+{
+    // Makes the directory (or, for a fork's snapshot, sets its quota) and gives its top to the
+    // sandbox group; the description comes last.
+    if (!made.workspace.ensureExists(error) || !describe(made, error)) {
+        removeHalfMade(QFile::encodeName(made.id));
+        return std::nullopt;
+    }
+    return made;
+}
+
 bool NamedWorkspaces::describe(const NamedWorkspace &workspace, QString *error)
 {
     QSaveFile description(m_directory + QLatin1Char('/') + workspace.id + kJson);
@@ -196,20 +216,12 @@ std::optional<NamedWorkspace> NamedWorkspaces::create(const Principal &owner, co
     const std::optional<qint64> quotaBytes = admit(owner, name, sizeMb, error);
     if (!quotaBytes)
         return std::nullopt;
-    if (!QDir().mkpath(m_directory)
-        || ::chmod(QFile::encodeName(m_directory).constData(), 0711) != 0) {
-        *error = QStringLiteral("cannot create the directory of named workspaces %1")
-                         .arg(m_directory);
+    if (!ensureDirectory(error))
         return std::nullopt;
-    }
     const QString id = unguessableId("ws_");
-    NamedWorkspace made{id, name, owner.name(), QDateTime::currentDateTimeUtc(),
-                        Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes)};
-    if (!made.workspace.ensureExists(error) || !describe(made, error)) {
-        removeHalfMade(QFile::encodeName(id));
-        return std::nullopt;
-    }
-    return made;
+    return complete({id, name, owner.name(), QDateTime::currentDateTimeUtc(),
+                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes)},
+                    error);
 }
 
 std::optional<NamedWorkspace> NamedWorkspaces::fork(const Principal &owner, const QString &name,
@@ -224,12 +236,8 @@ std::optional<NamedWorkspace> NamedWorkspaces::fork(const Principal &owner, cons
     const std::optional<qint64> quotaBytes = admit(owner, name, sizeMb, error);
     if (!quotaBytes)
         return std::nullopt;
-    if (!QDir().mkpath(m_directory)
-        || ::chmod(QFile::encodeName(m_directory).constData(), 0711) != 0) {
-        *error = QStringLiteral("cannot create the directory of named workspaces %1")
-                         .arg(m_directory);
+    if (!ensureDirectory(error))
         return std::nullopt;
-    }
     const UniqueFd source = openDirectory(checkpointPath);
     const UniqueFd target = openDirectory(m_directory);
     if (!source.isValid() || !target.isValid()) {
@@ -243,14 +251,9 @@ std::optional<NamedWorkspace> NamedWorkspaces::fork(const Principal &owner, cons
         *error = QStringLiteral("cannot snapshot the checkpoint: %1").arg(errnoText(failed));
         return std::nullopt;
     }
-    NamedWorkspace made{id, name, owner.name(), QDateTime::currentDateTimeUtc(),
-                        Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes)};
-    // Sets the new subvolume's quota and gives its top to the sandbox group.
-    if (!made.workspace.ensureExists(error) || !describe(made, error)) {
-        removeHalfMade(QFile::encodeName(id));
-        return std::nullopt;
-    }
-    return made;
+    return complete({id, name, owner.name(), QDateTime::currentDateTimeUtc(),
+                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes)},
+                    error);
 }
 
 std::optional<NamedWorkspace> NamedWorkspaces::find(const Principal &owner, const QString &nameOrId,

@@ -88,6 +88,9 @@ private:
     // The checks create and fork share; the quota in bytes when the workspace may be made.
     std::optional<qint64> admit(const Principal &owner, const QString &name,
                                 std::optional<qint64> sizeMb, QString *error) const;
+    bool ensureDirectory(QString *error) const;
+    // Readies the directory of `made` and describes it; what failed half-way is removed.
+    std::optional<NamedWorkspace> complete(NamedWorkspace made, QString *error);
     bool describe(const NamedWorkspace &workspace, QString *error);
     void removeHalfMade(const QByteArray &name) const;
 

@@ -21,6 +21,22 @@ QJsonObject orFailure(const QJsonObject &success)
                        {QLatin1String("anyOf"), QJsonArray{success, failure}}};
 }
 
+QJsonObject successOutput(const QByteArray &properties, const char *required)
+{
+    return orFailure(schema(
+            QStringLiteral(
+                    R"({"type":"object","required":%2,"properties":{"success":{"const":true},%1}})")
+                    .arg(QString::fromUtf8(properties), QLatin1String(required))
+                    .toUtf8()
+                    .constData()));
+}
+
+QJsonObject succeeded(QJsonObject value)
+{
+    value.insert(QLatin1String("success"), true);
+    return value;
+}
+
 QJsonObject withWorkspaceArgument(QJsonObject input)
 {
     static const QJsonObject argument = schema(

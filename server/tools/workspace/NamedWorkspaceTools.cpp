@@ -25,12 +25,6 @@ QJsonObject describe(const NamedWorkspace &workspace)
             {QLatin1String("created"), workspace.created.toString(Qt::ISODateWithMs)}};
 }
 
-QJsonObject succeeded(QJsonObject value)
-{
-    value.insert(QLatin1String("success"), true);
-    return value;
-}
-
 std::optional<qint64> sizeArgument(const QJsonObject &arguments)
 {
     return tools::integerArgument(arguments, "size_mb");
@@ -46,7 +40,7 @@ void create(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    call->finish(ToolResult::structured(succeeded(describe(*made))));
+    call->finish(ToolResult::structured(tools::succeeded(describe(*made))));
 }
 
 void list(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
@@ -60,7 +54,7 @@ void list(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
             open = each.name;
     }
     call->finish(ToolResult::structured(
-            succeeded({{QLatin1String("workspaces"), all}, {QLatin1String("open"), open}})));
+            tools::succeeded({{QLatin1String("workspaces"), all}, {QLatin1String("open"), open}})));
 }
 
 void open(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
@@ -74,8 +68,8 @@ void open(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
     const QString nameOrId = tools::stringArgument(call->arguments(), "workspace");
     if (nameOrId.isEmpty()) {
         workspaces.select(call->sessionId(), {});
-        call->finish(
-                ToolResult::structured(succeeded({{QLatin1String("open"), QJsonValue::Null}})));
+        call->finish(ToolResult::structured(
+                tools::succeeded({{QLatin1String("open"), QJsonValue::Null}})));
         return;
     }
     QString error;
@@ -86,9 +80,9 @@ void open(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
         return;
     }
     workspaces.select(call->sessionId(), found->id);
-    call->finish(
-            ToolResult::structured(succeeded({{QLatin1String("open"), found->name},
-                                              {QLatin1String("workspace"), describe(*found)}})));
+    call->finish(ToolResult::structured(
+            tools::succeeded({{QLatin1String("open"), found->name},
+                              {QLatin1String("workspace"), describe(*found)}})));
 }
 
 void remove(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call)
@@ -105,7 +99,7 @@ void remove(SessionWorkspaces &workspaces, const std::shared_ptr<ToolCall> &call
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    call->finish(ToolResult::structured(succeeded(
+    call->finish(ToolResult::structured(tools::succeeded(
             {{QLatin1String("name"), found->name}, {QLatin1String("jobs_killed"), jobs}})));
 }
 
@@ -131,21 +125,11 @@ void fork(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<Too
     QJsonObject value = describe(*made);
     value.insert(QLatin1String("checkpoint_id"), id);
     value.insert(QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6);
-    call->finish(ToolResult::structured(succeeded(value)));
+    call->finish(ToolResult::structured(tools::succeeded(value)));
 }
 
 const char *kDescribed =
         R"("name":{"type":"string"},"workspace_id":{"type":"string"},"quota_mb":{"type":"number"},"created":{"type":"string"})";
-
-QJsonObject outputOf(const QByteArray &properties, const char *required)
-{
-    return tools::orFailure(tools::schema(
-            QStringLiteral(
-                    R"({"type":"object","required":%2,"properties":{"success":{"const":true},%1}})")
-                    .arg(QString::fromUtf8(properties), QLatin1String(required))
-                    .toUtf8()
-                    .constData()));
-}
 
 } // namespace
 
@@ -175,7 +159,7 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
                             .append(nameAndSize)
                             .append("}}")
                             .constData()),
-            outputOf(kDescribed, R"(["success","name","workspace_id"])"),
+            tools::successOutput(kDescribed, R"(["success","name","workspace_id"])"),
             {.readOnly = false, .destructive = false, .idempotent = false, .openWorld = false},
             handler(create)));
     registry.add(tools::makeTool(
@@ -183,7 +167,7 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
             "Your named workspaces by name, and which one this session has open (null: its "
             "own).",
             tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
-            outputOf(
+            tools::successOutput(
                     R"("workspaces":{"type":"array","items":{"type":"object"}},"open":{"type":["string","null"]})",
                     R"(["success","workspaces"])"),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
@@ -195,8 +179,9 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
             "session's own.",
             tools::schema(R"({"type":"object","additionalProperties":false,"properties":{
         "workspace":{"type":"string","description":"Its name or workspace_id; left out: the session's own."}}})"),
-            outputOf(R"("open":{"type":["string","null"]},"workspace":{"type":"object"})",
-                     R"(["success","open"])"),
+            tools::successOutput(
+                    R"("open":{"type":["string","null"]},"workspace":{"type":"object"})",
+                    R"(["success","open"])"),
             {.readOnly = false, .destructive = false, .idempotent = true, .openWorld = false},
             handler(open)));
     registry.add(tools::makeTool(
@@ -204,8 +189,8 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
             "Deletes a named workspace of yours with its files and checkpoints; every job "
             "running in it is killed.",
             tools::schema(target),
-            outputOf(R"("name":{"type":"string"},"jobs_killed":{"type":"integer"})",
-                     R"(["success","name"])"),
+            tools::successOutput(R"("name":{"type":"string"},"jobs_killed":{"type":"integer"})",
+                                 R"(["success","name"])"),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             handler(remove)));
     if (!canFork)
@@ -223,7 +208,7 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
                             .append(nameAndSize)
                             .append("}}")
                             .constData())),
-            outputOf(
+            tools::successOutput(
                     QByteArray(kDescribed)
                             .append(R"(,"checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})"),
                     R"(["success","name","workspace_id"])"),

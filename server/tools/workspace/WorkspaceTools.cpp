@@ -30,12 +30,6 @@ QJsonObject checkpointJson(const Checkpoint &checkpoint)
             {QLatin1String("created"), checkpoint.created.toString(Qt::ISODateWithMs)}};
 }
 
-QJsonObject succeeded(QJsonObject value)
-{
-    value.insert(QLatin1String("success"), true);
-    return value;
-}
-
 // The workspace the call works in and its checkpoints; nullopt (the call finished with the
 // reason) when it cannot be had.
 std::optional<std::pair<Workspace, WorkspaceCheckpoints>>
@@ -66,7 +60,7 @@ void checkpoint(SessionWorkspaces &workspaces, int maxCount, const std::shared_p
     }
     QJsonObject value = checkpointJson(*made);
     value.insert(QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6);
-    call->finish(ToolResult::structured(succeeded(value)));
+    call->finish(ToolResult::structured(tools::succeeded(value)));
 }
 
 void listCheckpoints(SessionWorkspaces &workspaces, int maxCount,
@@ -84,7 +78,7 @@ void listCheckpoints(SessionWorkspaces &workspaces, int maxCount,
     QJsonArray list;
     for (const Checkpoint &each : *all)
         list.append(checkpointJson(each));
-    call->finish(ToolResult::structured(succeeded({{QLatin1String("checkpoints"), list}})));
+    call->finish(ToolResult::structured(tools::succeeded({{QLatin1String("checkpoints"), list}})));
 }
 
 void restore(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
@@ -111,8 +105,8 @@ void restore(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<
     }
     workspaces.replaced(found->first);
     call->finish(ToolResult::structured(
-            succeeded({{QLatin1String("checkpoint_id"), id},
-                       {QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6}})));
+            tools::succeeded({{QLatin1String("checkpoint_id"), id},
+                              {QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6}})));
 }
 
 void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
@@ -136,8 +130,8 @@ void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<Too
         return;
     }
     call->finish(ToolResult::structured(
-            succeeded({{QLatin1String("changes"), difference.changes},
-                       {QLatin1String("truncated"), difference.truncated}})));
+            tools::succeeded({{QLatin1String("changes"), difference.changes},
+                              {QLatin1String("truncated"), difference.truncated}})));
 }
 
 void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
@@ -152,17 +146,7 @@ void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    call->finish(ToolResult::structured(succeeded({{QLatin1String("checkpoint_id"), id}})));
-}
-
-QJsonObject outputOf(const char *properties, const char *required)
-{
-    return tools::orFailure(tools::schema(
-            QStringLiteral(
-                    R"({"type":"object","required":%2,"properties":{"success":{"const":true},%1}})")
-                    .arg(QLatin1String(properties), QLatin1String(required))
-                    .toUtf8()
-                    .constData()));
+    call->finish(ToolResult::structured(tools::succeeded({{QLatin1String("checkpoint_id"), id}})));
 }
 
 } // namespace
@@ -197,9 +181,10 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","additionalProperties":false,"properties":{
         "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})")),
-            outputOf((QByteArray(checkpointProperties) + R"(,"elapsed_ms":{"type":"number"})")
-                             .constData(),
-                     R"(["success","checkpoint_id"])"),
+            tools::successOutput(
+                    (QByteArray(checkpointProperties) + R"(,"elapsed_ms":{"type":"number"})")
+                            .constData(),
+                    R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = false, .idempotent = false, .openWorld = false},
             handler(checkpoint)));
     registry.add(tools::makeTool(
@@ -207,8 +192,8 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "The checkpoints of this session's workspace, oldest first.",
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","additionalProperties":false,"properties":{}})")),
-            outputOf(R"("checkpoints":{"type":"array","items":{"type":"object"}})",
-                     R"(["success","checkpoints"])"),
+            tools::successOutput(R"("checkpoints":{"type":"array","items":{"type":"object"}})",
+                                 R"(["success","checkpoints"])"),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             handler(listCheckpoints)));
     registry.add(tools::makeTool(
@@ -216,8 +201,9 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "Puts the workspace back as it was at the checkpoint, in milliseconds: every change "
             "since is gone (the checkpoint stays). Refused while a job runs in the workspace.",
             tools::withWorkspaceArgument(tools::schema(idInput)),
-            outputOf(R"("checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})",
-                     R"(["success","checkpoint_id"])"),
+            tools::successOutput(
+                    R"("checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})",
+                    R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
             handler(restore)));
     registry.add(tools::makeTool(
@@ -229,7 +215,7 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
                     R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
         "checkpoint_id":{"type":"string","pattern":"^cp_[0-9a-f]{32}$"},
         "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint instead of the workspace now."}}})")),
-            outputOf(
+            tools::successOutput(
                     R"("changes":{"type":"array","items":{"type":"object","required":["path","change"],"properties":{
                      "path":{"type":"string"},"change":{"enum":["added","removed","modified"]},"diff":{"type":"string"}}}},
                      "truncated":{"type":"boolean"})",
@@ -241,7 +227,8 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "Deletes a checkpoint of this session's workspace; the space only it held is "
             "given back.",
             tools::withWorkspaceArgument(tools::schema(idInput)),
-            outputOf(R"("checkpoint_id":{"type":"string"})", R"(["success","checkpoint_id"])"),
+            tools::successOutput(R"("checkpoint_id":{"type":"string"})",
+                                 R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             handler(deleteCheckpoint)));
 }

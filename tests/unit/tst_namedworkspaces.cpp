@@ -1,0 +1,139 @@
+// NamedWorkspaces on plain directories (no workspace volume, so it runs anywhere): a workspace
+// is created with its description, found by its owner by name and by id and by nobody else,
+// bounded in count and size with the setting named, found again by a new instance (a restart),
+// and what a crash left with one half only (a directory without description, a description
+// without directory, a description's temporary copy) is removed at load.
+
+#include "workspace/NamedWorkspaces.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+using namespace cmcp;
+
+class TestNamedWorkspaces : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    const Principal m_alice{QStringLiteral("alice")};
+    const Principal m_bob{QStringLiteral("bob")};
+
+    Workspace shared() const { return Workspace(m_dir.filePath(QStringLiteral("workspace")), 0); }
+    NamedWorkspaces fresh() const { return NamedWorkspaces(shared(), {2, 64}); }
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void theOwnerFindsItByNameAndIdAndNobodyElseDoes()
+    {
+        NamedWorkspaces named = fresh();
+        QString error;
+        const auto made = named.create(m_alice, QStringLiteral("project"), std::nullopt, &error);
+        QVERIFY2(made, qPrintable(error));
+        QVERIFY(QFileInfo(made->workspace.path()).isDir());
+        QCOMPARE(QFileInfo(made->workspace.path()).absolutePath(), named.directory());
+        QVERIFY(named.contains(made->workspace.path()));
+        QCOMPARE(made->workspace.quotaBytes(), 0); // no volume: no quota
+        struct stat status
+        {
+        };
+        QCOMPARE(::stat(QFile::encodeName(named.directory() + QLatin1Char('/') + made->id
+                                          + QStringLiteral(".json"))
+                                .constData(),
+                        &status),
+                 0);
+        QCOMPARE(status.st_mode & 07777, mode_t(0600));
+        QCOMPARE(::stat(QFile::encodeName(named.directory()).constData(), &status), 0);
+        QCOMPARE(status.st_mode & 07777, mode_t(0711));
+
+        QCOMPARE(named.find(m_alice, QStringLiteral("project"), &error)->id, made->id);
+        QCOMPARE(named.find(m_alice, made->id, &error)->name, QStringLiteral("project"));
+        QString byName, byId, unknown;
+        QVERIFY(!named.find(m_bob, QStringLiteral("project"), &byName));
+        QVERIFY(!named.find(m_bob, made->id, &byId));
+        QVERIFY(!named.find(m_bob, QStringLiteral("nothing"), &unknown));
+        QCOMPARE(byName, NamedWorkspaces::noSuchWorkspace(QStringLiteral("project")));
+        QCOMPARE(byId, NamedWorkspaces::noSuchWorkspace(made->id));
+        QVERIFY(named.of(m_bob).isEmpty());
+        // Bob may have a workspace of the same name: another one.
+        const auto bobs = named.create(m_bob, QStringLiteral("project"), std::nullopt, &error);
+        QVERIFY2(bobs, qPrintable(error));
+        QVERIFY(bobs->id != made->id);
+        QVERIFY(named.forget(*bobs, &error));
+    }
+
+    void countNameAndSizeAreBoundedNamingTheSetting()
+    {
+        NamedWorkspaces named = fresh();
+        QCOMPARE(named.load(), 1);
+        QString error;
+        QVERIFY(!named.create(m_alice, QStringLiteral("project"), std::nullopt, &error));
+        QVERIFY2(error.contains(QStringLiteral("already have a workspace named 'project'")),
+                 qPrintable(error));
+        for (const char *bad : {"../x", "", ".hidden", "a/b", "x y"}) {
+            QVERIFY(!named.create(m_alice, QLatin1String(bad), std::nullopt, &error));
+            QVERIFY2(error.startsWith(QStringLiteral("invalid workspace name")), bad);
+        }
+        QVERIFY(!named.create(m_alice, QStringLiteral("large"), 65, &error));
+        QVERIFY2(error.contains(QStringLiteral("SANDBOX_WORKSPACE_NAMED_MAX_MB")),
+                 qPrintable(error));
+        QVERIFY(named.create(m_alice, QStringLiteral("second"), 64, &error));
+        QVERIFY(!named.create(m_alice, QStringLiteral("third"), std::nullopt, &error));
+        QVERIFY2(error.contains(QStringLiteral("as many as SANDBOX_WORKSPACE_NAMED_MAX allows")),
+                 qPrintable(error));
+        QVERIFY(named.forget(*named.find(m_alice, QStringLiteral("second"), &error), &error));
+        // A fork needs snapshots: refused without the volume, saying so.
+        QVERIFY(!named.fork(m_alice, QStringLiteral("fork"), m_dir.path(), std::nullopt, &error));
+        QVERIFY2(error.contains(QStringLiteral("workspace volume")), qPrintable(error));
+    }
+
+    void aRestartFindsThemAndRemovesWhatACrashLeftHalfMade()
+    {
+        NamedWorkspaces before = fresh();
+        before.load();
+        QString error;
+        const QString id = before.find(m_alice, QStringLiteral("project"), &error)->id;
+        QFile keep(before.directory() + QLatin1Char('/') + id + QStringLiteral("/kept.txt"));
+        QVERIFY(keep.open(QIODevice::WriteOnly) && keep.write("kept") == 4);
+        keep.close();
+        const QString dir = before.directory() + QLatin1Char('/');
+        const QString undescribed = QStringLiteral("ws_00000000000000000000000000000000");
+        const QString orphan = QStringLiteral("ws_11111111111111111111111111111111");
+        QVERIFY(QDir().mkpath(dir + undescribed + QStringLiteral("/sub")));
+        QFile description(dir + orphan + QStringLiteral(".json"));
+        QVERIFY(description.open(QIODevice::WriteOnly)
+                && description.write(R"({"name":"ghost","owner":"alice"})") > 0);
+        description.close();
+        QFile temporary(dir + id + QStringLiteral(".json.AbC123"));
+        QVERIFY(temporary.open(QIODevice::WriteOnly) && temporary.write("{") == 1);
+        temporary.close();
+
+        NamedWorkspaces after = fresh();
+        QCOMPARE(after.load(), 1);
+        const auto found = after.find(m_alice, QStringLiteral("project"), &error);
+        QVERIFY2(found, qPrintable(error));
+        QCOMPARE(found->id, id);
+        QVERIFY(QFile::exists(found->workspace.path() + QStringLiteral("/kept.txt")));
+        QVERIFY(!QFileInfo::exists(dir + undescribed));
+        QVERIFY(!QFileInfo::exists(dir + orphan + QStringLiteral(".json")));
+        QVERIFY(!QFileInfo::exists(temporary.fileName()));
+        QVERIFY(!after.find(m_alice, QStringLiteral("ghost"), &error));
+
+        // Forgotten, it is gone for the next start too, even with its directory still there.
+        QVERIFY(after.forget(*found, &error));
+        QVERIFY(!after.find(m_alice, id, &error));
+        NamedWorkspaces later = fresh();
+        QCOMPARE(later.load(), 0);
+        QVERIFY(!QFileInfo::exists(found->workspace.path()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNamedWorkspaces)
+#include "tst_namedworkspaces.moc"
