@@ -325,6 +325,12 @@ QList<SettingSpec> buildTable()
                  "profile is loaded (apparmor/, ./bin/cmcp apparmor); empty: none.",
                  NoFlags),
 
+            integer(files, "TRANSFER_URL_SECONDS", "600", 1, 86400,
+                    "How long a URL of file_transfer stays valid, in seconds.", NoFlags),
+            integer(files, "TRANSFER_MAX_MB", "4096", 1, 1048576,
+                    "Largest file file_transfer uploads, in megabytes (downloads are bounded by "
+                    "the file).",
+                    NoFlags),
             integer(files, "FILE_MAX_SIZE_MB", "10", 1, 1024,
                     "Largest file the file tools read or write, in megabytes.", Live),
             list(files, "FILE_ALLOWED_EXTENSIONS", "txt,md,csv,json,py",

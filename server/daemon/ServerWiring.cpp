@@ -9,6 +9,8 @@
 #include "tools/file/FileTools.h"
 #include "tools/jobs/JobTools.h"
 #include "transport/HttpOptions.h"
+#include "tools/transfer/FileTransfers.h"
+#include "tools/transfer/TransferTools.h"
 #include "transport/HttpServer.h"
 #include "common/LiveSettings.h"
 #include "mcp/McpServer.h"
@@ -102,6 +104,7 @@ bool registerToolFamilies(McpServer &mcp, const Settings &settings,
         return false;
     registerJobTools(mcp, settings);
     registerWorkspaceTools(mcp, settings);
+    registerTransferTools(mcp, settings);
     return registerSystemTools(mcp, settings, sandbox, error, &live)
             && registerWebTools(mcp, settings, error, &live);
 }
@@ -255,9 +258,16 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
                                "authenticates every client")
                         .arg(settings.text(u"MCP_HOST")));
     HttpServer http(mcp, std::move(*httpOptions));
+    FileTransfers &transfers = FileTransfers::of(mcp, settings);
+    http.addRoute(QStringLiteral("/transfer/"),
+                  [&transfers](const QHttpServerRequest &request, QTcpSocket *socket,
+                               const Principal &principal) {
+                      transfers.serve(request, socket, principal);
+                  });
     const quint16 port = http.start(&error);
     if (port == 0)
         return startupFailure(1, error);
+    transfers.setBase(httpBase(settings.text(u"MCP_HOST"), port));
     GracefulDrain drain(
             mcp, drainMs, [&http] { return http.unsentBytes(); }, quit);
     setTerminationHandler([&drain](int signal) { drain.onSignal(signal); });
