@@ -17,6 +17,8 @@
 #include <QRegularExpression>
 #include <QTcpSocket>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -32,6 +34,8 @@ const QString kPrefix = QStringLiteral("/transfer/");
 constexpr qint64 kChunkBytes = 256 * 1024;
 // What the socket may hold unsent before the next chunk is read from disk.
 constexpr qint64 kSocketBufferBytes = 1024 * 1024;
+// Each live URL holds its workspace's directory open: one principal may not pile them up.
+constexpr int kLivePerPrincipal = 64;
 
 void answer(QTcpSocket *socket, int status, const QJsonObject &body, http::Headers extra = {})
 {
@@ -183,6 +187,10 @@ FileTransfers::FileTransfers(const Settings &settings, QObject *parent)
       m_maxBytes(settings.integer(u"TRANSFER_MAX_MB") << 20)
 {
     setObjectName(QStringLiteral("cmcp::FileTransfers"));
+    // An expired upload's temporary file goes even when nobody asks again.
+    m_sweep.setInterval(std::chrono::seconds(m_seconds));
+    connect(&m_sweep, &QTimer::timeout, this, &FileTransfers::forgetExpired);
+    m_sweep.start();
 }
 
 FileTransfers::~FileTransfers()
@@ -223,6 +231,16 @@ std::optional<FileTransfers::Issued> FileTransfers::issue(const Principal &princ
     }
     if (path.isRoot()) {
         *error = QStringLiteral("a transfer needs the path of a file, not the workspace's root");
+        return std::nullopt;
+    }
+    const auto live = std::count_if(m_tickets.cbegin(), m_tickets.cend(), [&](const auto &each) {
+        return each->principal == principal && !each->spent;
+    });
+    if (live >= kLivePerPrincipal) {
+        *error = QStringLiteral("principal '%1' has %2 transfer URLs that have not expired, the "
+                                "most allowed: use them, or wait TRANSFER_URL_SECONDS")
+                         .arg(principal.name())
+                         .arg(live);
         return std::nullopt;
     }
     auto ticket = std::make_shared<Ticket>();

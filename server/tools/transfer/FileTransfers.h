@@ -9,6 +9,7 @@
 #include <QHash>
 #include <QObject>
 #include <QString>
+#include <QTimer>
 
 #include <memory>
 
@@ -31,7 +32,8 @@ class Settings;
 // whole file), written in order to a temporary name beside the target and renamed onto it once
 // the last byte is on disk: the name holds the old content or the whole new one, never a part.
 // A part that does not start where the received bytes end gets 409 with the Range received so
-// far, to resume from. A finished upload's URL is spent.
+// far, to resume from. A finished upload's URL is spent. A principal holds at most 64 URLs
+// that have not expired (each keeps its workspace's directory open).
 class FileTransfers : public QObject
 {
     Q_OBJECT
@@ -76,6 +78,7 @@ private:
     const qint64 m_maxBytes;
     QString m_base;
     QHash<QString, std::shared_ptr<Ticket>> m_tickets;
+    QTimer m_sweep;
 };
 
 } // namespace cmcp
