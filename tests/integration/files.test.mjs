@@ -56,7 +56,7 @@ describe('file tools', () => {
     test('the file tools are listed with input and output schemas', () => withDiagnostics(daemon, async () => {
         const tools = (await client.listTools()).tools.filter(tool => tool.name.startsWith('file_'));
         const names = tools.map(tool => tool.name).sort();
-        assert.deepEqual(names, ['file_delete', 'file_edit', 'file_list', 'file_move', 'file_read', 'file_search', 'file_write']);
+        assert.deepEqual(names, ['file_delete', 'file_edit', 'file_list', 'file_move', 'file_read', 'file_search', 'file_transfer', 'file_write']);
         for (const tool of tools) {
             assert.ok(tool.outputSchema, `${tool.name} has an outputSchema`);
             assert.equal(tool.inputSchema.type, 'object');
