@@ -242,6 +242,11 @@ QList<SettingSpec> buildTable()
                     "Named workspaces (workspace_create, workspace_fork) one principal may "
                     "have; they outlive sessions and restarts until workspace_delete.",
                     NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS", "0", 0, 315360000,
+                    "A named workspace no call has named or opened, and no job has run in, for "
+                    "this many seconds is deleted with its checkpoints. 0: never (named "
+                    "workspaces stay until workspace_delete).",
+                    NoFlags),
             integer(sandbox, "SANDBOX_WORKSPACE_NAMED_MAX_MB", "4096", 1, 16777216,
                     "The largest quota a named workspace may ask for (size_mb), in megabytes; "
                     "without size_mb it gets SANDBOX_WORKSPACE_QUOTA_MB.",

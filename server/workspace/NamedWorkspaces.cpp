@@ -61,7 +61,8 @@ NamedWorkspaces::NamedWorkspaces(const Workspace &pattern, Limits limits)
 NamedWorkspaces::Limits NamedWorkspaces::limitsFromSettings(const Settings &settings)
 {
     return {int(settings.integer(u"SANDBOX_WORKSPACE_NAMED_MAX")),
-            settings.integer(u"SANDBOX_WORKSPACE_NAMED_MAX_MB")};
+            settings.integer(u"SANDBOX_WORKSPACE_NAMED_MAX_MB"),
+            settings.integer(u"SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS")};
 }
 
 bool NamedWorkspaces::validName(const QString &name)
@@ -118,12 +119,16 @@ int NamedWorkspaces::load()
             continue;
         }
         const qint64 quotaBytes = qint64(json.value(QLatin1String("quota_bytes")).toDouble());
+        const QDateTime created = QDateTime::fromString(
+                json.value(QLatin1String("created")).toString(), Qt::ISODateWithMs);
+        const QDateTime lastUsed = QDateTime::fromString(
+                json.value(QLatin1String("last_used")).toString(), Qt::ISODateWithMs);
         m_byId.insert(id,
-                      {id, name, owner,
-                       QDateTime::fromString(json.value(QLatin1String("created")).toString(),
-                                             Qt::ISODateWithMs),
+                      {id, name, owner, created,
                        Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid,
-                                 m_defaultQuotaBytes > 0 ? quotaBytes : 0)});
+                                 m_defaultQuotaBytes > 0 ? quotaBytes : 0),
+                       lastUsed.isValid() ? lastUsed : created});
+        m_lastUsedOnDisk.insert(id, m_byId.value(id).lastUsed);
     }
     return int(m_byId.size());
 }
@@ -207,7 +212,34 @@ bool NamedWorkspaces::describe(const NamedWorkspace &workspace, QString *error)
     if (top.isValid())
         fsyncDirectoryAt(top.get(), ".");
     m_byId.insert(workspace.id, workspace);
+    m_lastUsedOnDisk.insert(workspace.id, workspace.lastUsed);
     return true;
+}
+
+void NamedWorkspaces::touch(const QString &id)
+{
+    const auto found = m_byId.find(id);
+    if (found == m_byId.end())
+        return;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    found->lastUsed = now;
+    if (m_lastUsedOnDisk.value(id).secsTo(now) < 60)
+        return;
+    if (QString error; !describe(*found, &error))
+        spdlog::warn("workspaces: {}", error.toStdString());
+}
+
+QList<NamedWorkspace> NamedWorkspaces::idle() const
+{
+    QList<NamedWorkspace> unused;
+    if (m_limits.idleSeconds <= 0)
+        return unused;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    for (const NamedWorkspace &each : m_byId) {
+        if (each.lastUsed.msecsTo(now) > m_limits.idleSeconds * 1000)
+            unused.append(each);
+    }
+    return unused;
 }
 
 std::optional<NamedWorkspace> NamedWorkspaces::create(const Principal &owner, const QString &name,
@@ -219,8 +251,10 @@ std::optional<NamedWorkspace> NamedWorkspaces::create(const Principal &owner, co
     if (!ensureDirectory(error))
         return std::nullopt;
     const QString id = unguessableId("ws_");
-    return complete({id, name, owner.name(), QDateTime::currentDateTimeUtc(),
-                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes)},
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    return complete({id, name, owner.name(), now,
+                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes),
+                     now},
                     error);
 }
 
@@ -251,8 +285,10 @@ std::optional<NamedWorkspace> NamedWorkspaces::fork(const Principal &owner, cons
         *error = QStringLiteral("cannot snapshot the checkpoint: %1").arg(errnoText(failed));
         return std::nullopt;
     }
-    return complete({id, name, owner.name(), QDateTime::currentDateTimeUtc(),
-                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes)},
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    return complete({id, name, owner.name(), now,
+                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes),
+                     now},
                     error);
 }
 
@@ -293,6 +329,7 @@ bool NamedWorkspaces::forget(const NamedWorkspace &workspace, QString *error)
     if (const UniqueFd top = openDirectory(m_directory); top.isValid())
         fsyncDirectoryAt(top.get(), ".");
     m_byId.remove(workspace.id);
+    m_lastUsedOnDisk.remove(workspace.id);
     return true;
 }
 

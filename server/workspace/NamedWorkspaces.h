@@ -21,6 +21,7 @@ struct NamedWorkspace
     QString owner; // the principal's name
     QDateTime created; // UTC
     Workspace workspace; // its directory, group and quota
+    QDateTime lastUsed; // UTC: a call named or opened it, or a job ran in it
 };
 
 // Workspaces a principal creates by name, that outlive every session and a restart of the
@@ -42,6 +43,7 @@ public:
     {
         int perPrincipal = 8; // SANDBOX_WORKSPACE_NAMED_MAX
         qint64 maxQuotaMb = 4096; // SANDBOX_WORKSPACE_NAMED_MAX_MB
+        qint64 idleSeconds = 0; // SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS; 0: never reclaimed
     };
 
     // `pattern`: the workspace beside which named workspaces live (its quota is theirs when
@@ -80,6 +82,13 @@ public:
     // checkpoints are the caller's to remove (once no job holds them).
     bool forget(const NamedWorkspace &workspace, QString *error);
 
+    // The workspace `id` is in use now. Kept on disk at most once a minute, so that a restart
+    // loses at most that much of its idle time.
+    void touch(const QString &id);
+    // Those unused for longer than Limits::idleSeconds (none when it is 0).
+    QList<NamedWorkspace> idle() const;
+    qint64 idleSeconds() const { return m_limits.idleSeconds; }
+
     static bool validName(const QString &name);
     // What a lookup of a name or id that is not the caller's answers.
     static QString noSuchWorkspace(const QString &nameOrId);
@@ -99,6 +108,7 @@ private:
     qint64 m_defaultQuotaBytes = 0;
     Limits m_limits;
     QHash<QString, NamedWorkspace> m_byId;
+    QHash<QString, QDateTime> m_lastUsedOnDisk; // id -> lastUsed as its description has it
 };
 
 } // namespace cmcp

@@ -17,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -84,6 +85,12 @@ SessionWorkspaces::SessionWorkspaces(Workspace shared, Mode mode, int keepSecond
     setObjectName(QStringLiteral("cmcp::SessionWorkspaces"));
     m_holds->owner = this;
     m_removals.setMaxThreadCount(1);
+    if (const qint64 idle = m_named.idleSeconds(); idle > 0) {
+        m_idleSweep.setInterval(
+                std::chrono::milliseconds(std::clamp<qint64>(idle * 500, 500, 60000)));
+        connect(&m_idleSweep, &QTimer::timeout, this, &SessionWorkspaces::reclaimIdle);
+        m_idleSweep.start();
+    }
 }
 
 SessionWorkspaces::~SessionWorkspaces()
@@ -180,7 +187,31 @@ std::optional<Workspace> SessionWorkspaces::forCall(const ToolCall &call, QStrin
                                      "session's own");
         return std::nullopt;
     }
+    m_named.touch(named->id);
     return named->workspace;
+}
+
+int SessionWorkspaces::reclaimIdle()
+{
+    int reclaimed = 0;
+    for (const NamedWorkspace &idle : m_named.idle()) {
+        // A job running in it (a long build, a server) is use.
+        if (m_holds->running.value(idle.workspace.path()) > 0) {
+            m_named.touch(idle.id);
+            continue;
+        }
+        QString error;
+        if (!removeNamed(idle, &error)) {
+            spdlog::warn("workspaces: {}", error.toStdString());
+            continue;
+        }
+        spdlog::info("workspaces: deleted '{}' of principal '{}', unused since {} "
+                     "(SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS)",
+                     idle.name.toStdString(), idle.owner.toStdString(),
+                     idle.lastUsed.toString(Qt::ISODate).toStdString());
+        ++reclaimed;
+    }
+    return reclaimed;
 }
 
 void SessionWorkspaces::select(const QString &sessionId, const QString &id)

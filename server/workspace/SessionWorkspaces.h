@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
+#include <QTimer>
 
 #include <memory>
 #include <optional>
@@ -69,6 +70,9 @@ public:
     // "no such workspace" until it opens another), its jobs are killed
     // (workspaceRemoving) and its directory and checkpoints go once the last has ended.
     bool removeNamed(const NamedWorkspace &workspace, QString *error);
+    // Deletes the named workspaces unused for SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS (a timer
+    // calls it when the setting is above 0); one a job runs in is in use. Returns how many.
+    int reclaimIdle();
     // The session has ended: its directory goes after the keep time once no job holds it. When
     // this object goes first (the server stops), what no job holds goes at once, the rest when
     // its last job ends.
@@ -110,6 +114,7 @@ private:
     QHash<QString, QString> m_ending; // ended sessions whose directory awaits removal
     NamedWorkspaces m_named;
     QHash<QString, QString> m_selected; // session id -> id of the named workspace it opened
+    QTimer m_idleSweep;
     std::shared_ptr<Holds> m_holds; // shared with every hold, which may outlive this object
     QThreadPool m_removals; // one thread: removing a large tree must not stall the event loop
 };

@@ -2,9 +2,11 @@
 // is created with its description, found by its owner by name and by id and by nobody else,
 // bounded in count and size with the setting named, found again by a new instance (a restart),
 // and what a crash left with one half only (a directory without description, a description
-// without directory, a description's temporary copy) is removed at load.
+// without directory, a description's temporary copy) is removed at load. With an idle time, one
+// unused that long is reclaimed, but not while a job holds it.
 
 #include "workspace/NamedWorkspaces.h"
+#include "workspace/SessionWorkspaces.h"
 
 #include <QDir>
 #include <QFile>
@@ -132,6 +134,46 @@ private Q_SLOTS:
         NamedWorkspaces later = fresh();
         QCOMPARE(later.load(), 0);
         QVERIFY(!QFileInfo::exists(found->workspace.path()));
+    }
+
+    void anUnusedWorkspaceIsReclaimedAfterTheIdleTimeButNotWhileAJobHoldsIt()
+    {
+        QTemporaryDir dir;
+        const Workspace shared(dir.filePath(QStringLiteral("workspace")), 0);
+        SessionWorkspaces workspaces(shared, SessionWorkspaces::Mode::Shared, 0, {8, 64, 1});
+        QString error;
+        const auto used = workspaces.named().create(m_alice, QStringLiteral("used"), {}, &error);
+        const auto held = workspaces.named().create(m_alice, QStringLiteral("held"), {}, &error);
+        const auto idle = workspaces.named().create(m_alice, QStringLiteral("idle"), {}, &error);
+        QVERIFY2(used && held && idle, qPrintable(error));
+        QVERIFY(workspaces.named().idle().isEmpty());
+        SessionWorkspaces::Hold job = workspaces.holdForJob(held->workspace);
+        // The sweep (every 500 ms with an idle time of 1 s) deletes the unused one only.
+        QTest::qWait(700);
+        workspaces.named().touch(used->id);
+        QTRY_VERIFY_WITH_TIMEOUT(!workspaces.named().find(m_alice, QStringLiteral("idle"), &error),
+                                 5000);
+        workspaces.waitForRemovals();
+        QVERIFY(!QFileInfo::exists(idle->workspace.path()));
+        QVERIFY(QFileInfo::exists(used->workspace.path()));
+        QVERIFY(workspaces.named().find(m_alice, QStringLiteral("held"), &error));
+        QVERIFY(QFileInfo::exists(held->workspace.path()));
+        QTest::qWait(1200);
+        QVERIFY(workspaces.named().find(m_alice, QStringLiteral("held"), &error));
+        // Once its job has ended, the held one goes after the idle time too.
+        job.reset();
+        QTRY_VERIFY_WITH_TIMEOUT(workspaces.named().of(m_alice).isEmpty(), 5000);
+        workspaces.waitForRemovals();
+        QVERIFY(!QFileInfo::exists(held->workspace.path()));
+        QVERIFY(workspaces.named().of(m_alice).isEmpty());
+    }
+
+    void withoutAnIdleTimeNothingIsReclaimed()
+    {
+        NamedWorkspaces named = fresh();
+        named.load();
+        QTest::qWait(50);
+        QVERIFY(named.idle().isEmpty());
     }
 };
 
