@@ -2,7 +2,8 @@
 // FILE_MAX_SIZE_MB (and than MCP_MAX_BODY_MB) is downloaded from a URL of the daemon's HTTP port,
 // the download is broken off and resumed with a Range, and the bytes are the file's; an upload
 // in parts with Content-Range appears under its name only once the last part is in, atomically,
-// a part out of order is answered 409 with what has arrived, and the spent URL is refused.
+// a part out of order is answered 409 with what has arrived, and the spent URL is refused. On the
+// workspace volume, an upload past a named workspace's quota is refused and leaves nothing.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -121,6 +122,35 @@ describe('file transfers', () => {
         // The file tools see it.
         const listed = await ok('file_list', { path: 'up' });
         assert.equal(listed.entries[0].size, original.length);
+    }));
+
+    test('an upload past the quota is refused with the reason, and leaves nothing behind', t => withDiagnostics(daemon, async () => {
+        if (!existsSync(join(sandbox, 'volume', 'workspace'))) {
+            t.skip('no workspace volume here (needs root, btrfs and loop devices): no quota to meet');
+            return;
+        }
+        const small = await ok('workspace_create', { name: 'small', size_mb: 4 });
+        const issued = await (async () => {
+            const result = await client.callTool({ name: 'file_transfer', arguments: { workspace: 'small', path: 'full.bin', direction: 'upload' } });
+            assert.ok(!result.isError, result.content?.[0]?.text);
+            return result.structuredContent;
+        })();
+        const original = randomBytes(8 * MiB);
+        const size = MiB + MiB / 2;
+        let refused;
+        for (let first = 0; first < original.length && !refused; first += size) {
+            const last = Math.min(first + size, original.length) - 1;
+            const answer = await fetch(issued.url, {
+                method: 'PUT', headers: { 'content-range': `bytes ${first}-${last}/${original.length}` }, body: original.subarray(first, last + 1),
+            });
+            if (answer.status !== 202)
+                refused = { status: answer.status, body: await answer.json() };
+        }
+        assert.equal(refused?.status, 507, JSON.stringify(refused));
+        assert.match(refused.body.error, /disk quota exceeded/);
+        const root = join(sandbox, 'volume', 'named', small.workspace_id);
+        assert.deepEqual(readdirSync(root), [], 'the refused upload left a file');
+        await ok('workspace_delete', { workspace: 'small' });
     }));
 
     test('a whole small file in one PUT, replacing an existing file in place', () => withDiagnostics(daemon, async () => {
