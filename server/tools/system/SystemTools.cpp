@@ -328,8 +328,7 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     ToolRegistry &registry = server.tools();
     registry.add(tools::makeTool(
             "system_run_command", "Run a shell command",
-            "Runs a bash command in a sandbox, in the workspace shared with the file tools (or the "
-            "named one of `workspace`). "
+            "Runs a bash command in a sandbox, in the workspace shared with the file tools. "
             "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off. "
             "Returns stdout, stderr, exit_code and success, with the job's accounting.",
             tools::withWorkspaceArgument(systemschemas::commandInput()),
