@@ -241,10 +241,12 @@ QList<SettingSpec> buildTable()
                     "it (taken over with job_attach) keeps it until the job ends.",
                     NoFlags),
 
-            integer(sandbox, "SANDBOX_WORKSPACE_QUOTA_MB", "0", 0, 16777216,
+            integer(sandbox, "SANDBOX_WORKSPACE_QUOTA_MB", "1024", 0, 16777216,
                     "Bytes each workspace may hold, in megabytes, enforced by the kernel (btrfs "
                     "qgroups on a loop-mounted volume; root only): a write past it fails with "
-                    "'Disk quota exceeded'. 0: no quota, workspaces are plain directories.",
+                    "'Disk quota exceeded'. Where it cannot be enforced the start-up table and "
+                    "/health say so (a degradation when set explicitly). 0: no quota, "
+                    "workspaces are plain directories.",
                     NoFlags),
             integer(sandbox, "SANDBOX_WORKSPACE_VOLUME_GB", "64", 1, 65536,
                     "With SANDBOX_WORKSPACE_QUOTA_MB, the size of the volume that holds every "
@@ -255,6 +257,19 @@ QList<SettingSpec> buildTable()
             integer(sandbox, "SANDBOX_WORKSPACE_CHECKPOINTS_MAX", "16", 1, 1000,
                     "With SANDBOX_WORKSPACE_QUOTA_MB, how many checkpoints one workspace may "
                     "keep; each can hold up to the quota once files change.",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_NAMED_MAX", "8", 0, 10000,
+                    "Named workspaces (workspace_create, workspace_fork) one principal may "
+                    "have; they outlive sessions and restarts until workspace_delete.",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS", "0", 0, 315360000,
+                    "A named workspace no call has named or opened, and no job has run in, for "
+                    "this many seconds is deleted with its checkpoints. 0: never (named "
+                    "workspaces stay until workspace_delete).",
+                    NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_NAMED_MAX_MB", "4096", 1, 16777216,
+                    "The largest quota a named workspace may ask for (size_mb), in megabytes; "
+                    "without size_mb it gets SANDBOX_WORKSPACE_QUOTA_MB.",
                     NoFlags),
 
             integer(jobs, "JOB_TIMEOUT_MAX", "3600", 1, 604800,
@@ -336,6 +351,12 @@ QList<SettingSpec> buildTable()
                  "profile is loaded (apparmor/, ./bin/cmcp apparmor); empty: none.",
                  NoFlags),
 
+            integer(files, "TRANSFER_URL_SECONDS", "600", 1, 86400,
+                    "How long a URL of file_transfer stays valid, in seconds.", NoFlags),
+            integer(files, "TRANSFER_MAX_MB", "4096", 1, 1048576,
+                    "Largest file file_transfer uploads, in megabytes (downloads are bounded by "
+                    "the file).",
+                    NoFlags),
             integer(files, "FILE_MAX_SIZE_MB", "10", 1, 1024,
                     "Largest file the file tools read or write, in megabytes.", Live),
             list(files, "FILE_ALLOWED_EXTENSIONS", "txt,md,csv,json,py",

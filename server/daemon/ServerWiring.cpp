@@ -9,6 +9,8 @@
 #include "tools/file/FileTools.h"
 #include "tools/jobs/JobTools.h"
 #include "transport/HttpOptions.h"
+#include "tools/transfer/FileTransfers.h"
+#include "tools/transfer/TransferTools.h"
 #include "transport/HttpServer.h"
 #include "common/LiveSettings.h"
 #include "mcp/McpServer.h"
@@ -104,6 +106,7 @@ bool registerToolFamilies(McpServer &mcp, const Settings &settings,
         return false;
     registerJobTools(mcp, settings);
     registerWorkspaceTools(mcp, settings);
+    registerTransferTools(mcp, settings);
     return registerSystemTools(mcp, settings, sandbox, error, &live)
             && registerWebTools(mcp, settings, error, &live);
 }
@@ -140,7 +143,8 @@ SandboxLayer quotaLayer(const WorkspaceVolume &volume)
 }
 
 // /health says whether workspaces have their quota; one asked for and unavailable is a
-// degradation (the tools work, without the limit).
+// degradation (the tools work, without the limit). The default that cannot be had here (not
+// root, no btrfs or loop devices) is said in workspace_quota and the start-up table only.
 void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
 {
     const SandboxLayer layer = quotaLayer(volume);
@@ -150,7 +154,7 @@ void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
     if (!layer.reason.isEmpty())
         status.insert(QStringLiteral("reason"), layer.reason);
     health.describe(QStringLiteral("workspace_quota"), status);
-    if (volume.state() == WorkspaceVolume::State::Unavailable)
+    if (volume.state() == WorkspaceVolume::State::Unavailable && volume.askedFor())
         health.report({QStringLiteral("workspace quota"),
                        volume.reason(),
                        QStringLiteral("run cmcpd as root on a kernel with btrfs and loop "
@@ -292,9 +296,16 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
                                "authenticates every client")
                         .arg(settings.text(u"MCP_HOST")));
     HttpServer http(mcp, std::move(*httpOptions));
+    FileTransfers &transfers = FileTransfers::of(mcp, settings);
+    http.addRoute(QStringLiteral("/transfer/"),
+                  [&transfers](const QHttpServerRequest &request, QTcpSocket *socket,
+                               const Principal &principal) {
+                      transfers.serve(request, socket, principal);
+                  });
     const quint16 port = http.start(&error);
     if (port == 0)
         return startupFailure(1, error);
+    transfers.setBase(httpBase(settings.text(u"MCP_HOST"), port));
     GracefulDrain drain(
             mcp, drainMs, [&http] { return http.unsentBytes(); }, quit);
     setTerminationHandler([&drain](int signal) { drain.onSignal(signal); });

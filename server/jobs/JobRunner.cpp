@@ -74,6 +74,13 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
                          registry->endSession(sessionId);
                          handles->endSession(sessionId);
                      });
+    // A workspace being deleted takes its jobs with it.
+    QObject::connect(m_workspaces, &SessionWorkspaces::workspaceRemoving, this,
+                     [this](const QString &path) {
+                         if (const int killed = m_supervisor.cancelJobsIn(path))
+                             spdlog::info("workspaces: killed {} job(s) of the deleted {}", killed,
+                                          path.toStdString());
+                     });
     // A restored workspace is another tree: pre-started jobs still stand in the old one.
     QObject::connect(m_workspaces, &SessionWorkspaces::workspaceReplaced, this, [this] {
         for (auto &[kind, pool] : m_warm)
@@ -103,27 +110,22 @@ int JobRunner::backgroundTimeoutSeconds(std::optional<qint64> asked) const
                             m_services.timeoutMaxSeconds));
 }
 
-// In per-session mode the job's workspace is the session's: the jail mounts that directory
-// (and only it) instead of the shared one, and the job holds it, so that it is not removed
-// while the job runs (a job taken over by job_attach outlives its session).
-bool JobRunner::placeInSessionWorkspace(const QString &sessionId, JobRequest &request,
-                                        QString *error)
+// The job runs in the workspace the call works in (SessionWorkspaces::forCall): the session's
+// own in per-session mode, or a named one; the jail mounts that directory (and only it) instead
+// of the shared one, and the job holds it, so that it is not removed while the job runs (a job
+// taken over by job_attach outlives its session). A job in the shared one is counted too, so
+// that a checkpoint's restore does not pull the tree from under it.
+bool JobRunner::placeInWorkspace(const ToolCall &call, JobRequest &request, QString *error)
 {
-    if (m_workspaces->mode() == SessionWorkspaces::Mode::Shared) {
-        // Counted, so that a checkpoint's restore does not pull the tree from under it.
-        if (const std::optional<Workspace> shared = m_workspaces->forSession(sessionId, error))
-            request.workspaceHold = m_workspaces->holdForJob(*shared);
-        return true;
-    }
-    const std::optional<Workspace> own = m_workspaces->forSession(sessionId, error);
-    if (!own)
+    const std::optional<Workspace> place = m_workspaces->forCall(call, error);
+    if (!place)
         return false;
     const QString shared = request.policy.workspace;
-    request.policy.workspace = own->path();
-    request.workspaceHold = m_workspaces->holdForJob(*own);
+    request.policy.workspace = place->path();
+    request.workspaceHold = m_workspaces->holdForJob(*place);
     // Without the namespaces layer jobs see the host path, in HOME too.
     if (request.policy.envValue(QStringLiteral("HOME")) == shared)
-        request.policy.setEnv(QStringLiteral("HOME"), own->path());
+        request.policy.setEnv(QStringLiteral("HOME"), place->path());
     return true;
 }
 
@@ -169,13 +171,15 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
         return;
     }
     QString error;
-    if (!placeInSessionWorkspace(call->sessionId(), request, &error)) {
+    const QString sharedWorkspace = request.policy.workspace;
+    if (!placeInWorkspace(*call, request, &error)) {
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
     // A pre-started job runs in the shared workspace's root: calls elsewhere start their own.
     const auto warm = m_warm.find(kind);
-    if (request.policy.cwd.isEmpty() && warm != m_warm.end()) {
+    if (request.policy.cwd.isEmpty() && request.policy.workspace == sharedWorkspace
+        && warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {
             countForeground(*call, job);
             job->setWorkspaceHold(std::move(request.workspaceHold));
@@ -198,7 +202,7 @@ void JobRunner::runInBackground(const std::shared_ptr<ToolCall> &call, JobReques
                                 ResultMaker makeResult)
 {
     QString error;
-    if (!placeInSessionWorkspace(call->sessionId(), request, &error)) {
+    if (!placeInWorkspace(*call, request, &error)) {
         call->finish(ToolResult::structuredFailure(error));
         return;
     }

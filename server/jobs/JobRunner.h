@@ -61,7 +61,7 @@ public:
 
 private:
     JobRunner(McpServer &server, const Settings &settings);
-    bool placeInSessionWorkspace(const QString &sessionId, JobRequest &request, QString *error);
+    bool placeInWorkspace(const ToolCall &call, JobRequest &request, QString *error);
     // Why the call may not start its own job now, naming the cap; empty when it may.
     QString foregroundRefusal(const ToolCall &call) const;
     void countForeground(const ToolCall &call, JailJob *job);

@@ -76,6 +76,8 @@ public:
     // Kills the running job (result: cancelled). No effect on a job not running.
     void cancel();
     bool isRunning() const { return m_running; }
+    // The workspace on the host the job runs in.
+    const QString &workspace() const { return m_spec.policy.workspace; }
 
     // SIGTERM to SIGKILL.
     static constexpr int kKillGraceMs = 500;

@@ -56,7 +56,21 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     auto *job = new JailJob(std::move(spec), parent);
     job->setUidLease(std::move(*lease));
     job->setWorkspaceHold(std::move(hold));
+    m_jobs->insert(job);
+    QObject::connect(job, &QObject::destroyed, [jobs = m_jobs, job] { jobs->remove(job); });
     return job;
+}
+
+int SandboxSupervisor::cancelJobsIn(const QString &workspacePath)
+{
+    int cancelled = 0;
+    for (JailJob *job : std::as_const(*m_jobs)) {
+        if (job->isRunning() && job->workspace() == workspacePath) {
+            job->cancel();
+            ++cancelled;
+        }
+    }
+    return cancelled;
 }
 
 } // namespace cmcp

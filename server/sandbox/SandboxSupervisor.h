@@ -5,6 +5,7 @@
 #include "sandbox/JobEgress.h"
 #include "sandbox/JobRequest.h"
 
+#include <QSet>
 #include <QString>
 
 #include <sys/types.h>
@@ -49,10 +50,16 @@ public:
     // A job ready to start (connect its signals, then start()), owned by `parent`. Refused,
     // with nullptr and a message a model can act on, when every uid is in use.
     JailJob *createJob(const JobRequest &request, QObject *parent, QString *error);
+    // Kills every running job placed in the workspace at `path` (it is being deleted); returns
+    // how many.
+    int cancelJobsIn(const QString &workspacePath);
 
 private:
     SandboxOptions m_options;
     std::shared_ptr<UidPool> m_pool;
+    // Every job made and not yet deleted; shared with each job's destruction, which may come
+    // after this object's.
+    std::shared_ptr<QSet<JailJob *>> m_jobs = std::make_shared<QSet<JailJob *>>();
 };
 
 } // namespace cmcp

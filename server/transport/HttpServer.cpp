@@ -156,7 +156,18 @@ bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *so
         m_legacySse->handle(request, socket, *principal);
         return true;
     }
+    for (const auto &[prefix, route] : std::as_const(m_routes)) {
+        if (path.startsWith(prefix)) {
+            route(request, socket, *principal);
+            return true;
+        }
+    }
     return false;
+}
+
+void HttpServer::addRoute(const QString &prefix, Route route)
+{
+    m_routes.append({prefix, std::move(route)});
 }
 
 void HttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)

@@ -2,7 +2,11 @@
 
 #include "transport/HttpOptions.h"
 
+#include "mcp/Principal.h"
+
 #include <QAbstractHttpServer>
+
+#include <functional>
 
 namespace cmcp {
 
@@ -28,6 +32,12 @@ public:
     // drains quits once this is zero, so that the last answers are not cut off.
     qint64 unsentBytes() const;
 
+    // Requests whose path starts with `prefix`, past the Host, Origin and bearer checks, go to
+    // `route` with the authenticated principal (the daemon adds the file transfers' door here).
+    using Route = std::function<void(const QHttpServerRequest &request, QTcpSocket *socket,
+                                     const Principal &principal)>;
+    void addRoute(const QString &prefix, Route route);
+
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
     void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -42,6 +52,7 @@ private:
     GuardedTcpServer *m_tcp = nullptr;
     StreamableHttpTransport *m_streamable;
     LegacySseTransport *m_legacySse;
+    QList<std::pair<QString, Route>> m_routes;
 };
 
 } // namespace cmcp

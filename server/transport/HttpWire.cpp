@@ -16,10 +16,14 @@ QByteArray reasonPhrase(int status)
     switch (status) {
     case 200:
         return "OK";
+    case 201:
+        return "Created";
     case 202:
         return "Accepted";
     case 204:
         return "No Content";
+    case 206:
+        return "Partial Content";
     case 400:
         return "Bad Request";
     case 401:
@@ -36,18 +40,24 @@ QByteArray reasonPhrase(int status)
         return "Request Timeout";
     case 409:
         return "Conflict";
+    case 410:
+        return "Gone";
     case 411:
         return "Length Required";
     case 413:
         return "Content Too Large";
     case 415:
         return "Unsupported Media Type";
+    case 416:
+        return "Range Not Satisfiable";
     case 431:
         return "Request Header Fields Too Large";
     case 500:
         return "Internal Server Error";
     case 503:
         return "Service Unavailable";
+    case 507:
+        return "Insufficient Storage";
     default:
         return "Status";
     }

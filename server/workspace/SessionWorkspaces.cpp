@@ -3,6 +3,7 @@
 #include "common/Settings.h"
 #include "common/UnguessableId.h"
 #include "mcp/McpServer.h"
+#include "mcp/ToolCall.h"
 #include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
 #include "posix/TreeRemoval.h"
@@ -16,35 +17,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
 
 namespace cmcp {
-
-namespace {
-
-void removeWorkspace(const QString &path)
-{
-    WorkspaceCheckpoints::removeAllOf(path);
-    QString error;
-    // A subvolume goes in one call, however large (the kernel frees its space afterwards).
-    const QFileInfo info(path);
-    const UniqueFd parent(::open(QFile::encodeName(info.absolutePath()).constData(),
-                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    const QByteArray name = QFile::encodeName(info.fileName());
-    const UniqueFd workspace(parent.isValid()
-                                     ? ::openat(parent.get(), name.constData(),
-                                                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                                     : -1);
-    if (workspace.isValid() && btrfs::isSubvolumeRoot(workspace.get())
-        && btrfs::deleteSubvolume(parent.get(), name) == 0)
-        return;
-    if (!removeTree(path, &error))
-        spdlog::warn("workspaces: {}", error.toStdString());
-}
-
-} // namespace
 
 // The jobs running in each session workspace, shared by the SessionWorkspaces and every hold:
 // a hold ends when its job does, which may be after the SessionWorkspaces is gone (the server
@@ -69,7 +47,7 @@ struct SessionWorkspaces::Holds
         if (owner)
             owner->removeLater(sessionId, path);
         else
-            removeWorkspace(path);
+            Workspace::removeWithCheckpoints(path);
     }
 };
 
@@ -95,16 +73,24 @@ private:
 
 } // namespace
 
-SessionWorkspaces::SessionWorkspaces(Workspace shared, Mode mode, int keepSeconds, QObject *parent)
+SessionWorkspaces::SessionWorkspaces(Workspace shared, Mode mode, int keepSeconds,
+                                     NamedWorkspaces::Limits namedLimits, QObject *parent)
     : QObject(parent),
       m_shared(std::move(shared)),
       m_mode(mode),
       m_keepSeconds(keepSeconds),
+      m_named(m_shared, namedLimits),
       m_holds(std::make_shared<Holds>())
 {
     setObjectName(QStringLiteral("cmcp::SessionWorkspaces"));
     m_holds->owner = this;
     m_removals.setMaxThreadCount(1);
+    if (const qint64 idle = m_named.idleSeconds(); idle > 0) {
+        m_idleSweep.setInterval(
+                std::chrono::milliseconds(std::clamp<qint64>(idle * 500, 500, 60000)));
+        connect(&m_idleSweep, &QTimer::timeout, this, &SessionWorkspaces::reclaimIdle);
+        m_idleSweep.start();
+    }
 }
 
 SessionWorkspaces::~SessionWorkspaces()
@@ -120,7 +106,7 @@ SessionWorkspaces::~SessionWorkspaces()
         if (m_holds->running.contains(entry.value()))
             m_holds->due.insert(entry.value(), entry.key());
         else
-            removeWorkspace(entry.value());
+            Workspace::removeWithCheckpoints(entry.value());
     }
 }
 
@@ -142,13 +128,18 @@ SessionWorkspaces &SessionWorkspaces::of(McpServer &server, const Settings &sett
     const Mode mode = modeFromText(settings.text(u"SANDBOX_WORKSPACE")).value_or(Mode::Shared);
     // A job kept for reconnection (JOB_KEEP_SECONDS) holds its workspace for as long as it runs.
     const qint64 keepSeconds = settings.integer(u"SANDBOX_WORKSPACE_KEEP_SECONDS");
-    auto *workspaces = new SessionWorkspaces(Workspace::fromSettings(settings), mode,
-                                             int(keepSeconds), &server);
+    auto *workspaces =
+            new SessionWorkspaces(Workspace::fromSettings(settings), mode, int(keepSeconds),
+                                  NamedWorkspaces::limitsFromSettings(settings), &server);
     connect(&server, &McpServer::sessionClosed, workspaces,
             [workspaces](const QString &sessionId) { workspaces->endSession(sessionId); });
     QString error;
     if (mode == Mode::PerSession && !workspaces->removeLeftovers(&error))
         spdlog::warn("workspaces: {}", error.toStdString());
+    const int named = workspaces->m_named.load();
+    spdlog::info("workspaces: {} named workspace(s) in {}{}", named,
+                 workspaces->m_named.directory().toStdString(),
+                 workspaces->m_named.quotaEnforced() ? "" : " (no quota: a plain directory each)");
     return *workspaces;
 }
 
@@ -181,9 +172,73 @@ std::optional<Workspace> SessionWorkspaces::forSession(const QString &sessionId,
     return workspace;
 }
 
+std::optional<Workspace> SessionWorkspaces::forCall(const ToolCall &call, QString *error)
+{
+    const QString argument = call.arguments().value(QLatin1String("workspace")).toString();
+    const QString nameOrId = argument.isEmpty() ? m_selected.value(call.sessionId()) : argument;
+    if (nameOrId.isEmpty())
+        return forSession(call.sessionId(), error);
+    const std::optional<NamedWorkspace> named = m_named.find(call.principal(), nameOrId, error);
+    if (!named) {
+        // Never silently elsewhere: the session's calls fail until it opens another.
+        if (argument.isEmpty())
+            *error += QStringLiteral("; it was this session's open workspace: workspace_open "
+                                     "another, or workspace_open without one for the "
+                                     "session's own");
+        return std::nullopt;
+    }
+    m_named.touch(named->id);
+    return named->workspace;
+}
+
+int SessionWorkspaces::reclaimIdle()
+{
+    int reclaimed = 0;
+    for (const NamedWorkspace &idle : m_named.idle()) {
+        // A job running in it (a long build, a server) is use.
+        if (m_holds->running.value(idle.workspace.path()) > 0) {
+            m_named.touch(idle.id);
+            continue;
+        }
+        QString error;
+        if (!removeNamed(idle, &error)) {
+            spdlog::warn("workspaces: {}", error.toStdString());
+            continue;
+        }
+        spdlog::info("workspaces: deleted '{}' of principal '{}', unused since {} "
+                     "(SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS)",
+                     idle.name.toStdString(), idle.owner.toStdString(),
+                     idle.lastUsed.toString(Qt::ISODate).toStdString());
+        ++reclaimed;
+    }
+    return reclaimed;
+}
+
+void SessionWorkspaces::select(const QString &sessionId, const QString &id)
+{
+    if (id.isEmpty())
+        m_selected.remove(sessionId);
+    else
+        m_selected.insert(sessionId, id);
+}
+
+bool SessionWorkspaces::removeNamed(const NamedWorkspace &workspace, QString *error)
+{
+    if (!m_named.forget(workspace, error))
+        return false;
+    const QString path = workspace.workspace.path();
+    Q_EMIT workspaceRemoving(path);
+    if (m_holds->running.value(path) > 0)
+        m_holds->due.insert(path, QString());
+    else
+        m_removals.start([path] { Workspace::removeWithCheckpoints(path); });
+    return true;
+}
+
 void SessionWorkspaces::endSession(const QString &sessionId)
 {
     Q_EMIT sessionEnded(sessionId);
+    m_selected.remove(sessionId);
     const QString path = m_paths.take(sessionId);
     if (path.isEmpty())
         return;
@@ -209,7 +264,7 @@ void SessionWorkspaces::keepTimeOver(const QString &sessionId)
 void SessionWorkspaces::removeLater(const QString &sessionId, const QString &path)
 {
     m_ending.remove(sessionId);
-    m_removals.start([path] { removeWorkspace(path); });
+    m_removals.start([path] { Workspace::removeWithCheckpoints(path); });
 }
 
 SessionWorkspaces::Hold SessionWorkspaces::holdForJob(const Workspace &workspace)

@@ -1,11 +1,13 @@
 #pragma once
 
+#include "workspace/NamedWorkspaces.h"
 #include "workspace/Workspace.h"
 
 #include <QHash>
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
+#include <QTimer>
 
 #include <memory>
 #include <optional>
@@ -14,6 +16,7 @@ namespace cmcp {
 
 class McpServer;
 class Settings;
+class ToolCall;
 
 // Which workspace a session's file tools, resources and jobs use (SANDBOX_WORKSPACE): the one
 // shared directory, or a directory of the session's own, <SANDBOX_ROOT>/sessions/<128 random
@@ -26,13 +29,17 @@ class Settings;
 // job that outlives its session (taken over with job_attach) keeps its files for as long as
 // it runs, and the workspace goes when the last job holding it ends. Removal runs on a thread
 // of its own, by descriptors (removeTree), since jobs may have planted links anywhere in it.
+//
+// Beside these, a call may name one of its principal's named workspaces (NamedWorkspaces) in
+// its `workspace` argument, or work in the one its session opened (select): forCall decides.
 class SessionWorkspaces : public QObject
 {
     Q_OBJECT
 public:
     enum class Mode { Shared, PerSession };
 
-    SessionWorkspaces(Workspace shared, Mode mode, int keepSeconds, QObject *parent = nullptr);
+    SessionWorkspaces(Workspace shared, Mode mode, int keepSeconds,
+                      NamedWorkspaces::Limits namedLimits = {}, QObject *parent = nullptr);
     ~SessionWorkspaces() override;
 
     // The one instance of `server`, made from the settings on first use, so that the file tools
@@ -49,6 +56,23 @@ public:
     // The session's workspace, created now if this is its first use. nullopt with a reason when
     // the directory cannot be created.
     std::optional<Workspace> forSession(const QString &sessionId, QString *error);
+    // The workspace `call` works in: the named workspace of its `workspace` argument, else the
+    // one its session opened, else the session's (forSession). A name or id that is not the
+    // caller's principal's is refused as one that does not exist.
+    std::optional<Workspace> forCall(const ToolCall &call, QString *error);
+
+    NamedWorkspaces &named() { return m_named; }
+    // The session's calls work in the named workspace `id` until another is selected; an empty
+    // id gives it back its own.
+    void select(const QString &sessionId, const QString &id);
+    QString selected(const QString &sessionId) const { return m_selected.value(sessionId); }
+    // Deletes a named workspace: it no longer exists for anyone (a session that had it open gets
+    // "no such workspace" until it opens another), its jobs are killed
+    // (workspaceRemoving) and its directory and checkpoints go once the last has ended.
+    bool removeNamed(const NamedWorkspace &workspace, QString *error);
+    // Deletes the named workspaces unused for SANDBOX_WORKSPACE_NAMED_IDLE_SECONDS (a timer
+    // calls it when the setting is above 0); one a job runs in is in use. Returns how many.
+    int reclaimIdle();
     // The session has ended: its directory goes after the keep time once no job holds it. When
     // this object goes first (the server stops), what no job holds goes at once, the rest when
     // its last job ends.
@@ -75,6 +99,9 @@ Q_SIGNALS:
     // The session has ended: whoever keeps something for it lets go.
     void sessionEnded(const QString &sessionId);
     void workspaceReplaced(const QString &path);
+    // The workspace at `path` is being deleted: every job in it is to be killed, every open
+    // descriptor of it dropped.
+    void workspaceRemoving(const QString &path);
 
 private:
     void keepTimeOver(const QString &sessionId);
@@ -85,6 +112,9 @@ private:
     const int m_keepSeconds;
     QHash<QString, QString> m_paths; // session id -> directory, until removed
     QHash<QString, QString> m_ending; // ended sessions whose directory awaits removal
+    NamedWorkspaces m_named;
+    QHash<QString, QString> m_selected; // session id -> id of the named workspace it opened
+    QTimer m_idleSweep;
     std::shared_ptr<Holds> m_holds; // shared with every hold, which may outlive this object
     QThreadPool m_removals; // one thread: removing a large tree must not stall the event loop
 };

@@ -3,11 +3,15 @@
 #include "common/Settings.h"
 #include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
+#include "posix/TreeRemoval.h"
 #include "posix/UniqueFd.h"
+#include "workspace/WorkspaceCheckpoints.h"
 #include "workspace/WorkspaceVolume.h"
 
 #include <QDir>
 #include <QFileInfo>
+
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <fcntl.h>
@@ -132,6 +136,24 @@ bool Workspace::adoptCreated(int fd, bool isDirectory) const
         return false;
     // After fchown: changing the group clears the setgid bit.
     return ::fchmod(fd, isDirectory ? 02775 : 0664) == 0;
+}
+
+void Workspace::removeWithCheckpoints(const QString &path)
+{
+    WorkspaceCheckpoints::removeAllOf(path);
+    const QFileInfo info(path);
+    const UniqueFd parent(::open(QFile::encodeName(info.absolutePath()).constData(),
+                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const QByteArray name = QFile::encodeName(info.fileName());
+    const UniqueFd workspace(parent.isValid()
+                                     ? ::openat(parent.get(), name.constData(),
+                                                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                     : -1);
+    if (workspace.isValid() && btrfs::isSubvolumeRoot(workspace.get())
+        && btrfs::deleteSubvolume(parent.get(), name) == 0)
+        return;
+    if (QString error; !removeTree(path, &error))
+        spdlog::warn("workspaces: {}", error.toStdString());
 }
 
 } // namespace cmcp

@@ -52,6 +52,11 @@ public:
     // choices stand.
     bool adoptCreated(int fd, bool isDirectory) const;
 
+    // Removes the workspace at `path` and its checkpoints: a subvolume in one call however large
+    // (the kernel frees its space afterwards), a plain tree by descriptors (jobs may have planted
+    // links anywhere in it). Failures are logged.
+    static void removeWithCheckpoints(const QString &path);
+
 private:
     QString m_path;
     gid_t m_sandboxGid = 0;

@@ -71,7 +71,8 @@ WorkspaceVolume::WorkspaceVolume(WorkspaceVolume &&other) noexcept
     : m_state(other.m_state),
       m_reason(std::move(other.m_reason)),
       m_detail(std::move(other.m_detail)),
-      m_mountedHere(std::exchange(other.m_mountedHere, QString()))
+      m_mountedHere(std::exchange(other.m_mountedHere, QString())),
+      m_askedFor(other.m_askedFor)
 {
 }
 
@@ -104,13 +105,19 @@ WorkspaceVolume WorkspaceVolume::prepare(const Settings &settings)
 {
     WorkspaceVolume volume;
     const qint64 quotaMb = settings.integer(u"SANDBOX_WORKSPACE_QUOTA_MB");
+    const SettingOrigin origin = settings.origin(u"SANDBOX_WORKSPACE_QUOTA_MB");
+    volume.m_askedFor = origin != SettingOrigin::BuiltIn && origin != SettingOrigin::DefaultFile;
     if (quotaMb == 0) {
         volume.m_reason = QStringLiteral("SANDBOX_WORKSPACE_QUOTA_MB=0: workspaces have no quota");
         return volume;
     }
     const auto unavailable = [&volume](const QString &why) {
         volume.m_state = State::Unavailable;
-        volume.m_reason = why + QStringLiteral("; workspaces have no quota");
+        volume.m_reason = why
+                + (volume.m_askedFor ? QStringLiteral("; workspaces have no quota")
+                                     : QStringLiteral("; workspaces have no quota (the default "
+                                                      "SANDBOX_WORKSPACE_QUOTA_MB cannot be "
+                                                      "enforced here)"));
         return std::move(volume);
     };
     if (::geteuid() != 0)

@@ -7,9 +7,10 @@ namespace cmcp {
 class Settings;
 
 // The file system that holds the workspaces when they have a quota (SANDBOX_WORKSPACE_QUOTA_MB >
-// 0): a btrfs image, <SANDBOX_ROOT>/workspaces.btrfs (sparse, SANDBOX_WORKSPACE_VOLUME_GB at most),
-// loop mounted nosuid,nodev on <SANDBOX_ROOT>/volume. Each workspace is a subvolume of it, and its
-// qgroup limit is the quota: the kernel refuses a write past it with EDQUOT, whatever wrote.
+// 0, the default): a btrfs image, <SANDBOX_ROOT>/workspaces.btrfs (sparse,
+// SANDBOX_WORKSPACE_VOLUME_GB at most), loop mounted nosuid,nodev on <SANDBOX_ROOT>/volume. Each
+// workspace is a subvolume of it, and its qgroup limit is the quota: the kernel refuses a write
+// past it with EDQUOT, whatever wrote.
 //
 // The image is made on first start (mkfs.btrfs on a temporary name, renamed once complete, so
 // a start that died half-way leaves nothing that looks usable) and mounted when it is not yet;
@@ -43,6 +44,10 @@ public:
     const QString &reason() const { return m_reason; }
     // What is in use when Available: "btrfs qgroups, 1024 MB per workspace, on ...".
     const QString &detail() const { return m_detail; }
+    // Whether the operator set SANDBOX_WORKSPACE_QUOTA_MB (an env file of theirs, the
+    // environment, the command line) rather than leaving the default: a quota asked for that
+    // cannot be had is a degradation, the default that cannot is only said.
+    bool askedFor() const { return m_askedFor; }
 
 private:
     WorkspaceVolume() = default;
@@ -51,6 +56,7 @@ private:
     QString m_reason;
     QString m_detail;
     QString m_mountedHere; // the mount point this object mounted, to unmount at the end
+    bool m_askedFor = false;
 };
 
 } // namespace cmcp

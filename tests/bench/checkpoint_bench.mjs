@@ -1,4 +1,4 @@
-// Checkpoint and restore of a workspace of 10,000 files and 200 MB through the official SDK
+// Checkpoint, restore and fork (a named workspace from a checkpoint) of a workspace of 10,000 files and 200 MB through the official SDK
 // client, beside copies of the same tree made by `cp -a` (within the same volume) in the same run: the time of each
 // (median of --rounds), and the disk a checkpoint adds until files change. Needs root, btrfs,
 // loop devices and btrfs-progs (the daemon's workspace volume). From the repository root:
@@ -60,7 +60,7 @@ try {
         throw new Error(`the tree has ${made.output.trim()} files, not ${FILES}`);
     const mount = join(sandbox, 'volume');
     const workspace = join(mount, 'workspace');
-    const figures = { checkpoint: [], checkpointServer: [], restore: [], restoreServer: [], cpSame: [], cpSameReflink: [] };
+    const figures = { checkpoint: [], checkpointServer: [], restore: [], restoreServer: [], fork: [], forkServer: [], cpSame: [], cpSameReflink: [] };
 
     // The disk one checkpoint adds before anything changes.
     const before = usedBytes(mount);
@@ -77,6 +77,10 @@ try {
         let restored;
         figures.restore.push(await timed(async () => { restored = await s.ok('workspace_restore', { checkpoint_id: checkpoint.checkpoint_id }); }));
         figures.restoreServer.push(restored.elapsed_ms);
+        let fork;
+        figures.fork.push(await timed(async () => { fork = await s.ok('workspace_fork', { checkpoint_id: checkpoint.checkpoint_id, name: `fork${round}` }); }));
+        figures.forkServer.push(fork.elapsed_ms);
+        await s.ok('workspace_delete', { workspace: fork.name });
         await s.ok('workspace_checkpoint_delete', { checkpoint_id: checkpoint.checkpoint_id });
     }
     await s.ok('workspace_checkpoint_delete', { checkpoint_id: first.checkpoint_id });
@@ -97,6 +101,8 @@ try {
     console.log(row('workspace_checkpoint (in the server)', figures.checkpointServer, 'elapsed_ms'));
     console.log(row('workspace_restore (round trip)', figures.restore));
     console.log(row('workspace_restore (in the server)', figures.restoreServer, 'elapsed_ms'));
+    console.log(row('workspace_fork (round trip)', figures.fork, 'a named workspace from the checkpoint'));
+    console.log(row('workspace_fork (in the server)', figures.forkServer, 'elapsed_ms'));
     console.log(row('cp -a --reflink=never, within the volume', figures.cpSame, 'the reference'));
     console.log(row('cp -a --reflink=always, within the volume', figures.cpSameReflink));
     console.log(`\nDisk a checkpoint adds before files change: ${(added / 1024).toFixed(0)} KiB (df, after sync)`);

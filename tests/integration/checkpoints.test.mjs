@@ -61,7 +61,7 @@ describe('workspace checkpoints', () => {
 
     test('a checkpoint of a workspace with text, a directory and 20 MB of binary', () => withDiagnostics(daemon, async () => {
         const names = (await s.client.listTools()).tools.map(tool => tool.name).filter(name => name.startsWith('workspace_'));
-        assert.deepEqual(names.sort(), ['workspace_checkpoint', 'workspace_checkpoint_delete', 'workspace_checkpoints', 'workspace_diff', 'workspace_restore']);
+        assert.deepEqual(names.sort(), ['workspace_checkpoint', 'workspace_checkpoint_delete', 'workspace_checkpoints', 'workspace_create', 'workspace_delete', 'workspace_diff', 'workspace_fork', 'workspace_list', 'workspace_open', 'workspace_restore']);
         await s.ok('file_write', { path: 'notes.txt', content: 'one\ntwo\nthree\n' });
         await s.ok('file_write', { path: 'log.txt', content: 'start\n' });
         await s.ok('file_write', { path: 'doomed.txt', content: 'to be deleted\n' });

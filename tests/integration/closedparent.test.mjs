@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
-import { sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { sleep, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 
 const needsRoot = process.getuid() === 0 ? {} : { skip: 'needs root: jobs switch to host uids of the pool' };
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -61,7 +61,7 @@ for (const workspaceMode of ['shared', 'session']) {
             assert.equal(result.exit_code, 0, JSON.stringify(result));
             assert.equal(result.stdout, 'written\n/workspace\n');
             if (workspaceMode === 'shared')
-                assert.equal(readFileSync(join(closed, 'volume', 'sandbox', 'workspace', 'made.txt'), 'utf8'), 'written\n');
+                assert.equal(readFileSync(join(hostWorkspace(join(closed, 'volume', 'sandbox')), 'made.txt'), 'utf8'), 'written\n');
         }));
 
         test('Python runs and reads what the command wrote', () => withDiagnostics(daemon, async () => {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
-import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { eventually, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 import { assertNoLeaks, resourcesOf } from './lib/resources.mjs';
 import { toolCalls } from './lib/tools.mjs';
 
@@ -60,7 +60,6 @@ describe('faults: the workspace disk fills', { skip: process.getuid() !== 0 && '
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-faults-disk-'));
         execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES},mode=0755`, 'tmpfs', sandbox]);
         mounted = true;
-        workspace = join(sandbox, 'workspace');
         daemon = await startDaemon({
             fixtures: false,
             settings: {
@@ -69,6 +68,7 @@ describe('faults: the workspace disk fills', { skip: process.getuid() !== 0 && '
                 SANDBOX_OUTPUT_CAP_KB: 1,
             },
         });
+        workspace = hostWorkspace(sandbox);
         // Warm-up in a session of its own: every tool used here runs once, with contents as
         // large as the test's, so that the heap the daemon keeps for such calls (it keeps up to
         // 32 MiB, see server/main.cpp) is in the baseline. Then the session ends and the daemon

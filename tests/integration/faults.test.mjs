@@ -17,6 +17,10 @@ import { cmcpdPath, eventually, startDaemon, withDiagnostics } from './lib/daemo
 import { openSession, post, SseReader } from './lib/http.mjs';
 import { jailProcesses, liveJailProcesses } from './lib/resources.mjs';
 
+// These tests read the workspace and the sessions' directories on the host after the daemon has
+// gone, which the workspace volume (unmounted with it) would hide: they keep plain directories.
+const PLAIN_WORKSPACE = { SANDBOX_WORKSPACE_QUOTA_MB: 0 };
+
 const contentOf = (client, i) => `${client}:${i}:`.padEnd(200 * 1024, String.fromCharCode(97 + (i % 26)));
 
 describe('faults', () => {
@@ -71,7 +75,7 @@ describe('faults', () => {
     test('SIGTERM during writes: files whole or absent, audit log verifiable', async () => {
         const sandbox = join(scratch, 'sandbox');
         const auditLog = join(scratch, 'audit.jsonl');
-        const daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, AUDIT_LOG: auditLog } });
+        const daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, AUDIT_LOG: auditLog, ...PLAIN_WORKSPACE } });
         // Stop while calls are still running.
         const { received, calls, settled } = await writesInFlight(daemon, 5);
         const exit = await daemon.stop(10_000);
@@ -93,7 +97,7 @@ describe('faults', () => {
     // name until it was whole and on disk.
     test('SIGKILL during writes: files whole or absent, no temporary file', async () => {
         const sandbox = join(scratch, 'sigkill');
-        const daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox } });
+        const daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, ...PLAIN_WORKSPACE } });
         const { received, calls, settled } = await writesInFlight(daemon, 5);
         process.kill(daemon.pid, 'SIGKILL');
         const exit = await daemon.stop();
@@ -118,7 +122,7 @@ describe('faults', () => {
         const sessions = join(sandbox, 'sessions');
         const settings = {
             SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE, SANDBOX_UID_COUNT: UID_COUNT, AUDIT_LOG: auditLog,
-            SANDBOX_WORKSPACE: 'session', SANDBOX_OUTPUT_CAP_KB: 1, BASH_ALLOWED_COMMANDS: 'head,sleep,tr',
+            SANDBOX_WORKSPACE: 'session', SANDBOX_OUTPUT_CAP_KB: 1, ...PLAIN_WORKSPACE, BASH_ALLOWED_COMMANDS: 'head,sleep,tr',
         };
         const connectHttp = async (url, name) => {
             const client = new Client({ name, version: '1.0.0' });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport, McpError } from './lib/sdk.mjs';
 import { toolCalls } from './lib/tools.mjs';
-import { startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 
 describe('file_edit, file_search and resources/list pages', () => {
     let daemon;
@@ -22,10 +22,10 @@ describe('file_edit, file_search and resources/list pages', () => {
 
     before(async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-files-edit-'));
-        workspace = join(sandbox, 'workspace');
         mkdirSync(join(sandbox, 'outside'));
         writeFileSync(join(sandbox, 'outside', 'secret.txt'), 'needle outside\n');
         daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, FILE_MAX_SIZE_MB: 1 } });
+        workspace = hostWorkspace(sandbox);
         client = new Client({ name: 'files-edit-test', version: '1.0.0' });
         await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
     });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport, McpError } from './lib/sdk.mjs';
 import { toolCalls } from './lib/tools.mjs';
-import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { eventually, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 
 const sha256 = text => createHash('sha256').update(text).digest('hex');
 
@@ -37,12 +37,12 @@ describe('file tools', () => {
 
     before(async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-files-'));
-        workspace = join(sandbox, 'workspace');
         // A sibling whose name starts like the workspace's.
         outside = join(sandbox, 'workspace-outside');
         mkdirSync(outside);
         writeFileSync(join(outside, 'secret.txt'), 'SECRET');
         daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, FILE_MAX_SIZE_MB: 1 } });
+        workspace = hostWorkspace(sandbox);
         client = await connect();
         client.fallbackNotificationHandler = async notification => { updates.push(notification); };
     });
@@ -56,7 +56,7 @@ describe('file tools', () => {
     test('the file tools are listed with input and output schemas', () => withDiagnostics(daemon, async () => {
         const tools = (await client.listTools()).tools.filter(tool => tool.name.startsWith('file_'));
         const names = tools.map(tool => tool.name).sort();
-        assert.deepEqual(names, ['file_delete', 'file_edit', 'file_list', 'file_move', 'file_read', 'file_search', 'file_write']);
+        assert.deepEqual(names, ['file_delete', 'file_edit', 'file_list', 'file_move', 'file_read', 'file_search', 'file_transfer', 'file_write']);
         for (const tool of tools) {
             assert.ok(tool.outputSchema, `${tool.name} has an outputSchema`);
             assert.equal(tool.inputSchema.type, 'object');

@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
-import { cmcpdPath, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cmcpdPath, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 
 const repository = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const skip = process.getuid() !== 0 ? 'needs root: jobs switch to host uids of the pool'
@@ -38,7 +38,7 @@ test('a clone below a 0700 directory serves jailed calls with the defaults', { s
 
         daemon = await startDaemon({ cwd: clone, program: join(built, 'cmcpd'), fixtures: false });
         await withDiagnostics(daemon, async () => {
-            assert.ok(existsSync(join(clone, 'volume', 'sandbox', 'workspace')), 'the default SANDBOX_ROOT is not in the clone');
+            assert.ok(existsSync(hostWorkspace(join(clone, 'volume', 'sandbox'))), 'the default SANDBOX_ROOT is not in the clone');
             const client = new Client({ name: 'freshclone-test', version: '1.0.0' });
             await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
             try {

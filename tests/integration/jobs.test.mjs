@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
-import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { eventually, sleep, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 import { processesOf } from './lib/processes.mjs';
 
 const UID_BASE = 123000;
@@ -200,7 +200,7 @@ describe('background jobs, session workspaces, output handles', needsRoot, () =>
 
         // Path tricks: relative escapes, and the real host path of Alice's workspace, which the
         // attacker is assumed to know.
-        const sessionsDir = join(sandbox, 'sessions');
+        const sessionsDir = hostWorkspace(sandbox, 'sessions');
         const names = readdirSync(sessionsDir);
         const alicePath = names.map(name => join(sessionsDir, name)).find(path => existsSync(join(path, 'secret.txt')));
         assert.ok(alicePath, 'alice has a workspace of her own under sessions/');

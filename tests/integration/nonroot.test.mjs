@@ -1,7 +1,8 @@
 // cmcpd started without root, as in the container image: the jail cannot switch jobs to the uid
 // pool, so it maps the daemon's own uid alone into each job's user namespace. Jobs must still
 // run, as uid 1000 inside with no capability, in their minimal root, unable to read the daemon's
-// files or see its process. Run as root (CI), the daemon is started as nobody through setpriv.
+// files or see its process. The default workspace quota, which it cannot enforce, is said so
+// without degrading. Run as root (CI), the daemon is started as nobody through setpriv.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,6 +17,25 @@ const NOBODY = 65534;
 const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find(path => existsSync(path));
 const skip = process.getuid() !== 0 ? 'needs root, to start the daemon as nobody (CI runs as root)'
            : !setpriv ? 'needs setpriv (util-linux) to start the daemon as nobody' : false;
+
+// Starts `daemon` as nobody with `settings`; resolves with the child and its port once it listens.
+function startAsNobody(daemon, settings, onStderr) {
+    const args = ['--host', '127.0.0.1', '--port', '0', ...settingArgs(settings)];
+    const child = spawn(setpriv, ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups',
+        '--pdeathsig', 'KILL', '--', daemon, ...args], { cwd: dirname(dirname(daemon)), env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no port within 10 s:\n${stderr}`)), 10_000);
+        child.stderr.setEncoding('utf8');
+        child.stderr.on('data', chunk => {
+            stderr += chunk;
+            onStderr(chunk);
+            const match = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
+            if (match) { clearTimeout(timer); resolve({ child, port: Number(match[1]) }); }
+        });
+        child.on('exit', code => { clearTimeout(timer); reject(new Error(`cmcpd exited (${code}):\n${stderr}`)); });
+    });
+}
 
 describe('a daemon that is not root', { skip }, () => {
     let dir;
@@ -44,20 +64,9 @@ describe('a daemon that is not root', { skip }, () => {
         copyFileSync(join(dirname(cmcpdPath()), 'jail', 'cmcp-jail'), join(bin, 'cmcp-jail'));
         for (const program of [daemon, join(bin, 'cmcp-jail')])
             chmodSync(program, 0o755);
-        const args = ['--host', '127.0.0.1', '--port', '0',
-            ...settingArgs({ SANDBOX_ROOT: join(dir, 'sandbox'), SANDBOX_REQUIRE: 'identity,namespaces,seccomp', SANDBOX_WORKSPACE_QUOTA_MB: 64 })];
-        child = spawn(setpriv, ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups',
-            '--pdeathsig', 'KILL', '--', daemon, ...args], { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-        const port = await new Promise((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`no port within 10 s:\n${stderr}`)), 10_000);
-            child.stderr.setEncoding('utf8');
-            child.stderr.on('data', chunk => {
-                stderr += chunk;
-                const match = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
-                if (match) { clearTimeout(timer); resolve(Number(match[1])); }
-            });
-            child.on('exit', code => { clearTimeout(timer); reject(new Error(`cmcpd exited (${code}):\n${stderr}`)); });
-        });
+        let port;
+        ({ child, port } = await startAsNobody(daemon, { SANDBOX_ROOT: join(dir, 'sandbox'), SANDBOX_REQUIRE: 'identity,namespaces,seccomp', SANDBOX_WORKSPACE_QUOTA_MB: 64 },
+            chunk => { stderr += chunk; }));
         client = new Client({ name: 'nonroot-test', version: '1.0.0' });
         await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
     });
@@ -74,11 +83,33 @@ describe('a daemon that is not root', { skip }, () => {
         assert.match(stderr, /identity.*not root \(euid 65534\): jobs keep this uid/);
     });
 
-    test('says the workspace quota asked for is unavailable, and offers no checkpoints', async () => {
+    test('says the workspace quota asked for is unavailable, and offers no checkpoints or forks', async () => {
         assert.match(stderr, /sandbox: quota +unavailable +not root: only root can mount the workspace volume; workspaces have no quota/);
         assert.match(stderr, /degraded: workspace quota: not root/);
         const names = (await client.listTools()).tools.map(tool => tool.name);
-        assert.ok(!names.some(name => name.startsWith('workspace_')), names.join(', '));
+        // Named workspaces are plain directories then.
+        assert.deepEqual(names.filter(name => name.startsWith('workspace_')).sort(),
+            ['workspace_create', 'workspace_delete', 'workspace_list', 'workspace_open'], names.join(', '));
+    });
+
+    test('the default quota it cannot enforce is said at start and in /health, without degrading', async () => {
+        let text = '';
+        const { child: second, port } = await startAsNobody(join(dir, 'bin', 'cmcpd'),
+            {
+                SANDBOX_ROOT: join(dir, 'default-sandbox'), SANDBOX_REQUIRE: 'identity,namespaces,seccomp',
+                ADMIN_SOCKET: join(dir, 'default-admin.sock'), AUDIT_LOG: join(dir, 'default-audit.jsonl'),
+            },
+            chunk => { text += chunk; });
+        try {
+            assert.match(text, /sandbox: quota +unavailable +not root: only root can mount the workspace volume; workspaces have no quota \(the default SANDBOX_WORKSPACE_QUOTA_MB cannot be enforced here\)/);
+            assert.doesNotMatch(text, /degraded: workspace quota/);
+            const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
+            assert.equal(health.workspace_quota.state, 'unavailable');
+            assert.match(health.workspace_quota.reason, /cannot be enforced here/);
+            assert.ok(!health.degraded.some(entry => /quota/.test(JSON.stringify(entry))), JSON.stringify(health.degraded));
+        } finally {
+            second.kill('SIGKILL');
+        }
     });
 
     test('a command runs jailed, with the identity and namespaces layers', async () => {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from './lib/sdk.mjs';
-import { eventually, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { eventually, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 import { processesOf } from './lib/processes.mjs';
 
 const UID_BASE = 120000;
@@ -52,7 +52,6 @@ describe('system tools', () => {
 
     before(async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-system-'));
-        workspace = join(sandbox, 'workspace');
         // mkdtemp makes it 0700: the jobs' uids must be able to pass through to the workspace.
         chmodSync(sandbox, 0o755);
         // A secret of the daemon's environment, which no job and no answer may show.
@@ -64,6 +63,7 @@ describe('system tools', () => {
                 PYTHON_MEMORY_LIMIT: 64, BASH_TIMEOUT_DEFAULT: 5, BASH_TIMEOUT_MAX: 5, PYTHON_TIMEOUT_DEFAULT: 5, PYTHON_TIMEOUT_MAX: 5,
             },
         });
+        workspace = hostWorkspace(sandbox);
         delete process.env.OPENAI_API_KEY;
         client = new Client({ name: 'system-test', version: '1.0.0' });
         await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));

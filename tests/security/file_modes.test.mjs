@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from '../integration/lib/sdk.mjs';
-import { startDaemon, withDiagnostics } from '../integration/lib/daemon.mjs';
+import { startDaemon, withDiagnostics, hostWorkspace } from '../integration/lib/daemon.mjs';
 
 const needsRoot = process.getuid() === 0 ? {} : { skip: 'needs root: the daemon keeps the owner of a file it replaces only as root' };
 
@@ -24,7 +24,7 @@ describe('file_write and special permission bits', needsRoot, () => {
         scratch = mkdtempSync(join(tmpdir(), 'cmcp-modes-'));
         const sandbox = join(scratch, 'sandbox');
         daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox } });
-        workspace = join(sandbox, 'workspace');
+        workspace = hostWorkspace(sandbox);
         client = new Client({ name: 'modes', version: '1.0.0' });
         await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
     });

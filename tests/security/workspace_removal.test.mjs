@@ -74,6 +74,9 @@ describe('workspace removal never leaves the workspace', needsRoot, () => {
             settings: {
                 SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: 125000, SANDBOX_UID_COUNT: 16,
                 SANDBOX_WORKSPACE: 'session', JOB_KEEP_SECONDS, PYTHON_TIMEOUT_MAX: 60,
+                // The removal of a plain tree by descriptors is what is attacked here: a
+                // subvolume on the workspace volume goes in one ioctl, with nothing to follow.
+                SANDBOX_WORKSPACE_QUOTA_MB: 0,
             },
         });
     });

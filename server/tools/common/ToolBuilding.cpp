@@ -21,6 +21,32 @@ QJsonObject orFailure(const QJsonObject &success)
                        {QLatin1String("anyOf"), QJsonArray{success, failure}}};
 }
 
+QJsonObject successOutput(const QByteArray &properties, const char *required)
+{
+    return orFailure(schema(
+            QStringLiteral(
+                    R"({"type":"object","required":%2,"properties":{"success":{"const":true},%1}})")
+                    .arg(QString::fromUtf8(properties), QLatin1String(required))
+                    .toUtf8()
+                    .constData()));
+}
+
+QJsonObject succeeded(QJsonObject value)
+{
+    value.insert(QLatin1String("success"), true);
+    return value;
+}
+
+QJsonObject withWorkspaceArgument(QJsonObject input)
+{
+    static const QJsonObject argument = schema(
+            R"({"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"A named workspace of yours (workspace_list) to work in, instead of this session's."})");
+    QJsonObject properties = input.value(QLatin1String("properties")).toObject();
+    properties.insert(QLatin1String("workspace"), argument);
+    input.insert(QLatin1String("properties"), properties);
+    return input;
+}
+
 ToolDefinition makeTool(const char *name, const char *title, const char *description,
                         QJsonObject input, QJsonObject output, ToolAnnotations annotations,
                         ToolHandler handler, TaskSupport taskSupport)

@@ -17,6 +17,16 @@ QJsonObject schema(const char *jsonText);
 // structuredContent against the output schema even when isError is set.
 QJsonObject orFailure(const QJsonObject &success);
 
+// The output schema of a tool whose success is {success: true, <properties>} (JSON text of the
+// properties, and of the array of required names), or the failure shape.
+QJsonObject successOutput(const QByteArray &properties, const char *required);
+// `value` with success: true.
+QJsonObject succeeded(QJsonObject value);
+
+// `input` with the optional argument `workspace`: the name (or id) of one of the caller's named
+// workspaces to work in instead of the session's (SessionWorkspaces::forCall).
+QJsonObject withWorkspaceArgument(QJsonObject input);
+
 ToolDefinition makeTool(const char *name, const char *title, const char *description,
                         QJsonObject input, QJsonObject output, ToolAnnotations annotations,
                         ToolHandler handler, TaskSupport taskSupport = TaskSupport::Forbidden);

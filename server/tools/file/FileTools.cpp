@@ -249,11 +249,11 @@ ToolDefinition fileTool(FileToolRunner *runner, SessionFileManagers *managers, c
                         CheapOperation cheapAttempt = {})
 {
     return tools::makeTool(
-            name, title, description, std::move(input), std::move(output), annotations,
+            name, title, description, tools::withWorkspaceArgument(std::move(input)),
+            std::move(output), annotations,
             [runner, managers, operation, cheapAttempt](const std::shared_ptr<ToolCall> &call) {
                 QString error;
-                std::shared_ptr<FileManager> files =
-                        managers->forSession(call->sessionId(), &error);
+                std::shared_ptr<FileManager> files = managers->forCall(*call, &error);
                 if (!files) {
                     call->finish(failure(error).result);
                     return;

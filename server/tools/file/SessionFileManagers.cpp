@@ -2,6 +2,7 @@
 
 #include "workspace/ContainedRoot.h"
 #include "managers/FileManager.h"
+#include "mcp/ToolCall.h"
 #include "workspace/SessionWorkspaces.h"
 
 #include <spdlog/spdlog.h>
@@ -22,10 +23,13 @@ SessionFileManagers::SessionFileManagers(SessionWorkspaces &workspaces,
             [this](const QString &sessionId) { m_bySession.remove(sessionId); });
     connect(&workspaces, &SessionWorkspaces::workspaceReplaced, this,
             [this](const QString &path) { reopen(path); });
+    connect(&workspaces, &SessionWorkspaces::workspaceRemoving, this,
+            [this](const QString &path) { m_named.remove(path); });
 }
 
 void SessionFileManagers::reopen(const QString &path)
 {
+    m_named.remove(path);
     m_bySession.removeIf(
             [&path](const auto &entry) { return entry.value()->workspace().path() == path; });
     if (m_shared->workspace().path() != path)
@@ -61,6 +65,26 @@ std::shared_ptr<FileManager> SessionFileManagers::forSession(const QString &sess
     auto files = std::make_shared<FileManager>(*workspace, root, m_options);
     files->setOwnerSession(sessionId);
     m_bySession.insert(sessionId, files);
+    return files;
+}
+
+std::shared_ptr<FileManager> SessionFileManagers::forCall(const ToolCall &call, QString *error)
+{
+    const std::optional<Workspace> workspace = m_workspaces.forCall(call, error);
+    if (!workspace)
+        return nullptr;
+    if (workspace->path() == m_shared->workspace().path())
+        return m_shared;
+    if (!m_workspaces.named().contains(workspace->path()))
+        return forSession(call.sessionId(), error);
+    if (auto existing = m_named.value(workspace->path()))
+        return existing;
+    const std::shared_ptr<const ContainedRoot> root =
+            ContainedRoot::open(workspace->path(), m_shared->root().resolver(), error);
+    if (!root)
+        return nullptr;
+    auto files = std::make_shared<FileManager>(*workspace, root, m_options);
+    m_named.insert(workspace->path(), files);
     return files;
 }
 

@@ -13,12 +13,13 @@ namespace cmcp {
 
 class FileManager;
 class SessionWorkspaces;
+class ToolCall;
 
 // The FileManager each session's file tools and resources use: the one of the shared workspace,
 // or in per-session mode one per session, opened (with its kernel-contained root) on the
-// session's first use and dropped when its workspace is removed. A manager holds its workspace's
-// directory open: when a checkpoint's restore puts another tree in its place, the manager is
-// opened again on the new one.
+// session's first use and dropped when its workspace is removed; a named workspace's likewise. A
+// manager holds its workspace's directory open: when a checkpoint's restore puts another tree in
+// its place, the manager is opened again on the new one.
 class SessionFileManagers : public QObject
 {
     Q_OBJECT
@@ -31,6 +32,9 @@ public:
     bool perSession() const;
     // nullptr with a reason when the session's workspace cannot be created or opened.
     std::shared_ptr<FileManager> forSession(const QString &sessionId, QString *error);
+    // The manager of the workspace `call` works in (SessionWorkspaces::forCall): a named one's
+    // is opened on first use and dropped when the workspace is deleted.
+    std::shared_ptr<FileManager> forCall(const ToolCall &call, QString *error);
 
 private:
     void reopen(const QString &path);
@@ -39,6 +43,7 @@ private:
     const std::shared_ptr<const LiveSnapshot<FileOptions>> m_options;
     std::shared_ptr<FileManager> m_shared;
     QHash<QString, std::shared_ptr<FileManager>> m_bySession;
+    QHash<QString, std::shared_ptr<FileManager>> m_named; // workspace path -> its manager
 };
 
 } // namespace cmcp

@@ -354,7 +354,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             "with BASH_NETWORK=true an HTTP proxy (HTTP_PROXY) to JOB_NETWORK_ALLOWED_DOMAINS. "
             "Anything the sandbox refused is listed in sandbox_refusals. "
             "Returns stdout, stderr, exit_code and success, with the job's accounting.",
-            systemschemas::commandInput(), systemschemas::commandOutput(),
+            tools::withWorkspaceArgument(systemschemas::commandInput()),
+            systemschemas::commandOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, commandCall); },
             TaskSupport::Optional));
@@ -365,7 +366,8 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
             "PYTHON_NETWORK=true (then an HTTP proxy to JOB_NETWORK_ALLOWED_DOMAINS). Set "
             "the variable _ to return a value as result. Returns output, error, result and "
             "success, with the job's accounting.",
-            systemschemas::pythonInput(), systemschemas::pythonOutput(),
+            tools::withWorkspaceArgument(systemschemas::pythonInput()),
+            systemschemas::pythonOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { runJob(*tools, call, pythonCall); },
             TaskSupport::Optional));

@@ -1,5 +1,7 @@
 #include "tools/workspace/WorkspaceTools.h"
 
+#include "tools/workspace/NamedWorkspaceTools.h"
+
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
 
@@ -28,19 +30,13 @@ QJsonObject checkpointJson(const Checkpoint &checkpoint)
             {QLatin1String("created"), checkpoint.created.toString(Qt::ISODateWithMs)}};
 }
 
-QJsonObject succeeded(QJsonObject value)
-{
-    value.insert(QLatin1String("success"), true);
-    return value;
-}
-
-// The calling session's workspace and its checkpoints; nullopt (the call finished with the
+// The workspace the call works in and its checkpoints; nullopt (the call finished with the
 // reason) when it cannot be had.
 std::optional<std::pair<Workspace, WorkspaceCheckpoints>>
 checkpointsOf(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
 {
     QString error;
-    const std::optional<Workspace> workspace = workspaces.forSession(call->sessionId(), &error);
+    const std::optional<Workspace> workspace = workspaces.forCall(*call, &error);
     if (!workspace) {
         call->finish(ToolResult::structuredFailure(error));
         return std::nullopt;
@@ -64,7 +60,7 @@ void checkpoint(SessionWorkspaces &workspaces, int maxCount, const std::shared_p
     }
     QJsonObject value = checkpointJson(*made);
     value.insert(QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6);
-    call->finish(ToolResult::structured(succeeded(value)));
+    call->finish(ToolResult::structured(tools::succeeded(value)));
 }
 
 void listCheckpoints(SessionWorkspaces &workspaces, int maxCount,
@@ -82,7 +78,7 @@ void listCheckpoints(SessionWorkspaces &workspaces, int maxCount,
     QJsonArray list;
     for (const Checkpoint &each : *all)
         list.append(checkpointJson(each));
-    call->finish(ToolResult::structured(succeeded({{QLatin1String("checkpoints"), list}})));
+    call->finish(ToolResult::structured(tools::succeeded({{QLatin1String("checkpoints"), list}})));
 }
 
 void restore(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
@@ -109,8 +105,8 @@ void restore(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<
     }
     workspaces.replaced(found->first);
     call->finish(ToolResult::structured(
-            succeeded({{QLatin1String("checkpoint_id"), id},
-                       {QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6}})));
+            tools::succeeded({{QLatin1String("checkpoint_id"), id},
+                              {QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6}})));
 }
 
 void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
@@ -134,8 +130,8 @@ void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<Too
         return;
     }
     call->finish(ToolResult::structured(
-            succeeded({{QLatin1String("changes"), difference.changes},
-                       {QLatin1String("truncated"), difference.truncated}})));
+            tools::succeeded({{QLatin1String("changes"), difference.changes},
+                              {QLatin1String("truncated"), difference.truncated}})));
 }
 
 void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
@@ -150,17 +146,7 @@ void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    call->finish(ToolResult::structured(succeeded({{QLatin1String("checkpoint_id"), id}})));
-}
-
-QJsonObject outputOf(const char *properties, const char *required)
-{
-    return tools::orFailure(tools::schema(
-            QStringLiteral(
-                    R"({"type":"object","required":%2,"properties":{"success":{"const":true},%1}})")
-                    .arg(QLatin1String(properties), QLatin1String(required))
-                    .toUtf8()
-                    .constData()));
+    call->finish(ToolResult::structured(tools::succeeded({{QLatin1String("checkpoint_id"), id}})));
 }
 
 } // namespace
@@ -168,7 +154,10 @@ QJsonObject outputOf(const char *properties, const char *required)
 void registerWorkspaceTools(McpServer &server, const Settings &settings)
 {
     SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
-    if (!WorkspaceCheckpoints(Workspace::fromSettings(settings)).unsupportedReason().isEmpty())
+    const bool checkpoints =
+            WorkspaceCheckpoints(Workspace::fromSettings(settings)).unsupportedReason().isEmpty();
+    registerNamedWorkspaceTools(server, settings, checkpoints);
+    if (!checkpoints)
         return;
     const int maxCount = int(settings.integer(u"SANDBOX_WORKSPACE_CHECKPOINTS_MAX"));
     const auto handler = [&workspaces, maxCount](void (*run)(SessionWorkspaces &, int,
@@ -189,29 +178,32 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "copy-on-write snapshot: it takes no space until files change). Returns its "
             "checkpoint_id, for workspace_restore and workspace_diff. At most "
             "SANDBOX_WORKSPACE_CHECKPOINTS_MAX per workspace.",
-            tools::schema(
+            tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","additionalProperties":false,"properties":{
-        "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})"),
-            outputOf((QByteArray(checkpointProperties) + R"(,"elapsed_ms":{"type":"number"})")
-                             .constData(),
-                     R"(["success","checkpoint_id"])"),
+        "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})")),
+            tools::successOutput(
+                    (QByteArray(checkpointProperties) + R"(,"elapsed_ms":{"type":"number"})")
+                            .constData(),
+                    R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = false, .idempotent = false, .openWorld = false},
             handler(checkpoint)));
     registry.add(tools::makeTool(
             "workspace_checkpoints", "List the workspace's checkpoints",
             "The checkpoints of this session's workspace, oldest first.",
-            tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
-            outputOf(R"("checkpoints":{"type":"array","items":{"type":"object"}})",
-                     R"(["success","checkpoints"])"),
+            tools::withWorkspaceArgument(tools::schema(
+                    R"({"type":"object","additionalProperties":false,"properties":{}})")),
+            tools::successOutput(R"("checkpoints":{"type":"array","items":{"type":"object"}})",
+                                 R"(["success","checkpoints"])"),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             handler(listCheckpoints)));
     registry.add(tools::makeTool(
             "workspace_restore", "Restore the workspace to a checkpoint",
             "Puts the workspace back as it was at the checkpoint, in milliseconds: every change "
             "since is gone (the checkpoint stays). Refused while a job runs in the workspace.",
-            tools::schema(idInput),
-            outputOf(R"("checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})",
-                     R"(["success","checkpoint_id"])"),
+            tools::withWorkspaceArgument(tools::schema(idInput)),
+            tools::successOutput(
+                    R"("checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})",
+                    R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
             handler(restore)));
     registry.add(tools::makeTool(
@@ -219,11 +211,11 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "The paths added, removed and modified from the checkpoint to the workspace now (or "
             "to the checkpoint `against`), with a unified diff for each modified text file up "
             "to 256 KiB; at most 1000 changes (truncated says more were left out).",
-            tools::schema(
+            tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
         "checkpoint_id":{"type":"string","pattern":"^cp_[0-9a-f]{32}$"},
-        "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint instead of the workspace now."}}})"),
-            outputOf(
+        "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint instead of the workspace now."}}})")),
+            tools::successOutput(
                     R"("changes":{"type":"array","items":{"type":"object","required":["path","change"],"properties":{
                      "path":{"type":"string"},"change":{"enum":["added","removed","modified"]},"diff":{"type":"string"}}}},
                      "truncated":{"type":"boolean"})",
@@ -234,8 +226,9 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "workspace_checkpoint_delete", "Delete a checkpoint",
             "Deletes a checkpoint of this session's workspace; the space only it held is "
             "given back.",
-            tools::schema(idInput),
-            outputOf(R"("checkpoint_id":{"type":"string"})", R"(["success","checkpoint_id"])"),
+            tools::withWorkspaceArgument(tools::schema(idInput)),
+            tools::successOutput(R"("checkpoint_id":{"type":"string"})",
+                                 R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             handler(deleteCheckpoint)));
 }

@@ -1,16 +1,36 @@
 // Starts the real cmcpd for a test and guarantees it is gone afterwards.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
-const running = new Set();
+const running = new Map(); // child -> its SANDBOX_ROOT
 // Last resort: a test file that crashes or is interrupted must not leave a daemon behind.
 process.on('exit', () => {
-    for (const child of running) {
+    for (const [child, sandboxRoot] of running) {
         try { child.kill('SIGKILL'); } catch { /* already gone */ }
+        unmountVolume(sandboxRoot);
     }
 });
+
+// A daemon running as root mounts the workspace volume on <SANDBOX_ROOT>/volume (the quota is on
+// by default) and unmounts it as it stops; one killed (SIGKILL) leaves it mounted, and then
+// nothing could remove the directory: it is unmounted (lazily) once the daemon is gone.
+function unmountVolume(sandboxRoot) {
+    const mount = join(sandboxRoot, 'volume');
+    try {
+        if (statSync(mount).dev !== statSync(sandboxRoot).dev)
+            execFileSync('umount', ['-l', mount], { stdio: 'ignore' });
+    } catch { /* not mounted, or already gone */ }
+}
+
+// The shared workspace (or with `name` 'sessions', the sessions' directory) on the host while a
+// daemon runs with SANDBOX_ROOT `sandboxRoot`: on the workspace volume when it is mounted, else
+// the plain directory.
+export function hostWorkspace(sandboxRoot, name = 'workspace') {
+    const onVolume = join(sandboxRoot, 'volume', name);
+    return existsSync(join(sandboxRoot, 'volume', 'workspace')) ? onVolume : join(sandboxRoot, name);
+}
 
 const pdeathsigWrapper = ['/usr/bin/setpriv', '/bin/setpriv'].find(path => existsSync(path));
 
@@ -72,13 +92,15 @@ export async function startDaemon({ settings = {}, args = [], fixtures = true, t
         ? [pdeathsigWrapper, ['--pdeathsig', 'KILL', '--', program ?? cmcpdPath(), ...argv]]
         : [program ?? cmcpdPath(), argv];
     const child = spawn(command, commandArgs, { cwd, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-    running.add(child);
+    const sandboxRoot = resolve(cwd, String(settings.SANDBOX_ROOT ?? 'volume/sandbox'));
+    running.set(child, sandboxRoot);
     let stderr = '';
     let exit = null;
     const exited = new Promise(resolve => {
         const gone = result => {
             exit ??= result;
             running.delete(child);
+            unmountVolume(sandboxRoot);
             resolve(exit);
         };
         child.on('exit', (code, signal) => gone({ code, signal }));

@@ -46,9 +46,11 @@ export async function startQuotaDaemon({ quotaMb, settings = {}, sandbox = mkdte
 }
 
 // An SDK client session: call (the whole result), ok (structuredContent of a success).
-export async function quotaSession(daemon, name = 'quota') {
+// `token`: the bearer token of a principal (MCP_PRINCIPALS_FILE).
+export async function quotaSession(daemon, name = 'quota', { token } = {}) {
     const client = new Client({ name, version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(daemon.url));
+    const transport = new StreamableHTTPClientTransport(new URL(daemon.url),
+        token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : undefined);
     await client.connect(transport);
     await client.listTools();
     const call = (tool, args) => client.callTool({ name: tool, arguments: args }, undefined, { timeout: 60_000 });

@@ -1,0 +1,476 @@
+#include "tools/transfer/FileTransfers.h"
+
+#include "common/Settings.h"
+#include "common/UnguessableId.h"
+#include "mcp/McpServer.h"
+#include "posix/DirectorySync.h"
+#include "posix/ErrnoText.h"
+#include "posix/UniqueFd.h"
+#include "transport/HttpWire.h"
+#include "workspace/RegularFile.h"
+
+#include <QFile>
+#include <QHttpServerRequest>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPointer>
+#include <QRegularExpression>
+#include <QTcpSocket>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cmcp {
+
+namespace {
+
+const QString kPrefix = QStringLiteral("/transfer/");
+constexpr qint64 kChunkBytes = 256 * 1024;
+// What the socket may hold unsent before the next chunk is read from disk.
+constexpr qint64 kSocketBufferBytes = 1024 * 1024;
+// Each live URL holds its workspace's directory open: one principal may not pile them up.
+constexpr int kLivePerPrincipal = 64;
+
+void answer(QTcpSocket *socket, int status, const QJsonObject &body, http::Headers extra = {})
+{
+    http::writeJson(socket, status, QJsonDocument(body).toJson(QJsonDocument::Compact), extra);
+}
+
+void refuse(QTcpSocket *socket, int status, const QString &why, http::Headers extra = {})
+{
+    answer(socket, status, {{QLatin1String("success"), false}, {QLatin1String("error"), why}},
+           std::move(extra));
+}
+
+QString unknownUrl()
+{
+    return QStringLiteral("no such transfer URL (file_transfer issues them, for the principal "
+                          "that asked)");
+}
+
+// Reads the file from `offset` as the socket drains, `left` bytes, then counts the response
+// done. A child of the socket: it goes with it when the client hangs up.
+class FileStreamer : public QObject
+{
+public:
+    FileStreamer(QTcpSocket *socket, UniqueFd fd, qint64 offset, qint64 left)
+        : QObject(socket),
+          m_socket(socket),
+          m_fd(std::move(fd)),
+          m_offset(offset),
+          m_left(left)
+    {
+        http::setStreaming(socket, true);
+        connect(socket, &QTcpSocket::bytesWritten, this, &FileStreamer::pump);
+        pump();
+    }
+
+private:
+    void pump()
+    {
+        QByteArray chunk;
+        while (m_left > 0 && m_socket->bytesToWrite() < kSocketBufferBytes) {
+            chunk.resize(qsizetype(qMin(kChunkBytes, m_left)));
+            const ssize_t got = ::pread(m_fd.get(), chunk.data(), size_t(chunk.size()), m_offset);
+            if (got <= 0) {
+                // The file shrank or failed under the download: the length promised cannot be
+                // kept, so the connection ends and the client sees a short body.
+                spdlog::warn("transfer: reading for a download failed at byte {}: {}", m_offset,
+                             got < 0 ? errnoText(errno).toStdString() : "end of file");
+                finish(true);
+                return;
+            }
+            chunk.truncate(got);
+            m_socket->write(chunk);
+            m_offset += got;
+            m_left -= got;
+        }
+        if (m_left == 0)
+            finish(false);
+    }
+
+    void finish(bool broken)
+    {
+        disconnect(m_socket, nullptr, this, nullptr);
+        http::setStreaming(m_socket, false);
+        http::countResponse(m_socket);
+        if (broken)
+            m_socket->disconnectFromHost();
+        deleteLater();
+    }
+
+    QTcpSocket *m_socket;
+    UniqueFd m_fd;
+    qint64 m_offset;
+    qint64 m_left;
+};
+
+struct ByteRange
+{
+    qint64 first = 0;
+    qint64 last = -1; // inclusive; -1: to the end
+};
+
+// "bytes=a-" or "bytes=a-b"; nullopt for anything else (several ranges, suffixes).
+std::optional<ByteRange> parseRange(const QByteArray &header)
+{
+    static const QRegularExpression pattern(QStringLiteral("^bytes=(\\d{1,18})-(\\d{0,18})$"));
+    const QRegularExpressionMatch match = pattern.match(QString::fromLatin1(header.trimmed()));
+    if (!match.hasMatch())
+        return std::nullopt;
+    ByteRange range{match.captured(1).toLongLong(),
+                    match.captured(2).isEmpty() ? -1 : match.captured(2).toLongLong()};
+    if (range.last >= 0 && range.last < range.first)
+        return std::nullopt;
+    return range;
+}
+
+struct ContentRange
+{
+    qint64 first = 0;
+    qint64 last = 0; // inclusive
+    qint64 total = 0;
+};
+
+// "bytes a-b/total".
+std::optional<ContentRange> parseContentRange(const QByteArray &header)
+{
+    static const QRegularExpression pattern(
+            QStringLiteral("^bytes (\\d{1,18})-(\\d{1,18})/(\\d{1,18})$"));
+    const QRegularExpressionMatch match = pattern.match(QString::fromLatin1(header.trimmed()));
+    if (!match.hasMatch())
+        return std::nullopt;
+    ContentRange range{match.captured(1).toLongLong(), match.captured(2).toLongLong(),
+                       match.captured(3).toLongLong()};
+    if (range.last < range.first || range.last >= range.total)
+        return std::nullopt;
+    return range;
+}
+
+} // namespace
+
+struct FileTransfers::Ticket
+{
+    Principal principal = Principal::local(); // set by issue()
+    Workspace workspace;
+    std::shared_ptr<const ContainedRoot> root;
+    WorkspacePath path;
+    Direction direction = Direction::Download;
+    QDeadlineTimer expires;
+    // An upload: the directory of the target, the temporary file, what has arrived.
+    UniqueFd parent;
+    QByteArray temporaryName;
+    UniqueFd temporary;
+    qint64 total = -1;
+    qint64 received = 0;
+    bool spent = false;
+
+    void discardTemporary()
+    {
+        if (temporary.isValid())
+            ::unlinkat(parent.get(), temporaryName.constData(), 0);
+        temporary = UniqueFd();
+        received = 0;
+        total = -1;
+    }
+};
+
+FileTransfers::FileTransfers(const Settings &settings, QObject *parent)
+    : QObject(parent),
+      m_seconds(int(settings.integer(u"TRANSFER_URL_SECONDS"))),
+      m_maxBytes(settings.integer(u"TRANSFER_MAX_MB") << 20)
+{
+    setObjectName(QStringLiteral("cmcp::FileTransfers"));
+    // An expired upload's temporary file goes even when nobody asks again.
+    m_sweep.setInterval(std::chrono::seconds(m_seconds));
+    connect(&m_sweep, &QTimer::timeout, this, &FileTransfers::forgetExpired);
+    m_sweep.start();
+}
+
+FileTransfers::~FileTransfers()
+{
+    for (const std::shared_ptr<Ticket> &ticket : std::as_const(m_tickets))
+        ticket->discardTemporary();
+}
+
+FileTransfers &FileTransfers::of(McpServer &server, const Settings &settings)
+{
+    if (auto *existing = server.findChild<FileTransfers *>(QStringLiteral("cmcp::FileTransfers"),
+                                                           Qt::FindDirectChildrenOnly))
+        return *existing;
+    return *new FileTransfers(settings, &server);
+}
+
+void FileTransfers::forgetExpired()
+{
+    m_tickets.removeIf([](const auto &entry) {
+        if (!entry.value()->expires.hasExpired())
+            return false;
+        entry.value()->discardTemporary();
+        return true;
+    });
+}
+
+std::optional<FileTransfers::Issued> FileTransfers::issue(const Principal &principal,
+                                                          const Workspace &workspace,
+                                                          std::shared_ptr<const ContainedRoot> root,
+                                                          const WorkspacePath &path,
+                                                          Direction direction, QString *error)
+{
+    forgetExpired();
+    if (m_base.isEmpty()) {
+        *error = QStringLiteral("file transfers need the HTTP transport (cmcpd serves stdio "
+                                "now)");
+        return std::nullopt;
+    }
+    if (path.isRoot()) {
+        *error = QStringLiteral("a transfer needs the path of a file, not the workspace's root");
+        return std::nullopt;
+    }
+    const auto live = std::count_if(m_tickets.cbegin(), m_tickets.cend(), [&](const auto &each) {
+        return each->principal == principal && !each->spent;
+    });
+    if (live >= kLivePerPrincipal) {
+        *error = QStringLiteral("principal '%1' has %2 transfer URLs that have not expired, the "
+                                "most allowed: use them, or wait TRANSFER_URL_SECONDS")
+                         .arg(principal.name())
+                         .arg(live);
+        return std::nullopt;
+    }
+    auto ticket = std::make_shared<Ticket>();
+    if (direction == Direction::Download) {
+        const RegularFile file = RegularFile::openForRead(*root, path);
+        if (!file.ok()) {
+            *error = file.error();
+            return std::nullopt;
+        }
+    } else {
+        ContainedRoot::Opened parent = root->openParent(path, true, &workspace);
+        if (!parent.ok()) {
+            *error = QStringLiteral("cannot open the directory of %1: %2")
+                             .arg(path.display(), errnoText(parent.error));
+            return std::nullopt;
+        }
+        struct stat existing
+        {
+        };
+        if (::fstatat(parent.fd.get(), QFile::encodeName(path.name()).constData(), &existing,
+                      AT_SYMLINK_NOFOLLOW)
+                    == 0
+            && !S_ISREG(existing.st_mode)) {
+            *error = QStringLiteral("%1 exists and is not a regular file").arg(path.display());
+            return std::nullopt;
+        }
+        ticket->parent = std::move(parent.fd);
+    }
+    const QString token = unguessableId("tr_");
+    ticket->principal = principal;
+    ticket->workspace = workspace;
+    ticket->root = std::move(root);
+    ticket->path = path;
+    ticket->direction = direction;
+    ticket->expires = QDeadlineTimer(std::chrono::seconds(m_seconds));
+    ticket->temporaryName = ".cmcp-upload-" + token.toLatin1();
+    m_tickets.insert(token, ticket);
+    const QString httpPath = kPrefix + token;
+    return Issued{httpPath, m_base + httpPath, m_seconds};
+}
+
+void FileTransfers::serve(const QHttpServerRequest &request, QTcpSocket *socket,
+                          const Principal &principal)
+{
+    forgetExpired();
+    const QString token = request.url().path().mid(kPrefix.size());
+    const std::shared_ptr<Ticket> ticket = m_tickets.value(token);
+    // Another principal's URL answers as one that never was.
+    if (!ticket || !(ticket->principal == principal)) {
+        refuse(socket, 404, unknownUrl());
+        return;
+    }
+    if (ticket->spent) {
+        refuse(socket, 410,
+               QStringLiteral("this upload URL was used to the end: ask "
+                              "file_transfer for another"));
+        return;
+    }
+    const bool get = request.method() == QHttpServerRequest::Method::Get;
+    const bool put = request.method() == QHttpServerRequest::Method::Put;
+    if (ticket->direction == Direction::Download && !get) {
+        refuse(socket, 405, QStringLiteral("a download URL takes GET only"), {{"Allow", "GET"}});
+        return;
+    }
+    if (ticket->direction == Direction::Upload && !put) {
+        refuse(socket, 405, QStringLiteral("an upload URL takes PUT only"), {{"Allow", "PUT"}});
+        return;
+    }
+    if (get)
+        download(request, socket, *ticket);
+    else
+        upload(request, socket, token, *ticket);
+}
+
+void FileTransfers::download(const QHttpServerRequest &request, QTcpSocket *socket, Ticket &ticket)
+{
+    RegularFile file = RegularFile::openForRead(*ticket.root, ticket.path);
+    if (!file.ok()) {
+        refuse(socket, 404, file.error());
+        return;
+    }
+    const qint64 size = file.status().st_size;
+    ByteRange range{0, size - 1};
+    int status = 200;
+    http::Headers headers{{"Content-Type", "application/octet-stream"}, {"Accept-Ranges", "bytes"}};
+    if (const QByteArray asked = request.value("range"); !asked.isEmpty()) {
+        const std::optional<ByteRange> parsed = parseRange(asked);
+        if (!parsed || parsed->first >= size) {
+            refuse(socket, 416,
+                   QStringLiteral("Range '%1' is not one range within the file's %2 bytes "
+                                  "(bytes=first- or bytes=first-last)")
+                           .arg(QString::fromLatin1(asked))
+                           .arg(size),
+                   {{"Content-Range", "bytes */" + QByteArray::number(size)}});
+            return;
+        }
+        range = {parsed->first, parsed->last < 0 ? size - 1 : qMin(parsed->last, size - 1)};
+        status = 206;
+        headers.append({"Content-Range",
+                        "bytes " + QByteArray::number(range.first) + '-'
+                                + QByteArray::number(range.last) + '/' + QByteArray::number(size)});
+    }
+    const qint64 length = size == 0 ? 0 : range.last - range.first + 1;
+    QByteArray head =
+            "HTTP/1.1 " + QByteArray::number(status) + ' ' + http::reasonPhrase(status) + "\r\n";
+    for (const auto &[name, value] : headers)
+        head += name + ": " + value + "\r\n";
+    head += "Content-Length: " + QByteArray::number(length) + "\r\n\r\n";
+    socket->write(head);
+    UniqueFd fd(::dup(file.fd()));
+    new FileStreamer(socket, std::move(fd), range.first, length);
+}
+
+void FileTransfers::upload(const QHttpServerRequest &request, QTcpSocket *socket,
+                           const QString &token, Ticket &ticket)
+{
+    const QByteArray body = request.body();
+    ContentRange part{0, body.size() - 1, body.size()};
+    if (const QByteArray header = request.value("content-range"); !header.isEmpty()) {
+        const std::optional<ContentRange> parsed = parseContentRange(header);
+        if (!parsed || parsed->last - parsed->first + 1 != body.size()) {
+            refuse(socket, 400,
+                   QStringLiteral("Content-Range '%1' is not bytes first-last/total for this "
+                                  "body of %2 bytes")
+                           .arg(QString::fromLatin1(header))
+                           .arg(body.size()));
+            return;
+        }
+        part = *parsed;
+    }
+    if (part.total > m_maxBytes) {
+        refuse(socket, 413,
+               QStringLiteral("the file of %1 bytes is larger than TRANSFER_MAX_MB (%2 MB)")
+                       .arg(part.total)
+                       .arg(m_maxBytes >> 20));
+        return;
+    }
+    if ((ticket.total >= 0 && part.total != ticket.total) || part.first != ticket.received) {
+        http::Headers extra;
+        if (ticket.received > 0)
+            extra.append({"Range", "bytes=0-" + QByteArray::number(ticket.received - 1)});
+        answer(socket, 409,
+               {{QLatin1String("success"), false},
+                {QLatin1String("error"),
+                 QStringLiteral("this part starts at byte %1 of %2, but %3 of %4 have arrived: "
+                                "send the part that starts at %3")
+                         .arg(part.first)
+                         .arg(part.total)
+                         .arg(ticket.received)
+                         .arg(ticket.total >= 0 ? ticket.total : part.total)},
+                {QLatin1String("received"), double(ticket.received)}},
+               extra);
+        return;
+    }
+    if (!ticket.temporary.isValid()) {
+        ::unlinkat(ticket.parent.get(), ticket.temporaryName.constData(), 0);
+        ticket.temporary =
+                UniqueFd(::openat(ticket.parent.get(), ticket.temporaryName.constData(),
+                                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+        if (!ticket.temporary.isValid()) {
+            refuse(socket, 500,
+                   QStringLiteral("cannot create the upload's temporary file: %1")
+                           .arg(errnoText(errno)));
+            return;
+        }
+        ticket.total = part.total;
+    }
+    for (qint64 written = 0; written < body.size();) {
+        const ssize_t wrote = ::pwrite(ticket.temporary.get(), body.constData() + written,
+                                       size_t(body.size() - written), part.first + written);
+        if (wrote < 0) {
+            const int failed = errno;
+            ticket.discardTemporary();
+            refuse(socket, failed == EDQUOT || failed == ENOSPC ? 507 : 500,
+                   QStringLiteral("the upload of %1 failed after %2 bytes and was discarded: %3%4")
+                           .arg(ticket.path.display())
+                           .arg(part.first + written)
+                           .arg(errnoText(failed),
+                                failed == EDQUOT
+                                        ? QStringLiteral(" (disk quota exceeded: the workspace "
+                                                         "holds at most its quota)")
+                                        : QString()));
+            return;
+        }
+        written += wrote;
+    }
+    ticket.received = part.last + 1;
+    if (ticket.received < ticket.total) {
+        answer(socket, 202,
+               {{QLatin1String("success"), true},
+                {QLatin1String("received"), double(ticket.received)},
+                {QLatin1String("total"), double(ticket.total)}});
+        return;
+    }
+    // Whole: on disk first, then the name.
+    const int fd = ticket.temporary.get();
+    const QByteArray name = QFile::encodeName(ticket.path.name());
+    struct stat existing
+    {
+    };
+    const bool replaces =
+            ::fstatat(ticket.parent.get(), name.constData(), &existing, AT_SYMLINK_NOFOLLOW) == 0;
+    bool owned = false;
+    if (replaces) {
+        // The replaced file's owner (where this process may give it) and permissions stay.
+        [[maybe_unused]] const int kept = ::fchown(fd, existing.st_uid, existing.st_gid);
+        owned = ::fchmod(fd, existing.st_mode & 0777) == 0;
+    } else {
+        owned = ticket.workspace.adoptCreated(fd, false);
+    }
+    if (!owned || ::fsync(fd) != 0
+        || ::renameat(ticket.parent.get(), ticket.temporaryName.constData(), ticket.parent.get(),
+                      name.constData())
+                != 0) {
+        const int failed = errno;
+        ticket.discardTemporary();
+        refuse(socket, 500,
+               QStringLiteral("cannot put the upload in place at %1: %2")
+                       .arg(ticket.path.display(), errnoText(failed)));
+        return;
+    }
+    ticket.temporary = UniqueFd();
+    fsyncDirectoryAt(ticket.parent.get(), ".");
+    ticket.spent = true;
+    spdlog::info("transfer: {} bytes uploaded to {} ({})", ticket.total,
+                 ticket.path.display().toStdString(), token.left(8).toStdString());
+    answer(socket, 201,
+           {{QLatin1String("success"), true},
+            {QLatin1String("path"), ticket.path.display()},
+            {QLatin1String("size"), double(ticket.total)}});
+}
+
+} // namespace cmcp

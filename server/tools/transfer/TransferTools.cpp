@@ -1,0 +1,74 @@
+#include "tools/transfer/TransferTools.h"
+
+#include "tools/common/ToolArguments.h"
+#include "tools/common/ToolBuilding.h"
+#include "tools/transfer/FileTransfers.h"
+
+#include "mcp/McpServer.h"
+#include "mcp/ToolCall.h"
+#include "workspace/SessionWorkspaces.h"
+
+namespace cmcp {
+
+namespace {
+
+void issue(FileTransfers &transfers, SessionWorkspaces &workspaces,
+           const std::shared_ptr<ToolCall> &call)
+{
+    QString error;
+    const std::optional<Workspace> workspace = workspaces.forCall(*call, &error);
+    const std::optional<WorkspacePath> path = workspace
+            ? WorkspacePath::parse(tools::stringArgument(call->arguments(), "path"), &error)
+            : std::nullopt;
+    std::shared_ptr<const ContainedRoot> root = path
+            ? ContainedRoot::open(workspace->path(), ContainedRoot::Resolver::Openat2, &error)
+            : nullptr;
+    const bool upload = tools::stringArgument(call->arguments(), "direction") == u"upload";
+    const std::optional<FileTransfers::Issued> issued = root
+            ? transfers.issue(call->principal(), *workspace, std::move(root), *path,
+                              upload ? FileTransfers::Direction::Upload
+                                     : FileTransfers::Direction::Download,
+                              &error)
+            : std::nullopt;
+    if (!issued) {
+        call->finish(ToolResult::structuredFailure(error));
+        return;
+    }
+    call->finish(ToolResult::structured(tools::succeeded(
+            {{QLatin1String("url"), issued->url},
+             {QLatin1String("method"), upload ? QLatin1String("PUT") : QLatin1String("GET")},
+             {QLatin1String("path"), path->display()},
+             {QLatin1String("expires_in_seconds"), double(issued->expiresInSeconds)},
+             {QLatin1String("max_bytes"), double(transfers.maxBytes())}})));
+}
+
+} // namespace
+
+void registerTransferTools(McpServer &server, const Settings &settings)
+{
+    FileTransfers &transfers = FileTransfers::of(server, settings);
+    SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
+    server.tools().add(tools::makeTool(
+            "file_transfer", "A URL to download or upload a file",
+            "Returns a URL of this server, valid for TRANSFER_URL_SECONDS, for one file of the "
+            "workspace, to move it without base64 and beyond FILE_MAX_SIZE_MB (up to "
+            "TRANSFER_MAX_MB). Send the same Authorization header as to the MCP endpoint. "
+            "download: GET it (a Range header resumes a broken download). upload: PUT the bytes, "
+            "in parts of at most MCP_MAX_BODY_MB each with Content-Range: bytes first-last/total, "
+            "in order; the file appears, atomically, when the last part has arrived, and the URL "
+            "is spent.",
+            tools::withWorkspaceArgument(tools::schema(
+                    R"({"type":"object","required":["path","direction"],"additionalProperties":false,"properties":{
+        "path":{"type":"string","description":"The file, relative to the workspace."},
+        "direction":{"enum":["download","upload"]}}})")),
+            tools::successOutput(
+                    R"("url":{"type":"string"},"method":{"enum":["GET","PUT"]},"path":{"type":"string"},
+                       "expires_in_seconds":{"type":"number"},"max_bytes":{"type":"number"})",
+                    R"(["success","url","method"])"),
+            {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
+            [&transfers, &workspaces](const std::shared_ptr<ToolCall> &call) {
+                issue(transfers, workspaces, call);
+            }));
+}
+
+} // namespace cmcp
