@@ -10,7 +10,15 @@
 #include "mcp/ToolCall.h"
 #include "workspace/Workspace.h"
 
+#include <QDir>
+#include <QFile>
+#include <QJsonObject>
+
 #include <spdlog/spdlog.h>
+
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 namespace cmcp {
 
@@ -41,8 +49,14 @@ JobRunner &JobRunner::of(McpServer &server, const Settings &settings)
 JobRunner::JobRunner(McpServer &server, const Settings &settings)
     : QObject(&server),
       m_supervisor(sandboxOptions(settings)),
-      m_workspaces(&SessionWorkspaces::of(server, settings))
+      m_workspaces(&SessionWorkspaces::of(server, settings)),
+      m_server(server)
 {
+    // Templates map the whole uid pool into their user namespace, which only a root daemon may.
+    m_templatesWanted = settings.flag(u"JOB_CALL_TEMPLATES") && ::geteuid() == 0;
+    m_templateDirectory = Workspace::sandboxRoot(settings) + QStringLiteral("/templates");
+    server.health().describeLive(QStringLiteral("call_templates"),
+                                 [this] { return templatesStatus(); });
     JobServices &jobs = m_services;
     jobs.supervisor = &m_supervisor;
     jobs.fileDirectory = m_supervisor.options().spillDirectory;
@@ -78,6 +92,8 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
     QObject::connect(m_workspaces, &SessionWorkspaces::workspaceReplaced, this, [this] {
         for (auto &[kind, pool] : m_warm)
             pool = std::make_unique<WarmJobPool>(m_supervisor, pool->request(), pool->size());
+        for (auto &[kind, callTemplate] : m_templates)
+            keepTemplate(kind, callTemplate->request());
     });
     spdlog::info("jobs: call jobs at most {} per session, {} per principal; background jobs at "
                  "most {} per session, {} per principal, {} in total, {} s each; workspaces {}",
@@ -90,11 +106,45 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
 void JobRunner::keepWarm(const QString &kind, const JobRequest &awaiting, int size,
                          bool jobsCanStart)
 {
-    if (size <= 0 || !jobsCanStart || m_workspaces->mode() != SessionWorkspaces::Mode::Shared) {
+    const bool shared = m_workspaces->mode() == SessionWorkspaces::Mode::Shared;
+    if (m_templatesWanted && jobsCanStart && shared) {
+        m_warm.erase(kind);
+        keepTemplate(kind, awaiting);
+        return;
+    }
+    m_templates.erase(kind);
+    if (size <= 0 || !jobsCanStart || !shared) {
         m_warm.erase(kind);
         return;
     }
     m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, awaiting, size);
+}
+
+// A new template for `kind`; the one before (another policy, another workspace) is retired.
+// Each has a socket of its own name, so a call never reaches a retired one.
+void JobRunner::keepTemplate(const QString &kind, const JobRequest &awaiting)
+{
+    const QString socket =
+            QStringLiteral("%1/%2-%3.sock").arg(m_templateDirectory, kind).arg(++m_templatesMade);
+    const QByteArray directory = QFile::encodeName(m_templateDirectory);
+    if (QFile::encodeName(socket).size() >= qsizetype(sizeof(sockaddr_un::sun_path))
+        || !QDir().mkpath(m_templateDirectory) || ::chmod(directory.constData(), 0700) != 0) {
+        spdlog::warn("sandbox: no {} template: its socket {} is too long or its directory cannot "
+                     "be made root-only; calls start cold",
+                     kind.toStdString(), socket.toStdString());
+        m_templates.erase(kind);
+        return;
+    }
+    auto made = std::make_unique<CallTemplate>(m_supervisor, awaiting, socket);
+    m_templates[kind] = std::move(made);
+}
+
+QJsonObject JobRunner::templatesStatus() const
+{
+    QJsonObject status{{QStringLiteral("enabled"), m_templatesWanted}};
+    for (const auto &[kind, callTemplate] : m_templates)
+        status.insert(kind, callTemplate->status());
+    return status;
 }
 
 int JobRunner::backgroundTimeoutSeconds(std::optional<qint64> asked) const
@@ -173,7 +223,11 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    // A pre-started job runs in the shared workspace's root: calls elsewhere start their own.
+    // A template and a pre-started job run in the shared workspace's root: calls elsewhere
+    // start their own.
+    if (const auto found = m_templates.find(kind);
+        request.policy.cwd.isEmpty() && found != m_templates.end())
+        request.viaTemplate = found->second->socketForCall();
     const auto warm = m_warm.find(kind);
     if (request.policy.cwd.isEmpty() && warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {

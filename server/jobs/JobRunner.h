@@ -1,6 +1,7 @@
 #pragma once
 
 #include "jobs/BackgroundJob.h"
+#include "jobs/CallTemplate.h"
 #include "sandbox/JobRequest.h"
 #include "jobs/JobServices.h"
 #include "sandbox/SandboxSupervisor.h"
@@ -40,7 +41,8 @@ public:
     // Keeps `size` jobs like `awaiting` started for calls of `kind`, replacing those kept for it
     // before (their jails were built from an older policy). None when `size` is 0, when no job
     // can start (`jobsCanStart`: the identity layer is there) or in per-session workspaces,
-    // which a job started ahead cannot know.
+    // which a job started ahead cannot know. With JOB_CALL_TEMPLATES a template of `awaiting`
+    // takes their place (CallTemplate), retiring the one kept before, whatever `size`.
     void keepWarm(const QString &kind, const JobRequest &awaiting, int size, bool jobsCanStart);
 
     // A call's own job, finishing the call with its result; `kind` names the warm jobs it may
@@ -79,6 +81,14 @@ private:
     JobServices m_services;
     SessionWorkspaces *m_workspaces;
     std::map<QString, std::unique_ptr<WarmJobPool>> m_warm; // by kind
+    // JOB_CALL_TEMPLATES: calls without a working directory fork from these, by kind.
+    bool m_templatesWanted = false;
+    QString m_templateDirectory;
+    int m_templatesMade = 0;
+    std::map<QString, std::unique_ptr<CallTemplate>> m_templates;
+    void keepTemplate(const QString &kind, const JobRequest &awaiting);
+    QJsonObject templatesStatus() const;
+    McpServer &m_server;
 };
 
 } // namespace cmcp

@@ -30,6 +30,9 @@ struct JobSpec : JobRequest
     qint64 outputCapBytes = 256 * 1024; // per stream
     QString spillDirectory; // where overflowing output is kept; empty: nowhere
     bool insecure = false; // copied into the result (SANDBOX_INSECURE)
+    // The uid pool a template maps (serveTemplate).
+    uid_t poolFirst = 0;
+    uid_t poolCount = 0;
 };
 
 enum class JobStream { StandardOutput, StandardError };

@@ -51,6 +51,8 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.outputCapBytes = m_options.outputCapBytes;
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;
+    spec.poolFirst = m_options.uidBase;
+    spec.poolCount = m_options.uidCount;
     std::shared_ptr<const void> hold = std::move(spec.workspaceHold);
     auto *job = new JailJob(std::move(spec), parent);
     job->setUidLease(std::move(*lease));

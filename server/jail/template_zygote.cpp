@@ -1,0 +1,302 @@
+// The template process, and the two processes it forks for each call: the shepherd and the
+// call process (see template.h). Everything here runs inside the template's namespaces, as
+// uids of the pool; none of it runs a call's code but the final execve of the call process.
+#include "jail/exit_codes.h"
+#include "jail/fd_passing.h"
+#include "jail/monitor.h"
+#include "jail/report.h"
+#include "jail/template.h"
+
+#include "WriteAll.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace cmcp::jail {
+
+namespace {
+
+namespace protocol = template_protocol;
+
+// Where a call process parks the descriptors it received before it puts them at their numbers
+// (0..2 and --pass-fd, which the helper bounds below this).
+constexpr int kParkedFdFloor = 512;
+
+struct CallFds
+{
+    int socket = -1; // to the helper
+    int payload = -1; // memfd: the policy, then the NUL-terminated arguments
+    int in = -1, out = -1, err = -1;
+    int pass = -1; // -1: none
+};
+
+void sendToHelper(int socket, char kind, const std::string &body)
+{
+    std::string message(1, kind);
+    message += body;
+    (void)!::send(socket, message.data(), message.size(), MSG_NOSIGNAL);
+}
+
+void sendStatus(int socket, int status)
+{
+    char message[1 + sizeof status];
+    message[0] = 'x';
+    std::memcpy(message + 1, &status, sizeof status);
+    (void)!::send(socket, message, sizeof message, MSG_NOSIGNAL);
+}
+
+// A failure of the shepherd itself, before the call process could run: the helper reports it
+// as the named layer's refusal.
+[[noreturn]] void shepherdFails(int socket, const std::string &layer, int code,
+                                const std::string &message)
+{
+    sendToHelper(socket, 'f', layer + "\n" + message);
+    int status = code << 8; // as waitpid would give "exited with code"
+    sendStatus(socket, status);
+    ::_exit(0);
+}
+
+// Moves `fd` to `floor` or above (close-on-exec), closing the original.
+int park(int fd, int floor)
+{
+    if (fd < 0)
+        return fd;
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, floor);
+    ::close(fd);
+    return moved;
+}
+
+// The call process: pid 1 of its own pid namespace, in new user, mount and ipc namespaces (and
+// network, without the policy's network). Its layers in the same order as a cold job's
+// (main.cpp), with the per-call namespace work in place of the minimal root the template built.
+[[noreturn]] void runCall(const Policy &policy, const SeccompProgram &seccomp, CallFds fds,
+                          int passFdNumber, int goFd, int failureFd, char **argv)
+{
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::signal(SIGCHLD, SIG_DFL);
+    if (!readFromMonitor(goFd, 'g'))
+        ::_exit(kExitIdentity); // the shepherd is gone
+    // The call's descriptors at their numbers, nothing else of the template's left open.
+    fds.socket = park(fds.socket, kParkedFdFloor);
+    fds.in = park(fds.in, kParkedFdFloor);
+    fds.out = park(fds.out, kParkedFdFloor);
+    fds.err = park(fds.err, kParkedFdFloor);
+    fds.pass = park(fds.pass, kParkedFdFloor);
+    goFd = park(goFd, kParkedFdFloor);
+    failureFd = park(failureFd, kParkedFdFloor);
+    if (::dup2(fds.in, 0) < 0 || ::dup2(fds.out, 1) < 0 || ::dup2(fds.err, 2) < 0
+        || (fds.pass >= 0 && ::dup3(fds.pass, passFdNumber, O_CLOEXEC) < 0))
+        failJob(failureFd, "identity", kExitIdentity, errnoText("dup2 of the call's stdio", errno));
+    for (int fd : {fds.in, fds.out, fds.err, fds.pass})
+        if (fd >= 0)
+            ::close(fd);
+    // Who this is, as the helper sees it: it moves this process into the call's cgroup while
+    // the work below goes on.
+    if (::send(fds.socket, "c", 1, MSG_NOSIGNAL) != 1)
+        failJob(failureFd, "cgroup", kExitCgroup, errnoText("asking to be placed", errno));
+
+    std::string error;
+    Launch launch{goFd, fds.pass >= 0 ? passFdNumber : -1, -1, 0};
+    auto check = [&](bool ok, const char *layer, int code) {
+        if (!ok)
+            failJob(failureFd, layer, code, error);
+    };
+    check(switchIdentity(policy, launch, error), "identity", kExitIdentity);
+    if (policy.wants(Layer::Rlimits))
+        check(applyRlimits(policy, error), "rlimits", kExitRlimits);
+    check(enterCallNamespaces(policy, error), "namespaces", kExitNamespaces);
+    if (!readFromMonitor(fds.socket, 'p'))
+        failJob(failureFd, "cgroup", kExitCgroup, "the helper did not place the call in its cgroup");
+    ::close(fds.socket);
+    if (policy.wants(Layer::Cgroup) && ::unshare(CLONE_NEWCGROUP) != 0)
+        failJob(failureFd, "cgroup", kExitCgroup, errnoText("unshare(CLONE_NEWCGROUP)", errno));
+    if (policy.wants(Layer::Apparmor))
+        check(applyApparmor(policy, error), "apparmor", kExitApparmor);
+    if (policy.wants(Layer::Landlock))
+        check(applyLandlock(policy, launch, error), "landlock", kExitLandlock);
+    check(sealIdentity(policy, error), "identity", kExitIdentity);
+    if (launch.passFd >= 0 && ::fcntl(launch.passFd, F_SETFD, 0) != 0)
+        failJob(failureFd, "identity", kExitIdentity,
+                errnoText("--pass-fd " + std::to_string(launch.passFd), errno));
+    if (policy.wants(Layer::Seccomp))
+        check(applySeccomp(seccomp, error), "seccomp", kExitSeccomp);
+    if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0)
+        failJob(failureFd, "identity", kExitIdentity, "refusing to exec the job as uid/gid 0");
+    execJob(policy, launch, argv, error);
+    failJob(failureFd, "exec", kExitExec, error);
+}
+
+std::string drainPipe(int fd)
+{
+    std::string text;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || text.size() > 65536)
+            return text;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+}
+
+// The shepherd: a fork of the template for one call. Clones the call process, writes its id
+// maps, tells the helper whether its exec succeeded and how it ended.
+[[noreturn]] void runShepherd(const SeccompProgram &seccomp, const protocol::Fork &fork,
+                              CallFds fds, int controlFd)
+{
+    ::close(controlFd);
+    ::signal(SIGCHLD, SIG_DFL); // the template ignores it; waitpid below needs it back
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    const int socket = fds.socket;
+    std::string payload(std::size_t(fork.policyBytes) + fork.argvBytes, '\0');
+    if (::pread(fds.payload, payload.data(), payload.size(), 0)
+        != static_cast<ssize_t>(payload.size()))
+        shepherdFails(socket, "policy", kExitPolicy, errnoText("reading the call", errno));
+    ::close(fds.payload);
+    Policy policy;
+    std::string error;
+    if (!parsePolicy(payload.substr(0, fork.policyBytes), policy, error))
+        shepherdFails(socket, "policy", kExitPolicy, error);
+    std::vector<char *> argv;
+    for (std::size_t at = fork.policyBytes; at < payload.size();) {
+        argv.push_back(payload.data() + at);
+        at = payload.find('\0', at);
+        if (at == std::string::npos)
+            shepherdFails(socket, "usage", kExitUsage, "arguments not NUL-terminated");
+        ++at;
+    }
+    if (argv.empty())
+        shepherdFails(socket, "usage", kExitUsage, "no program");
+    argv.push_back(nullptr);
+
+    // The template is not dumpable, and a clone inherits that: the call process's /proc files
+    // would belong to the host's root, and this process could not write its id maps. The
+    // shepherd is dumpable again: only processes of the template's uid could ptrace it, and
+    // none of them runs a call's code.
+    ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    int go[2], failure[2];
+    if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failure, O_CLOEXEC) != 0)
+        shepherdFails(socket, "identity", kExitIdentity, errnoText("pipe2", errno));
+    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+    if (!policy.namespaces->network)
+        flags |= CLONE_NEWNET;
+    const pid_t call = cloneProcess(flags);
+    if (call < 0)
+        shepherdFails(socket, "namespaces", kExitNamespaces, errnoText("clone", errno));
+    if (call == 0) {
+        ::close(go[1]);
+        ::close(failure[0]);
+        runCall(policy, seccomp, fds, fork.passFd, go[0], failure[1], argv.data());
+    }
+    ::close(go[0]);
+    ::close(failure[1]);
+    for (int fd : {fds.in, fds.out, fds.err, fds.pass})
+        if (fd >= 0)
+            ::close(fd);
+    // The call's uid alone, seen as kInsideId inside: no other uid of the pool is mapped there.
+    if (!writeIdMap(call, kInsideId, policy.uid, 1, kInsideId, policy.gid, error)) {
+        ::kill(call, SIGKILL);
+        ::waitpid(call, nullptr, 0);
+        shepherdFails(socket, "namespaces", kExitNamespaces, error);
+    }
+    (void)!::write(go[1], "g", 1);
+    const std::string failed = drainPipe(failure[0]);
+    ::close(failure[0]);
+    if (failed.empty())
+        sendToHelper(socket, 's', {});
+    else
+        sendToHelper(socket, 'f', failed);
+    int status = 0;
+    while (::waitpid(call, &status, 0) < 0 && errno == EINTR) {
+    }
+    sendStatus(socket, status);
+    ::_exit(0);
+}
+
+// The template's own identity: the policy's uid and gid, which the monitor mapped to themselves,
+// keeping the capabilities of this user namespace (the switch is from the overflow uid, so the
+// kernel clears none), not dumpable, dying with the monitor.
+bool becomeTemplate(const Policy &policy, const Launch &launch, std::string &error)
+{
+    if (::setgroups(0, nullptr) != 0) {
+        error = errnoText("setgroups(0)", errno);
+        return false;
+    }
+    if (::setresgid(policy.gid, policy.gid, policy.gid) != 0
+        || ::setresuid(policy.uid, policy.uid, policy.uid) != 0) {
+        error = errnoText("setresuid/setresgid to the template's ids", errno);
+        return false;
+    }
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0
+        || ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+        error = errnoText("prctl(PR_SET_PDEATHSIG/PR_SET_DUMPABLE)", errno);
+        return false;
+    }
+    pollfd p{launch.monitorAliveFd, POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR))) {
+        error = "the monitor died before the parent-death signal was set";
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+void runTemplateProcess(const Policy &policy, const SeccompProgram &seccomp, Launch launch,
+                        int controlFd, int failureFd)
+{
+    std::string error;
+    holdWorkspace(launch);
+    if (!becomeTemplate(policy, launch, error))
+        failJob(failureFd, "identity", kExitIdentity, error);
+    if (!enterMinimalRoot(policy, launch, error))
+        failJob(failureFd, "namespaces", kExitNamespaces, error);
+    if (!awaitPlacement(launch, error))
+        failJob(failureFd, "cgroup", kExitCgroup, error);
+    if (launch.workspaceFd >= 0)
+        ::close(launch.workspaceFd); // calls reach the workspace by its path inside
+    // Shepherds are reaped by the kernel; the template never waits for anything.
+    ::signal(SIGCHLD, SIG_IGN);
+    if (::send(controlFd, "r", 1, MSG_NOSIGNAL) != 1)
+        ::_exit(kExitIdentity);
+    ::close(failureFd);
+    for (;;) {
+        protocol::Fork fork;
+        std::vector<int> received;
+        const ssize_t n = receiveWithFds(controlFd, &fork, sizeof fork, received, 6);
+        if (n == 0)
+            ::_exit(0); // the monitor is gone
+        if (n < 0) {
+            if (errno == EINTR || errno == EMSGSIZE)
+                continue;
+            ::_exit(kExitIdentity);
+        }
+        const std::size_t expected = fork.passFd >= 0 ? 6 : 5;
+        if (n != static_cast<ssize_t>(sizeof fork) || received.size() != expected) {
+            closeAll(received);
+            continue;
+        }
+        CallFds fds{received[0], received[1], received[2], received[3], received[4],
+                    fork.passFd >= 0 ? received[5] : -1};
+        const pid_t shepherd = ::fork();
+        if (shepherd == 0)
+            runShepherd(seccomp, fork, fds, controlFd);
+        closeAll(received);
+    }
+}
+
+} // namespace cmcp::jail
