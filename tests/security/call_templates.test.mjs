@@ -7,6 +7,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -28,7 +29,8 @@ function templateProcesses() {
             if (!cmdline.includes('--serve-template') || !cmdline.includes(`${UID_BASE}:${UID_COUNT}`))
                 continue;
             const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
-            found.push({ pid: Number(pid), uid, kind: cmdline.some(arg => arg.includes('/command-')) ? 'command' : 'python' });
+            const socket = cmdline[cmdline.indexOf('--serve-template') + 1];
+            found.push({ pid: Number(pid), uid, socket, kind: /\/command-\d+\.sock$/.test(socket) ? 'command' : 'python' });
         } catch { /* gone meanwhile */ }
     }
     return found;
@@ -65,7 +67,7 @@ describe('calls forked from a template', needsRoot, () => {
             fixtures: false,
             settings: {
                 SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE, SANDBOX_UID_COUNT: UID_COUNT,
-                JOB_CALL_TEMPLATES: true, PYTHON_MEMORY_LIMIT: 64,
+                JOB_CALL_TEMPLATES: true, PYTHON_MEMORY_LIMIT: 64, ADMIN_SOCKET: join(sandbox, 'admin.sock'),
                 BASH_ALLOWED_COMMANDS: 'echo,cat,ls,sleep,kill,test,[,id,stat,env,touch,wc',
                 BASH_TIMEOUT_DEFAULT: 10, BASH_TIMEOUT_MAX: 10, PYTHON_TIMEOUT_DEFAULT: 10, PYTHON_TIMEOUT_MAX: 10,
             },
@@ -214,6 +216,23 @@ describe('calls forked from a template', needsRoot, () => {
         }, { timeoutMs: 3000 }));
     }));
 
+    test('a live change of the allowed commands retires the template, and its calls in flight finish', () => withDiagnostics(daemon, async () => {
+        const old = (await templates()).command.socket;
+        const inFlight = command('sleep 2; echo finished-under-the-old-template');
+        await new Promise(resolve => setTimeout(resolve, 500));
+        await setSetting(join(sandbox, 'admin.sock'), 'BASH_ALLOWED_COMMANDS', 'echo,cat,ls,sleep,test,[,id,stat,env,touch,wc,date');
+        assert.ok(await running('command'));
+        const now = (await templates()).command;
+        assert.notEqual(now.socket, old, 'the template was not replaced');
+        // The new jail has date linked and lets it execute; the old one had no date at all.
+        const dated = await command('date +%Y; cat /proc/self/cgroup');
+        assert.match(dated.stdout, /^\d{4}\n/, JSON.stringify(dated));
+        assert.match(dated.stdout, /^0::\/$/m, 'the call after the change did not fork from the new template');
+        assert.equal((await inFlight).stdout, 'finished-under-the-old-template\n');
+        assert.ok(await eventually(() => !templateProcesses().some(p => p.socket.endsWith(old)), { timeoutMs: 5000 }),
+                  'the retired template is still running');
+    }));
+
     test('a dead template is replaced, and the call meanwhile starts cold', () => withDiagnostics(daemon, async () => {
         const monitor = templateProcesses().find(p => p.uid === 0 && p.kind === 'command');
         assert.ok(monitor, JSON.stringify(templateProcesses()));
@@ -234,6 +253,36 @@ describe('calls forked from a template', needsRoot, () => {
         assert.ok(await forked());
     }));
 });
+
+// One setSetting request on the admin channel (common/AdminProtocol.h: JSON lines, a hello each
+// way first); resolves with its reply, rejects with its error.
+function setSetting(socketPath, name, value) {
+    return new Promise((resolve, reject) => {
+        const socket = createConnection(socketPath);
+        const timer = setTimeout(() => { socket.destroy(); reject(new Error('no reply from the admin channel')); }, 10_000);
+        let pending = '';
+        socket.on('error', reject);
+        socket.on('connect', () => {
+            socket.write(JSON.stringify({ type: 'hello', version: 1, program: 'call-templates-test', programVersion: '1' }) + '\n');
+            socket.write(JSON.stringify({ type: 'request', id: 1, method: 'setSetting', params: { name, value } }) + '\n');
+        });
+        socket.on('data', chunk => {
+            pending += chunk;
+            for (let nl; (nl = pending.indexOf('\n')) >= 0;) {
+                const message = JSON.parse(pending.slice(0, nl));
+                pending = pending.slice(nl + 1);
+                if (message.id !== 1)
+                    continue;
+                clearTimeout(timer);
+                socket.end();
+                if (message.type === 'reply' && message.result?.appliedLive)
+                    resolve(message.result);
+                else
+                    reject(new Error(`setSetting ${name}: ${JSON.stringify(message)}`));
+            }
+        });
+    });
+}
 
 function processesInCgroup(dir) {
     try {
