@@ -179,8 +179,8 @@ int main(int argc, char *argv[])
         usage("exactly one of --policy-fd and --policy is needed");
     if (i >= argc)
         usage("no program after --");
-    if (!serveTemplate.socketPath.empty() && (serveTemplate.uidCount == 0 || !viaTemplate.empty()
-                                              || passFd >= 0))
+    if (!serveTemplate.socketPath.empty()
+        && (serveTemplate.uidCount == 0 || !viaTemplate.empty() || passFd >= 0))
         usage("--serve-template needs --template-uids and neither --via-template nor --pass-fd");
     char **jobArgv = argv + i;
 

@@ -213,7 +213,8 @@ std::string orDash(const std::optional<std::uint64_t> &v)
     };
     while (!ended) {
         pollfd p[2] = {{callFd, POLLIN, 0}, {client, POLLIN, 0}};
-        const int ready = ::poll(p, clientOpen ? 2 : 1, record.killed ? kKilledReportTimeoutMs : -1);
+        const int ready =
+                ::poll(p, clientOpen ? 2 : 1, record.killed ? kKilledReportTimeoutMs : -1);
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready == 0) {
@@ -269,7 +270,8 @@ std::string orDash(const std::optional<std::uint64_t> &v)
     if (stats.peakMemoryBytes)
         record.peakMemoryKb = *stats.peakMemoryBytes / 1024;
     record.oomKilled = stats.oomKilled;
-    tell(client, "E " + (record.exitCode ? std::to_string(*record.exitCode) : "-") + " "
+    tell(client,
+         "E " + (record.exitCode ? std::to_string(*record.exitCode) : "-") + " "
                  + (record.signal ? std::to_string(*record.signal) : "-") + " "
                  + std::to_string(record.wallMs) + " " + std::to_string(record.cpuMs) + " "
                  + orDash(record.peakMemoryKb) + " " + (record.oomKilled ? "1" : "0") + " "
@@ -282,8 +284,8 @@ int listenOn(const std::string &path, std::string &error)
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (path.size() >= sizeof address.sun_path) {
-        error = "socket path " + path + ": longer than " + std::to_string(sizeof address.sun_path - 1)
-                + " bytes";
+        error = "socket path " + path + ": longer than "
+                + std::to_string(sizeof address.sun_path - 1) + " bytes";
         return -1;
     }
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,7 +120,8 @@ int park(int fd, int floor)
         check(applyRlimits(policy, error), "rlimits", kExitRlimits);
     check(enterCallNamespaces(policy, error), "namespaces", kExitNamespaces);
     if (!readFromMonitor(fds.socket, 'p'))
-        failJob(failureFd, "cgroup", kExitCgroup, "the helper did not place the call in its cgroup");
+        failJob(failureFd, "cgroup", kExitCgroup,
+                "the helper did not place the call in its cgroup");
     ::close(fds.socket);
     if (policy.wants(Layer::Cgroup) && ::unshare(CLONE_NEWCGROUP) != 0)
         failJob(failureFd, "cgroup", kExitCgroup, errnoText("unshare(CLONE_NEWCGROUP)", errno));
@@ -159,7 +161,9 @@ std::string drainPipe(int fd)
                               CallFds fds, int controlFd)
 {
     ::close(controlFd);
-    ::signal(SIGCHLD, SIG_DFL); // the template ignores it; waitpid below needs it back
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr); // the template takes SIGCHLD by signalfd
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     const int socket = fds.socket;
     std::string payload(std::size_t(fork.policyBytes) + fork.argvBytes, '\0');
@@ -221,8 +225,7 @@ std::string drainPipe(int fd)
     else
         sendToHelper(socket, 'f', failed);
     int status = 0;
-    while (::waitpid(call, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(call, &status, 0) < 0 && errno == EINTR) { }
     sendStatus(socket, status);
     ::_exit(0);
 }
@@ -269,12 +272,29 @@ void runTemplateProcess(const Policy &policy, const SeccompProgram &seccomp, Lau
         failJob(failureFd, "cgroup", kExitCgroup, error);
     if (launch.workspaceFd >= 0)
         ::close(launch.workspaceFd); // calls reach the workspace by its path inside
-    // Shepherds are reaped by the kernel; the template never waits for anything.
-    ::signal(SIGCHLD, SIG_IGN);
+    // Shepherds are reaped as they end (never waited for): their CPU time, and through theirs
+    // that of their calls, adds up in the template's, where a measurement can find it.
+    sigset_t childSignal;
+    ::sigemptyset(&childSignal);
+    ::sigaddset(&childSignal, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &childSignal, nullptr);
+    const int childFd = ::signalfd(-1, &childSignal, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (childFd < 0)
+        failJob(failureFd, "identity", kExitIdentity, errnoText("signalfd", errno));
     if (::send(controlFd, "r", 1, MSG_NOSIGNAL) != 1)
         ::_exit(kExitIdentity);
     ::close(failureFd);
     for (;;) {
+        pollfd ready[2] = {{controlFd, POLLIN, 0}, {childFd, POLLIN, 0}};
+        if (::poll(ready, 2, -1) < 0)
+            continue;
+        if (ready[1].revents) {
+            signalfd_siginfo info;
+            while (::read(childFd, &info, sizeof info) > 0) { }
+            while (::waitpid(-1, nullptr, WNOHANG) > 0) { }
+        }
+        if (!ready[0].revents)
+            continue;
         protocol::Fork fork;
         std::vector<int> received;
         const ssize_t n = receiveWithFds(controlFd, &fork, sizeof fork, received, 6);
@@ -290,11 +310,13 @@ void runTemplateProcess(const Policy &policy, const SeccompProgram &seccomp, Lau
             closeAll(received);
             continue;
         }
-        CallFds fds{received[0], received[1], received[2], received[3], received[4],
-                    fork.passFd >= 0 ? received[5] : -1};
+        CallFds fds{received[0], received[1], received[2],
+                    received[3], received[4], fork.passFd >= 0 ? received[5] : -1};
         const pid_t shepherd = ::fork();
-        if (shepherd == 0)
+        if (shepherd == 0) {
+            ::close(childFd);
             runShepherd(seccomp, fork, fds, controlFd);
+        }
         closeAll(received);
     }
 }

@@ -90,7 +90,8 @@ void CallTemplate::onEnded(const JobResult &result)
 QString CallTemplate::socketForCall()
 {
     if (!m_job) {
-        if (!m_endedAt.isValid() || m_endedAt.msecsTo(QDateTime::currentDateTimeUtc()) >= kRestartPauseMs)
+        if (!m_endedAt.isValid()
+            || m_endedAt.msecsTo(QDateTime::currentDateTimeUtc()) >= kRestartPauseMs)
             start();
         return {};
     }
@@ -106,7 +107,7 @@ QJsonObject CallTemplate::status() const
     QJsonObject status{
             {QStringLiteral("state"),
              m_job ? (QFile::exists(m_socketPath) ? QStringLiteral("running")
-                                                   : QStringLiteral("starting"))
+                                                  : QStringLiteral("starting"))
                    : QStringLiteral("stopped")},
             {QStringLiteral("calls"), m_calls},
             {QStringLiteral("starts"), m_starts},
