@@ -168,7 +168,8 @@ describe('calls forked from a template', needsRoot, () => {
     }));
 
     test('a call cannot see, signal or outlive-kill a sibling call', () => withDiagnostics(daemon, async () => {
-        const sibling = command('sleep 2; echo sibling-alive-marker');
+        // The sibling's sleep has an argument no other process has, to be found by.
+        const sibling = command('sleep 2.345; echo sibling-alive-marker');
         await new Promise(resolve => setTimeout(resolve, 500));
         const attack = await python([
             'import os, signal',
@@ -176,7 +177,7 @@ describe('calls forked from a template', needsRoot, () => {
             'found = []',
             'for p in seen:',
             '    try:',
-            '        if b"sibling-alive" in open(f"/proc/{p}/cmdline", "rb").read(): found.append(p)',
+            '        if b"2.345" in open(f"/proc/{p}/cmdline", "rb").read(): found.append(p)',
             '    except OSError: pass',
             'print("found", found)',
             'try:',
