@@ -253,14 +253,20 @@ std::string orDash(const std::optional<std::uint64_t> &v)
     record.wallMs = millisecondsSince(started);
     killCgroup(cgroup); // whatever the call left behind
     const CgroupStats stats = cgroupStats(cgroup);
-    removeCgroup(cgroup);
+    // The cgroup goes once the client has its answer: removing it waits for the kernel to
+    // finish the call's tasks, which the answer need not.
+    const auto finish = [&cgroup] {
+        removeCgroup(cgroup);
+        ::_exit(0);
+    };
     const int exitStatus = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (!failure.empty()) {
         const std::size_t nl = failure.find('\n');
         const std::string layer = nl == std::string::npos ? "exec" : failure.substr(0, nl);
         const std::string message = nl == std::string::npos ? failure : failure.substr(nl + 1);
         tell(client, "R " + std::to_string(exitStatus) + "\t" + layer + "\t" + message);
-        ::_exit(0);
+        ::close(client);
+        finish();
     }
     if (WIFEXITED(status))
         record.exitCode = WEXITSTATUS(status);
@@ -276,7 +282,8 @@ std::string orDash(const std::optional<std::uint64_t> &v)
                  + std::to_string(record.wallMs) + " " + std::to_string(record.cpuMs) + " "
                  + orDash(record.peakMemoryKb) + " " + (record.oomKilled ? "1" : "0") + " "
                  + (record.killed ? "1" : "0"));
-    ::_exit(0);
+    ::close(client);
+    finish();
 }
 
 int listenOn(const std::string &path, std::string &error)
