@@ -6,8 +6,11 @@
 //     the policy's namespaces as for a job, but with a user namespace whose uid map covers the
 //     whole pool (FIRST..FIRST+COUNT-1, each uid mapped to itself) and the policy's gid, and
 //     places it in a cgroup of its own. Once the template says it is ready it listens on SOCKET
-//     (mode 0600, root only; a peer that is not root is refused) and forks a helper per
-//     connection, which serves that call (serveCall).
+//     (mode 0600, root only; a peer that is not root is refused). It keeps a few helpers armed,
+//     each with a call process made ahead: the helper creates the call's cgroup, has the
+//     template fork a shepherd, which clones the call process, and moves that process into the
+//     cgroup (the slow step on cgroup v1, off the call's path). An armed helper then takes the
+//     next connection and serves that call (armAndServe); the monitor arms another.
 //
 //   The template (inside the jail). It runs as the policy's uid with the capabilities of its
 //     own user namespace (CAP_SETUID, CAP_SYS_ADMIN there, none on the host), in the minimal
@@ -15,18 +18,19 @@
 //     forks. It is not dumpable, and every call runs as another uid in a pid namespace below,
 //     where the template's pid does not exist: a call cannot signal, ptrace or read it.
 //
-//   The call's shepherd (a fork of the template, the call process's parent). It reads the call's
-//     policy (checked by the helper to be the template's but for uid and result descriptor) and
-//     clones the call process into new user, mount, pid and ipc namespaces (and a network
-//     namespace when the policy has no network), writes that user namespace's maps (uid/gid
-//     kInsideId -> the call's pool uid and the pool gid: the call holds no other id of the
-//     pool), waits for the call process and tells the helper how it ended.
+//   The call's shepherd (a fork of the template, the call process's parent). It clones the call
+//     process into new user, mount, pid and ipc namespaces (and a network namespace when the
+//     policy has no network) before the call is known; when it comes (its policy checked by
+//     the helper to be the template's but for uid and result descriptor), it writes that user
+//     namespace's maps (uid/gid kInsideId -> the call's pool uid and the pool gid: the call
+//     holds no other id of the pool), hands the call over, waits for the call process and tells
+//     the helper how it ended.
 //
-//   The call process, pid 1 of its own pid namespace. Before any code of the call: it sends its
-//     credentials so that the helper (host root) can move it into the call's own cgroup (the
-//     policy's limits, accounting and kill), switches to uid kInsideId, mounts a fresh /proc
+//   The call process, pid 1 of its own pid namespace, in the call's own cgroup (the policy's
+//     limits, accounting and kill) before any code of the call. It waits for the call, then
+//     switches to uid kInsideId, mounts a fresh /proc
 //     (its own pid namespace only), a fresh /tmp and /dev/shm, forbids further user
-//     namespaces, brings loopback up, waits to be placed, enters a cgroup namespace of its
+//     namespaces, brings loopback up, enters a cgroup namespace of its
 //     cgroup, applies AppArmor, Landlock (a domain of its own: signals and abstract sockets of
 //     other calls and of the template are out of reach), drops every capability, sets
 //     no_new_privs, verifies, loads seccomp and execs with exactly the policy's environment.
@@ -91,17 +95,22 @@ struct Request
     std::uint32_t argvBytes = 0;
     std::int32_t passFd = -1; // the number the call must have it at
 };
-// Helper -> template: the call socket, the request's memfd (policy, then argv), stdin, stdout,
-// stderr and the pass descriptor ride on it.
+// Helper -> template: "a" (arm) with the call socket riding on it: fork a shepherd for a call
+// to come. Helper -> shepherd, once the call has come: this header, with the request's memfd
+// (policy, then argv), stdin, stdout, stderr and the pass descriptor riding on it; the shepherd
+// hands the same on to the call process.
 struct Fork
 {
     std::int32_t passFd = -1;
     std::uint32_t policyBytes = 0;
     std::uint32_t argvBytes = 0;
+    std::uint32_t uid = 0; // the call's, checked by the helper against the pool
+    std::uint32_t gid = 0;
 };
-// Shepherd -> helper on the call socket: 'c' (from the call process: its credentials),
+// Shepherd -> helper on the call socket: 'c' with SCM_CREDENTIALS naming the call process
+// (the helper places it in the call's cgroup and answers 'p'), then, once the call ran,
 // 's' (started), 'f' + "<layer>\n<message>" (failed before exec; its status follows),
-// 'x' + int status (ended). Helper -> call process: 'p' (placed in its cgroup).
+// 'x' + int status (ended).
 // Helper -> client, one line each: "S <pid>", "R <code>\t<layer>\t<message>",
 // "E <exit|-> <signal|-> <wall_ms> <cpu_ms> <peak_kb|-> <oom 0|1> <killed 0|1>",
 // "U <reason>" (not taken: start cold). Client -> helper: 'k' (kill the call).

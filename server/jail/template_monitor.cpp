@@ -55,6 +55,8 @@ constexpr int kPlacementTimeoutMs = 10000;
 constexpr int kKilledReportTimeoutMs = 3000;
 constexpr std::uint32_t kMostPolicyBytes = 1u << 20;
 constexpr std::uint32_t kMostArgvBytes = 16u << 20;
+// Call processes kept made and placed ahead of their calls, per template.
+constexpr std::size_t kArmedAhead = 4;
 
 struct Template
 {
@@ -75,17 +77,6 @@ void tell(int client, const std::string &line)
 {
     const std::string text = line + "\n";
     writeAll(client, text.data(), text.size());
-}
-
-// Not taken: nothing of the call ran, the client starts it cold.
-[[noreturn]] void decline(int client, const std::string &reason, JobCgroup *cgroup = nullptr)
-{
-    if (cgroup)
-        removeCgroup(*cgroup);
-    std::string line = reason;
-    std::replace(line.begin(), line.end(), '\n', ' ');
-    tell(client, "U " + line);
-    ::_exit(0);
 }
 
 bool readExactly(int fd, char *data, std::size_t size)
@@ -118,16 +109,84 @@ std::string orDash(const std::optional<std::uint64_t> &v)
     return v ? std::to_string(*v) : "-";
 }
 
-// One call, in a helper forked for its connection. Exits when the call has ended and its end
-// was told to the client.
-[[noreturn]] void serveCall(const Template &t, int client)
+// The monitor's end of what its helpers tell it: a helper that takes a connection writes its
+// pid here ("no longer armed").
+struct HelperChannels
 {
+    int listenFd = -1;
+    int takenFd = -1; // write end
+    int disarmedFd = -1; // read end: end-of-file when the template retires or stops
+};
+
+// A helper: arms a call process (its cgroup, its shepherd, placed), takes the next connection
+// and serves that call. Exits when the call has ended and its end was told to the client, or
+// when disarmed first.
+[[noreturn]] void armAndServe(const Template &t, const HelperChannels &channels)
+{
+    // --- armed: a call process placed in its cgroup, waiting ----------------------------
+    JobCgroup cgroup;
+    std::string error;
+    if (t.policy.wants(Layer::Cgroup)) {
+        Policy named = t.policy;
+        named.cgroup->name = "call-" + std::to_string(::getpid());
+        if (!createCgroup(named, ::getpid(), cgroup, error))
+            ::_exit(1);
+    }
+    const auto giveUp = [&cgroup](int code) {
+        killCgroup(cgroup);
+        removeCgroup(cgroup);
+        ::_exit(code);
+    };
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+        giveUp(1);
+    const int on = 1;
+    ::setsockopt(pair[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+    const bool armed = sendWithFds(t.controlFd, "a", 1, {pair[1]});
+    ::close(pair[1]);
+    const int callFd = pair[0];
+    char byte = 0;
+    pid_t callPid = 0;
+    if (!armed || !readable(callFd, kPlacementTimeoutMs)
+        || receiveWithSender(callFd, &byte, 1, callPid) != 1 || byte != 'c' || callPid <= 0)
+        giveUp(1);
+    if (t.policy.wants(Layer::Cgroup) && !enterCgroup(cgroup, callPid, error)) {
+        ::kill(callPid, SIGKILL);
+        giveUp(1);
+    }
+    if (::send(callFd, "p", 1, MSG_NOSIGNAL) != 1)
+        giveUp(1);
+    int client = -1;
+    while (client < 0) {
+        pollfd p[3] = {{channels.listenFd, POLLIN, 0},
+                       {channels.disarmedFd, POLLIN, 0},
+                       {callFd, POLLIN, 0}};
+        if (::poll(p, 3, -1) < 0)
+            continue;
+        if (p[1].revents || p[2].revents)
+            giveUp(0); // retired, or the call process is gone (the template died)
+        client = ::accept4(channels.listenFd, nullptr, nullptr, SOCK_CLOEXEC);
+    }
+    const pid_t self = ::getpid();
+    (void)!::write(channels.takenFd, &self, sizeof self);
+    ::close(channels.listenFd);
+    ::close(channels.disarmedFd);
+    ::close(channels.takenFd);
+    // Not taken, nothing of the call ran: the client starts it cold.
+    const auto decline = [&](const std::string &reason) {
+        std::string line = reason;
+        std::replace(line.begin(), line.end(), '\n', ' ');
+        tell(client, "U " + line);
+        ::close(client);
+        giveUp(0);
+    };
+
+    // --- the call ------------------------------------------------------------------------
     ucred peer{};
     socklen_t peerSize = sizeof peer;
     if (::getsockopt(client, SOL_SOCKET, SO_PEERCRED, &peer, &peerSize) != 0
         || peer.uid != ::geteuid())
-        ::_exit(0); // only the daemon (root) may hand calls to a template
-
+        giveUp(0); // only the daemon (root) may hand calls to a template
     protocol::Request request;
     std::vector<int> fds;
     const ssize_t n = receiveWithFds(client, &request, sizeof request, fds, 4);
@@ -135,71 +194,32 @@ std::string orDash(const std::optional<std::uint64_t> &v)
     if (n != static_cast<ssize_t>(sizeof request) || fds.size() != expectedFds
         || request.policyBytes > kMostPolicyBytes || request.argvBytes > kMostArgvBytes
         || (request.passFd >= 0 && (request.passFd <= 2 || request.passFd >= 512)))
-        decline(client, "malformed request");
+        decline("malformed request");
     std::string payload(std::size_t(request.policyBytes) + request.argvBytes, '\0');
     if (!readExactly(client, payload.data(), payload.size()))
-        decline(client, "the request ended early");
+        decline("the request ended early");
     const std::string policyText = payload.substr(0, request.policyBytes);
     Policy call;
-    std::string error;
     if (!parsePolicy(policyText, call, error))
-        decline(client, "policy: " + error);
+        decline("policy: " + error);
     if (comparablePolicy(policyText) != t.comparable)
-        decline(client, "the call's policy is not the template's");
+        decline("the call's policy is not the template's");
     const TemplateOptions &pool = t.options;
     if (call.uid < pool.uidFirst || call.uid - pool.uidFirst >= pool.uidCount
         || call.uid == t.policy.uid || call.gid != t.policy.gid)
-        decline(client, "uid " + std::to_string(call.uid) + " is not one of the template's pool");
-
-    // The call's own cgroup, with the policy's limits, made before the call process exists.
-    JobCgroup cgroup;
-    if (t.policy.wants(Layer::Cgroup)) {
-        Policy named = t.policy;
-        named.cgroup->name = "call-" + std::to_string(::getpid());
-        if (!createCgroup(named, ::getpid(), cgroup, error))
-            decline(client, "cgroup: " + error);
-    }
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-        decline(client, errnoText("socketpair", errno), &cgroup);
-    const int on = 1;
-    ::setsockopt(pair[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+        decline("uid " + std::to_string(call.uid) + " is not one of the template's pool");
     const int memfd = ::memfd_create("cmcp-call", MFD_CLOEXEC);
     if (memfd < 0 || writeAll(memfd, payload.data(), payload.size()) != payload.size())
-        decline(client, errnoText("memfd", errno), &cgroup);
-    protocol::Fork fork{request.passFd, request.policyBytes, request.argvBytes};
-    std::vector<int> handed{pair[1], memfd};
+        decline(errnoText("memfd", errno));
+    protocol::Fork fork{request.passFd, request.policyBytes, request.argvBytes, call.uid, call.gid};
+    std::vector<int> handed{memfd};
     handed.insert(handed.end(), fds.begin(), fds.end());
-    const bool sent = sendWithFds(t.controlFd, &fork, sizeof fork, handed);
-    ::close(pair[1]);
+    const bool sent = sendWithFds(callFd, &fork, sizeof fork, handed);
     ::close(memfd);
     closeAll(fds);
     if (!sent)
-        decline(client, errnoText("the template does not take calls", errno), &cgroup);
-    const int callFd = pair[0];
-
-    // Placement: the call process says who it is (SO_PASSCRED: its pid as seen here) and waits.
-    char byte = 0;
-    pid_t callPid = 0;
-    char first[4096];
-    ssize_t got = readable(callFd, kPlacementTimeoutMs)
-            ? receiveWithSender(callFd, first, sizeof first, callPid)
-            : -1;
-    byte = got > 0 ? first[0] : 0;
-    if (got != 1 || byte != 'c' || callPid <= 0)
-        decline(client,
-                "the template did not start the call"
-                        + (byte == 'f' ? ": " + std::string(first + 1, std::size_t(got - 1))
-                                       : std::string()),
-                &cgroup);
-    if (t.policy.wants(Layer::Cgroup) && !enterCgroup(cgroup, callPid, error)) {
-        // Nothing of the call ran yet (it waits for 'p'): it goes, and the call starts cold.
-        ::kill(callPid, SIGKILL);
-        decline(client, "cgroup: " + error, &cgroup);
-    }
+        decline(errnoText("the template's call process is gone", errno));
     const auto started = Clock::now();
-    if (::send(callFd, "p", 1, MSG_NOSIGNAL) != 1)
-        decline(client, "the call process is gone", &cgroup);
 
     ExitRecord record;
     std::string failure;
@@ -284,6 +304,7 @@ std::string orDash(const std::optional<std::uint64_t> &v)
                  + (record.killed ? "1" : "0"));
     ::close(client);
     finish();
+    ::_exit(0); // finish does not return
 }
 
 int listenOn(const std::string &path, std::string &error)
@@ -426,6 +447,15 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
     reportStarted(pid, layers);
 
     const Template t{policy, comparablePolicy(policyText), options, pid, control[0]};
+    // Armed helpers wait in accept on the one listening socket: non-blocking, so that the
+    // ones that lose a connection to another go back to waiting.
+    ::fcntl(listenFd, F_SETFL, ::fcntl(listenFd, F_GETFL) | O_NONBLOCK);
+    int taken[2], disarm[2];
+    if (::pipe2(taken, O_CLOEXEC | O_NONBLOCK) != 0 || ::pipe2(disarm, O_CLOEXEC) != 0)
+        abandon("template", kExitIdentity, errnoText("pipe2", errno));
+    const HelperChannels channels{listenFd, taken[1], disarm[0]};
+    std::vector<pid_t> armedHelpers;
+    auto armFailedAt = Clock::now() - std::chrono::seconds(10);
     int helpers = 0;
     bool templateEnded = false, stopping = false;
     int status = 0;
@@ -439,17 +469,41 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
             if (done == pid) {
                 templateEnded = true;
                 status = s;
-            } else {
-                --helpers;
+                continue;
             }
+            --helpers;
+            if (std::erase(armedHelpers, done) > 0)
+                armFailedAt = Clock::now(); // it ended before its call came
         }
     };
     // Standard input closing retires the template (the daemon's policy changed): no new call,
     // the calls in flight end as they would. SIGTERM ends it at once, calls in flight included.
     bool retiring = false;
     while (!templateEnded && !stopping && !(retiring && helpers == 0)) {
-        pollfd p[3] = {{signalFd, POLLIN, 0}, {listenFd, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
-        if (::poll(p, retiring ? 1 : 3, -1) < 0)
+        // kArmedAhead armed at all times; after a helper ended before its call came (it could
+        // not make or place its call process), none for a second, so a broken template does
+        // not spin.
+        const bool armingPaused = Clock::now() - armFailedAt < std::chrono::seconds(1);
+        if (!retiring && !armingPaused && armedHelpers.size() < kArmedAhead) {
+            const pid_t helper = ::fork();
+            if (helper == 0) {
+                ::close(signalFd);
+                ::close(taken[0]);
+                ::close(disarm[1]);
+                // No parent-death signal: when the monitor dies, an armed helper sees the
+                // disarm pipe close and a serving one its call end with the template, and
+                // either removes its cgroup before it goes.
+                armAndServe(t, channels);
+            }
+            if (helper > 0) {
+                ++helpers;
+                armedHelpers.push_back(helper);
+            }
+            continue;
+        }
+        pollfd p[3] = {{signalFd, POLLIN, 0}, {taken[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+        const bool wantArm = !retiring && armedHelpers.size() < kArmedAhead;
+        if (::poll(p, retiring ? 2 : 3, wantArm ? 100 : -1) < 0)
             continue;
         if (p[0].revents) {
             signalfd_siginfo info{};
@@ -457,31 +511,19 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
                 stopping = true;
             reap();
         }
-        if (retiring)
-            continue;
-        if (p[2].revents) {
+        if (p[1].revents) {
+            pid_t helper = 0;
+            while (::read(taken[0], &helper, sizeof helper) == sizeof helper)
+                std::erase(armedHelpers, helper);
+        }
+        if (!retiring && p[2].revents) {
             char byte;
             if (::read(STDIN_FILENO, &byte, 1) <= 0) {
                 retiring = true;
                 ::unlink(options.socketPath.c_str());
                 ::close(listenFd);
-                continue;
+                ::close(disarm[1]); // the armed helpers end
             }
-        }
-        if (p[1].revents && !stopping) {
-            const int client = ::accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (client < 0)
-                continue;
-            const pid_t helper = ::fork();
-            if (helper == 0) {
-                ::close(listenFd);
-                ::close(signalFd);
-                ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                serveCall(t, client);
-            }
-            if (helper > 0)
-                ++helpers;
-            ::close(client);
         }
     }
     // No new call from here on; calls still in flight die with the template (its pid
@@ -489,6 +531,7 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
     if (!retiring) {
         ::unlink(options.socketPath.c_str());
         ::close(listenFd);
+        ::close(disarm[1]);
     }
     ::kill(pid, SIGKILL);
     killCgroup(cgroup);

@@ -33,13 +33,24 @@ namespace protocol = template_protocol;
 // (0..2 and --pass-fd, which the helper bounds below this).
 constexpr int kParkedFdFloor = 512;
 
+// The descriptors of a call as the helper hands them over (template_protocol::Request).
 struct CallFds
 {
-    int socket = -1; // to the helper
     int payload = -1; // memfd: the policy, then the NUL-terminated arguments
     int in = -1, out = -1, err = -1;
     int pass = -1; // -1: none
 };
+
+CallFds callFds(const std::vector<int> &received, const protocol::Fork &fork)
+{
+    return {received[0], received[1], received[2], received[3],
+            fork.passFd >= 0 ? received[4] : -1};
+}
+
+std::size_t expectedFds(const protocol::Fork &fork)
+{
+    return fork.passFd >= 0 ? 5 : 4;
+}
 
 void sendToHelper(int socket, char kind, const std::string &body)
 {
@@ -77,39 +88,71 @@ int park(int fd, int floor)
     return moved;
 }
 
+// The call's policy and NUL-terminated arguments, from the request's memfd.
+bool readCall(int payloadFd, const protocol::Fork &fork, std::string &payload, Policy &policy,
+              std::vector<char *> &argv, std::string &error)
+{
+    payload.assign(std::size_t(fork.policyBytes) + fork.argvBytes, '\0');
+    if (::pread(payloadFd, payload.data(), payload.size(), 0)
+        != static_cast<ssize_t>(payload.size())) {
+        error = errnoText("reading the call", errno);
+        return false;
+    }
+    if (!parsePolicy(payload.substr(0, fork.policyBytes), policy, error))
+        return false;
+    for (std::size_t at = fork.policyBytes; at < payload.size();) {
+        argv.push_back(payload.data() + at);
+        at = payload.find('\0', at);
+        if (at == std::string::npos) {
+            error = "arguments not NUL-terminated";
+            return false;
+        }
+        ++at;
+    }
+    if (argv.empty()) {
+        error = "no program";
+        return false;
+    }
+    argv.push_back(nullptr);
+    return true;
+}
+
 // The call process: pid 1 of its own pid namespace, in new user, mount and ipc namespaces (and
-// network, without the policy's network). Its layers in the same order as a cold job's
-// (main.cpp), with the per-call namespace work in place of the minimal root the template built.
-[[noreturn]] void runCall(const Policy &policy, const SeccompProgram &seccomp, CallFds fds,
-                          int passFdNumber, int goFd, int failureFd, char **argv)
+// network, without the policy's network), made ahead of its call and placed in the call's
+// cgroup already. It waits for the call (its descriptors, from the shepherd, which has mapped
+// the call's uid by then), then takes its layers in the same order as a cold job's (main.cpp),
+// with the per-call namespace work in place of the minimal root the template built.
+[[noreturn]] void runCall(const SeccompProgram &seccomp, int callSocket, int goFd, int failureFd)
 {
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     ::signal(SIGCHLD, SIG_DFL);
-    if (!readFromMonitor(goFd, 'g'))
-        ::_exit(kExitIdentity); // the shepherd is gone
+    protocol::Fork fork;
+    std::vector<int> received;
+    if (receiveWithFds(callSocket, &fork, sizeof fork, received, 5) != sizeof fork
+        || received.size() != expectedFds(fork))
+        ::_exit(kExitIdentity); // no call came: the shepherd is gone
+    ::close(callSocket);
+    CallFds fds = callFds(received, fork);
     // The call's descriptors at their numbers, nothing else of the template's left open.
-    fds.socket = park(fds.socket, kParkedFdFloor);
-    fds.in = park(fds.in, kParkedFdFloor);
-    fds.out = park(fds.out, kParkedFdFloor);
-    fds.err = park(fds.err, kParkedFdFloor);
-    fds.pass = park(fds.pass, kParkedFdFloor);
-    goFd = park(goFd, kParkedFdFloor);
-    failureFd = park(failureFd, kParkedFdFloor);
+    for (int *fd : {&fds.payload, &fds.in, &fds.out, &fds.err, &fds.pass, &goFd, &failureFd})
+        *fd = park(*fd, kParkedFdFloor);
+    const int passFdNumber = fork.passFd;
     if (::dup2(fds.in, 0) < 0 || ::dup2(fds.out, 1) < 0 || ::dup2(fds.err, 2) < 0
         || (fds.pass >= 0 && ::dup3(fds.pass, passFdNumber, O_CLOEXEC) < 0))
         failJob(failureFd, "identity", kExitIdentity, errnoText("dup2 of the call's stdio", errno));
     for (int fd : {fds.in, fds.out, fds.err, fds.pass})
         if (fd >= 0)
             ::close(fd);
-    // Who this is, as the helper sees it: it moves this process into the call's cgroup while
-    // the work below goes on.
-    if (::send(fds.socket, "c", 1, MSG_NOSIGNAL) != 1)
-        failJob(failureFd, "cgroup", kExitCgroup, errnoText("asking to be placed", errno));
+    std::string payload, error;
+    Policy policy;
+    std::vector<char *> argv;
+    if (!readCall(fds.payload, fork, payload, policy, argv, error))
+        failJob(failureFd, "policy", kExitPolicy, error);
+    ::close(fds.payload);
 
-    std::string error;
     Launch launch{goFd, fds.pass >= 0 ? passFdNumber : -1, -1, 0};
     auto check = [&](bool ok, const char *layer, int code) {
         if (!ok)
@@ -119,10 +162,6 @@ int park(int fd, int floor)
     if (policy.wants(Layer::Rlimits))
         check(applyRlimits(policy, error), "rlimits", kExitRlimits);
     check(enterCallNamespaces(policy, error), "namespaces", kExitNamespaces);
-    if (!readFromMonitor(fds.socket, 'p'))
-        failJob(failureFd, "cgroup", kExitCgroup,
-                "the helper did not place the call in its cgroup");
-    ::close(fds.socket);
     if (policy.wants(Layer::Cgroup) && ::unshare(CLONE_NEWCGROUP) != 0)
         failJob(failureFd, "cgroup", kExitCgroup, errnoText("unshare(CLONE_NEWCGROUP)", errno));
     if (policy.wants(Layer::Apparmor))
@@ -137,7 +176,7 @@ int park(int fd, int floor)
         check(applySeccomp(seccomp, error), "seccomp", kExitSeccomp);
     if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0)
         failJob(failureFd, "identity", kExitIdentity, "refusing to exec the job as uid/gid 0");
-    execJob(policy, launch, argv, error);
+    execJob(policy, launch, argv.data(), error);
     failJob(failureFd, "exec", kExitExec, error);
 }
 
@@ -155,69 +194,93 @@ std::string drainPipe(int fd)
     }
 }
 
-// The shepherd: a fork of the template for one call. Clones the call process, writes its id
-// maps, tells the helper whether its exec succeeded and how it ended.
-[[noreturn]] void runShepherd(const SeccompProgram &seccomp, const protocol::Fork &fork,
-                              CallFds fds, int controlFd)
+// Tells the helper who the call process is: its pid in an SCM_CREDENTIALS message, which the
+// kernel translates into the helper's pid namespace (the shepherd may name a process of its
+// own namespace there: it holds CAP_SYS_ADMIN over the template's user namespace).
+bool sendCallPid(int socket, pid_t pid)
+{
+    char byte = 'c';
+    iovec iov{&byte, 1};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))] = {};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_CREDENTIALS;
+    c->cmsg_len = CMSG_LEN(sizeof(ucred));
+    const ucred cred{pid, ::getuid(), ::getgid()};
+    std::memcpy(CMSG_DATA(c), &cred, sizeof cred);
+    return ::sendmsg(socket, &msg, MSG_NOSIGNAL) == 1;
+}
+
+// The shepherd: a fork of the template, made ahead of its call. Clones the call process, has
+// the helper place it, and when the call comes writes its id maps, hands it the call, tells
+// the helper whether its exec succeeded and how it ended.
+[[noreturn]] void runShepherd(const Policy &templatePolicy, const SeccompProgram &seccomp,
+                              int socket, int controlFd)
 {
     ::close(controlFd);
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr); // the template takes SIGCHLD by signalfd
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    const int socket = fds.socket;
-    std::string payload(std::size_t(fork.policyBytes) + fork.argvBytes, '\0');
-    if (::pread(fds.payload, payload.data(), payload.size(), 0)
-        != static_cast<ssize_t>(payload.size()))
-        shepherdFails(socket, "policy", kExitPolicy, errnoText("reading the call", errno));
-    ::close(fds.payload);
-    Policy policy;
-    std::string error;
-    if (!parsePolicy(payload.substr(0, fork.policyBytes), policy, error))
-        shepherdFails(socket, "policy", kExitPolicy, error);
-    std::vector<char *> argv;
-    for (std::size_t at = fork.policyBytes; at < payload.size();) {
-        argv.push_back(payload.data() + at);
-        at = payload.find('\0', at);
-        if (at == std::string::npos)
-            shepherdFails(socket, "usage", kExitUsage, "arguments not NUL-terminated");
-        ++at;
-    }
-    if (argv.empty())
-        shepherdFails(socket, "usage", kExitUsage, "no program");
-    argv.push_back(nullptr);
-
     // The template is not dumpable, and a clone inherits that: the call process's /proc files
     // would belong to the host's root, and this process could not write its id maps. The
     // shepherd is dumpable again: only processes of the template's uid could ptrace it, and
     // none of them runs a call's code.
     ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-    int go[2], failure[2];
-    if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failure, O_CLOEXEC) != 0)
-        shepherdFails(socket, "identity", kExitIdentity, errnoText("pipe2", errno));
+    int go[2], failure[2], pair[2];
+    if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failure, O_CLOEXEC) != 0
+        || ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+        ::_exit(kExitIdentity);
+    // Every call of this template has the template's policy but for its uid: the same network.
     int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
-    if (!policy.namespaces->network)
+    if (!templatePolicy.namespaces->network)
         flags |= CLONE_NEWNET;
     const pid_t call = cloneProcess(flags);
     if (call < 0)
-        shepherdFails(socket, "namespaces", kExitNamespaces, errnoText("clone", errno));
+        ::_exit(kExitNamespaces); // the helper sees the socket close: no call process
     if (call == 0) {
         ::close(go[1]);
         ::close(failure[0]);
-        runCall(policy, seccomp, fds, fork.passFd, go[0], failure[1], argv.data());
+        ::close(pair[0]);
+        ::close(socket);
+        runCall(seccomp, pair[1], go[0], failure[1]);
     }
     ::close(go[0]);
     ::close(failure[1]);
-    for (int fd : {fds.in, fds.out, fds.err, fds.pass})
-        if (fd >= 0)
-            ::close(fd);
+    ::close(pair[1]);
+    auto abandon = [call] {
+        ::kill(call, SIGKILL);
+        ::waitpid(call, nullptr, 0);
+        ::_exit(0);
+    };
+    char byte = 0;
+    if (!sendCallPid(socket, call) || ::read(socket, &byte, 1) != 1 || byte != 'p')
+        abandon(); // not placed: it never runs
+    protocol::Fork fork;
+    std::vector<int> received;
+    if (receiveWithFds(socket, &fork, sizeof fork, received, 5) != sizeof fork
+        || received.size() != expectedFds(fork))
+        abandon(); // no call for it (the template retired, the helper gave up)
     // The call's uid alone, seen as kInsideId inside: no other uid of the pool is mapped there.
-    if (!writeIdMap(call, kInsideId, policy.uid, 1, kInsideId, policy.gid, error)) {
+    std::string error;
+    if (!writeIdMap(call, kInsideId, fork.uid, 1, kInsideId, fork.gid, error)) {
         ::kill(call, SIGKILL);
         ::waitpid(call, nullptr, 0);
         shepherdFails(socket, "namespaces", kExitNamespaces, error);
     }
-    (void)!::write(go[1], "g", 1);
+    const bool handed = sendWithFds(pair[0], &fork, sizeof fork, received);
+    closeAll(received);
+    ::close(pair[0]);
+    if (!handed) {
+        ::kill(call, SIGKILL);
+        ::waitpid(call, nullptr, 0);
+        shepherdFails(socket, "identity", kExitIdentity, errnoText("handing the call over", errno));
+    }
     const std::string failed = drainPipe(failure[0]);
     ::close(failure[0]);
     if (failed.empty())
@@ -295,9 +358,9 @@ void runTemplateProcess(const Policy &policy, const SeccompProgram &seccomp, Lau
         }
         if (!ready[0].revents)
             continue;
-        protocol::Fork fork;
+        char arm = 0;
         std::vector<int> received;
-        const ssize_t n = receiveWithFds(controlFd, &fork, sizeof fork, received, 6);
+        const ssize_t n = receiveWithFds(controlFd, &arm, 1, received, 1);
         if (n == 0)
             ::_exit(0); // the monitor is gone
         if (n < 0) {
@@ -305,17 +368,14 @@ void runTemplateProcess(const Policy &policy, const SeccompProgram &seccomp, Lau
                 continue;
             ::_exit(kExitIdentity);
         }
-        const std::size_t expected = fork.passFd >= 0 ? 6 : 5;
-        if (n != static_cast<ssize_t>(sizeof fork) || received.size() != expected) {
+        if (n != 1 || arm != 'a' || received.size() != 1) {
             closeAll(received);
             continue;
         }
-        CallFds fds{received[0], received[1], received[2],
-                    received[3], received[4], fork.passFd >= 0 ? received[5] : -1};
         const pid_t shepherd = ::fork();
         if (shepherd == 0) {
             ::close(childFd);
-            runShepherd(seccomp, fork, fds, controlFd);
+            runShepherd(policy, seccomp, received[0], controlFd);
         }
         closeAll(received);
     }

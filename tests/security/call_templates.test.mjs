@@ -19,8 +19,10 @@ const needsRoot = process.getuid() === 0 ? {} : { skip: 'needs root: jobs switch
 const UID_BASE = 120800;
 const UID_COUNT = 32;
 
-// The template processes of this daemon's pool: the monitor (cmcp-jail --serve-template, host
-// root) and the template inside the jail (a pool uid, the same command line).
+// The processes of this daemon's templates, all with cmcp-jail --serve-template's command line:
+// the monitors (host root, children of the daemon), their helpers (host root), the templates
+// inside the jails (a pool uid, children of a monitor) and their shepherds and call processes
+// not yet given a call (the template's uid).
 function templateProcesses() {
     const found = [];
     for (const pid of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
@@ -28,12 +30,22 @@ function templateProcesses() {
             const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
             if (!cmdline.includes('--serve-template') || !cmdline.includes(`${UID_BASE}:${UID_COUNT}`))
                 continue;
-            const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+            const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+            const uid = Number(/^Uid:\s+(\d+)/m.exec(status)[1]);
+            const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)[1]);
             const socket = cmdline[cmdline.indexOf('--serve-template') + 1];
-            found.push({ pid: Number(pid), uid, socket, kind: /\/command-\d+\.sock$/.test(socket) ? 'command' : 'python' });
+            found.push({ pid: Number(pid), ppid, uid, socket, kind: /\/command-\d+\.sock$/.test(socket) ? 'command' : 'python' });
         } catch { /* gone meanwhile */ }
     }
     return found;
+}
+
+// The monitors and the templates themselves, which live as long as their template.
+function templateCores(daemonPid) {
+    const all = templateProcesses();
+    const monitors = all.filter(p => p.ppid === daemonPid);
+    const templates = all.filter(p => p.uid !== 0 && monitors.some(m => m.pid === p.ppid));
+    return { monitors, templates };
 }
 
 describe('calls forked from a template', needsRoot, () => {
@@ -136,8 +148,9 @@ describe('calls forked from a template', needsRoot, () => {
     }));
 
     test('a call cannot signal, ptrace or read the template', () => withDiagnostics(daemon, async () => {
-        const targets = templateProcesses();
-        assert.ok(targets.length >= 4, JSON.stringify(targets));
+        const { monitors, templates: inside } = templateCores(daemon.pid);
+        const targets = [...monitors, ...inside];
+        assert.ok(monitors.length === 2 && inside.length === 2, JSON.stringify(templateProcesses()));
         const pids = targets.map(t => t.pid);
         // Host pids mean nothing in the call's pid namespace; inside, the call probes every pid
         // it can name, including 1 and the numbers the template would have in its own namespace.
@@ -205,12 +218,15 @@ describe('calls forked from a template', needsRoot, () => {
         assert.ok(busy.cpu_ms > 0, `no CPU time accounted: ${JSON.stringify(busy)}`);
         const big = await python("b = bytearray(200 * 1024 * 1024)\nprint('allocated')");
         assert.ok(big.oom_killed || /MemoryError/.test(big.error ?? ''), JSON.stringify(big));
-        // No call cgroup is left behind.
+        // No call cgroup holds a process that ran a call: those still there hold call processes
+        // made ahead, of a template's uid, not yet given a call.
+        const templateUids = new Set(templateProcesses().filter(p => p.uid !== 0).map(p => p.uid));
         assert.ok(await eventually(() => {
             for (const root of ['/sys/fs/cgroup/cmcp', '/sys/fs/cgroup/unified/cmcp', '/sys/fs/cgroup/memory/cmcp']) {
                 try {
-                    if (readdirSync(root).some(name => /^call-/.test(name) && readdirSync(join(root, name)).length > 0 && processesInCgroup(join(root, name)) > 0))
-                        return false;
+                    for (const name of readdirSync(root).filter(name => /^call-/.test(name)))
+                        if (processesInCgroup(join(root, name)).some(pid => !templateUids.has(uidOf(pid))))
+                            return false;
                 } catch { /* no such hierarchy */ }
             }
             return true;
@@ -230,12 +246,12 @@ describe('calls forked from a template', needsRoot, () => {
         assert.match(dated.stdout, /^\d{4}\n$/, JSON.stringify(dated));
         assert.ok(await forked(), 'the call after the change did not fork from the new template');
         assert.equal((await inFlight).stdout, 'finished-under-the-old-template\n');
-        assert.ok(await eventually(() => !templateProcesses().some(p => p.socket.endsWith(old)), { timeoutMs: 5000 }),
+        assert.ok(await eventually(() => !templateProcesses().some(p => p.socket.endsWith(`/${old}`)), { timeoutMs: 5000 }),
                   'the retired template is still running');
     }));
 
     test('a dead template is replaced, and the call meanwhile starts cold', () => withDiagnostics(daemon, async () => {
-        const monitor = templateProcesses().find(p => p.uid === 0 && p.kind === 'command');
+        const monitor = templateCores(daemon.pid).monitors.find(p => p.kind === 'command');
         assert.ok(monitor, JSON.stringify(templateProcesses()));
         process.kill(monitor.pid, 'SIGKILL');
         await eventually(async () => (await templates())?.command?.state === 'stopped', { timeoutMs: 3000 });
@@ -287,8 +303,16 @@ function setSetting(socketPath, name, value) {
 
 function processesInCgroup(dir) {
     try {
-        return readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').filter(Boolean).length;
+        return readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').filter(Boolean).map(Number);
     } catch {
-        return 0;
+        return [];
+    }
+}
+
+function uidOf(pid) {
+    try {
+        return Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+    } catch {
+        return -1; // gone meanwhile
     }
 }
