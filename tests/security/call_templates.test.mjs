@@ -218,14 +218,16 @@ describe('calls forked from a template', needsRoot, () => {
         assert.ok(busy.cpu_ms > 0, `no CPU time accounted: ${JSON.stringify(busy)}`);
         const big = await python("b = bytearray(200 * 1024 * 1024)\nprint('allocated')");
         assert.ok(big.oom_killed || /MemoryError/.test(big.error ?? ''), JSON.stringify(big));
-        // No call cgroup holds a process that ran a call: those still there hold call processes
-        // made ahead, of a template's uid, not yet given a call.
+        // No call cgroup holds a process that ran a call of this daemon: those still there hold
+        // call processes made ahead, of a template's uid, not yet given a call (other daemons'
+        // calls may run meanwhile, under other pools).
+        const ofThisPool = uid => uid >= UID_BASE && uid < UID_BASE + UID_COUNT;
         const templateUids = new Set(templateProcesses().filter(p => p.uid !== 0).map(p => p.uid));
         assert.ok(await eventually(() => {
             for (const root of ['/sys/fs/cgroup/cmcp', '/sys/fs/cgroup/unified/cmcp', '/sys/fs/cgroup/memory/cmcp']) {
                 try {
                     for (const name of readdirSync(root).filter(name => /^call-/.test(name)))
-                        if (processesInCgroup(join(root, name)).some(pid => !templateUids.has(uidOf(pid))))
+                        if (processesInCgroup(join(root, name)).some(pid => ofThisPool(uidOf(pid)) && !templateUids.has(uidOf(pid))))
                             return false;
                 } catch { /* no such hierarchy */ }
             }
