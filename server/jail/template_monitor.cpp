@@ -55,6 +55,7 @@ constexpr int kPlacementTimeoutMs = 10000;
 constexpr int kKilledReportTimeoutMs = 3000;
 constexpr std::uint32_t kMostPolicyBytes = 1u << 20;
 constexpr std::uint32_t kMostArgvBytes = 16u << 20;
+constexpr unsigned kMostCallNamespaces = 8192;
 // Call processes kept made and placed ahead of their calls, per template.
 constexpr std::size_t kArmedAhead = 4;
 
@@ -387,7 +388,10 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
         if (!readFromMonitor(go[0], 'g'))
             ::_exit(kExitIdentity);
         Launch launch{go[0], -1, -1, workspaceErrno};
-        launch.nestedUserNamespaces = options.uidCount;
+        // One user namespace per call process (only shepherds can make them: a call's own
+        // namespace allows none). Not the pool's size: a namespace outlives its last process
+        // for a while (the kernel frees it later), and a limit reached fails the next arm.
+        launch.nestedUserNamespaces = kMostCallNamespaces;
         runTemplateProcess(policy, seccomp, launch, control[1], failure[1]);
     }
     (void)!::chdir("/");
