@@ -16,6 +16,10 @@ bool sendWithFds(int socket, const void *data, std::size_t size, const std::vect
 // descriptors did not all fit (MSG_CTRUNC) closes those that came and fails with EMSGSIZE.
 ssize_t receiveWithFds(int socket, void *data, std::size_t size, std::vector<int> &fds,
                        std::size_t maxFds);
+// One sendmsg of `byte` with SCM_CREDENTIALS naming `pid` (in this process's pid namespace; the
+// kernel translates it for the receiver, and lets a process name another only with
+// CAP_SYS_ADMIN over the user namespace that owns its pid namespace), this process's uid and gid.
+bool sendNamingProcess(int socket, char byte, pid_t pid);
 // One recvmsg of a message sent with SO_PASSCRED on `socket`: the sender's pid as this process's
 // pid namespace sees it in `pid` (0 when none came). Same returns as receiveWithFds.
 ssize_t receiveWithSender(int socket, void *data, std::size_t size, pid_t &pid);

@@ -25,16 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Signals that mean "kill the job now", and SIGCHLD.
-sigset_t monitoredSignals()
-{
-    sigset_t set;
-    ::sigemptyset(&set);
-    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT})
-        ::sigaddset(&set, s);
-    return set;
-}
-
 struct Pipe
 {
     int read = -1, write = -1;
@@ -91,6 +81,15 @@ std::string drain(int fd)
 }
 
 } // namespace
+
+sigset_t monitoredSignals()
+{
+    sigset_t set;
+    ::sigemptyset(&set);
+    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT})
+        ::sigaddset(&set, s);
+    return set;
+}
 
 pid_t cloneProcess(int flags)
 {

@@ -7,6 +7,8 @@
 
 #include "jail/layers.h"
 
+#include <signal.h>
+
 namespace cmcp::jail {
 
 struct JobProcess
@@ -20,6 +22,9 @@ struct JobProcess
 
 using JobBody = void (*)(const JobProcess &job);
 
+// Signals that mean "kill the job now", and SIGCHLD: a monitor blocks them and takes them
+// synchronously.
+sigset_t monitoredSignals();
 // fork(2), or with namespace flags a clone(2) that makes the child pid 1 of a new pid namespace.
 // The raw syscall with no stack behaves like fork; glibc's fork handlers do not matter here.
 pid_t cloneProcess(int flags);

@@ -105,6 +105,19 @@ bool readable(int fd, int timeoutMs)
     return n > 0;
 }
 
+// How the call or the template ended, from its wait status and its cgroup's counters.
+void recordEnd(ExitRecord &record, int status, const CgroupStats &stats)
+{
+    if (WIFEXITED(status))
+        record.exitCode = WEXITSTATUS(status);
+    else
+        record.signal = WTERMSIG(status);
+    record.cpuMs = stats.cpuNanoseconds.value_or(0) / 1000000;
+    if (stats.peakMemoryBytes)
+        record.peakMemoryKb = *stats.peakMemoryBytes / 1024;
+    record.oomKilled = stats.oomKilled;
+}
+
 std::string orDash(const std::optional<std::uint64_t> &v)
 {
     return v ? std::to_string(*v) : "-";
@@ -289,14 +302,7 @@ struct HelperChannels
         ::close(client);
         finish();
     }
-    if (WIFEXITED(status))
-        record.exitCode = WEXITSTATUS(status);
-    else
-        record.signal = WTERMSIG(status);
-    record.cpuMs = stats.cpuNanoseconds.value_or(0) / 1000000;
-    if (stats.peakMemoryBytes)
-        record.peakMemoryKb = *stats.peakMemoryBytes / 1024;
-    record.oomKilled = stats.oomKilled;
+    recordEnd(record, status, stats);
     tell(client,
          "E " + (record.exitCode ? std::to_string(*record.exitCode) : "-") + " "
                  + (record.signal ? std::to_string(*record.signal) : "-") + " "
@@ -334,15 +340,6 @@ int listenOn(const std::string &path, std::string &error)
         return -1;
     }
     return fd;
-}
-
-sigset_t monitoredSignals()
-{
-    sigset_t set;
-    ::sigemptyset(&set);
-    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT})
-        ::sigaddset(&set, s);
-    return set;
 }
 
 } // namespace
@@ -553,14 +550,7 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
     record.wallMs = millisecondsSince(started);
     const CgroupStats stats = cgroupStats(cgroup);
     removeCgroup(cgroup);
-    if (WIFEXITED(status))
-        record.exitCode = WEXITSTATUS(status);
-    else
-        record.signal = WTERMSIG(status);
-    record.cpuMs = stats.cpuNanoseconds.value_or(0) / 1000000;
-    if (stats.peakMemoryBytes)
-        record.peakMemoryKb = *stats.peakMemoryBytes / 1024;
-    record.oomKilled = stats.oomKilled;
+    recordEnd(record, status, stats);
     reportExit(record);
     ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }

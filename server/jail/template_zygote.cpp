@@ -194,28 +194,6 @@ std::string drainPipe(int fd)
     }
 }
 
-// Tells the helper who the call process is: its pid in an SCM_CREDENTIALS message, which the
-// kernel translates into the helper's pid namespace (the shepherd may name a process of its
-// own namespace there: it holds CAP_SYS_ADMIN over the template's user namespace).
-bool sendCallPid(int socket, pid_t pid)
-{
-    char byte = 'c';
-    iovec iov{&byte, 1};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))] = {};
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_CREDENTIALS;
-    c->cmsg_len = CMSG_LEN(sizeof(ucred));
-    const ucred cred{pid, ::getuid(), ::getgid()};
-    std::memcpy(CMSG_DATA(c), &cred, sizeof cred);
-    return ::sendmsg(socket, &msg, MSG_NOSIGNAL) == 1;
-}
-
 // The shepherd: a fork of the template, made ahead of its call. Clones the call process, has
 // the helper place it, and when the call comes writes its id maps, hands it the call, tells
 // the helper whether its exec succeeded and how it ended.
@@ -259,7 +237,7 @@ bool sendCallPid(int socket, pid_t pid)
         ::_exit(0);
     };
     char byte = 0;
-    if (!sendCallPid(socket, call) || ::read(socket, &byte, 1) != 1 || byte != 'p')
+    if (!sendNamingProcess(socket, 'c', call) || ::read(socket, &byte, 1) != 1 || byte != 'p')
         abandon(); // not placed: it never runs
     protocol::Fork fork;
     std::vector<int> received;

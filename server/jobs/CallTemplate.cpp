@@ -14,20 +14,6 @@ namespace {
 // Between two starts of a template that ended: calls start cold meanwhile.
 constexpr qint64 kRestartPauseMs = 5000;
 
-QString describeEnd(const JobResult &result)
-{
-    if (result.refusal)
-        return QStringLiteral("the sandbox refused it (%1): %2")
-                .arg(result.refusal->layer, result.refusal->message);
-    if (!result.error.isEmpty())
-        return result.error;
-    if (result.signal)
-        return QStringLiteral("signal %1").arg(*result.signal);
-    if (result.exitCode)
-        return QStringLiteral("exit code %1").arg(*result.exitCode);
-    return QStringLiteral("no reason reported");
-}
-
 } // namespace
 
 CallTemplate::CallTemplate(SandboxSupervisor &supervisor, JobRequest request, QString socketPath,
@@ -79,7 +65,7 @@ void CallTemplate::start()
 
 void CallTemplate::onEnded(const JobResult &result)
 {
-    m_lastEnd = describeEnd(result);
+    m_lastEnd = result.endReason();
     m_endedAt = QDateTime::currentDateTimeUtc();
     m_job->deleteLater();
     m_job = nullptr;

@@ -61,6 +61,9 @@ struct JobResult
     // stderr_spill, spill_errors, refused {layer, code, message}, error, report_errors,
     // workspace_quota_mb.
     QJsonObject toJson() const;
+    // Why a job ended, in a few words for a log line: the refusal, the error, the exit code or
+    // the signal; "no reason reported" without any.
+    QString endReason() const;
 };
 
 } // namespace cmcp

@@ -425,25 +425,22 @@ double cpuPerCallMs(Daemon &daemon, long &id, int calls)
     return (treeCpuMs(daemon.pid) - before) / calls;
 }
 
-// Calls per second with `sessions` sessions at once, each its own connection, for `seconds`.
-double callsPerSecond(int port, int sessions, int seconds)
+// How many times `once` succeeded per second, run in a loop by `threads` threads at once for
+// `seconds`; each thread gets its index and runs `prepare` first.
+template<typename Prepare, typename Once>
+double perSecond(int threads, int seconds, Prepare prepare, Once once)
 {
-    std::vector<std::thread> threads;
-    std::vector<long> counts(size_t(sessions), 0);
+    std::vector<std::thread> running;
+    std::vector<long> counts(size_t(threads), 0);
     const auto end = Clock::now() + std::chrono::seconds(seconds);
-    for (int s = 0; s < sessions; ++s)
-        threads.emplace_back([&, s] {
-            Connection connection(port);
-            initialize(connection);
-            long id = 1;
-            while (Clock::now() < end) {
-                const std::string answer =
-                        connection.post(callBody(id++, "system_run_command", "command", "echo hi"));
-                if (answer.find(R"("stdout":"hi\n")") != std::string::npos)
-                    ++counts[size_t(s)];
-            }
+    for (int t = 0; t < threads; ++t)
+        running.emplace_back([&, t] {
+            auto state = prepare(t); // the thread's own
+            while (Clock::now() < end)
+                if (once(state))
+                    ++counts[size_t(t)];
         });
-    for (std::thread &t : threads)
+    for (std::thread &t : running)
         t.join();
     long total = 0;
     for (long c : counts)
@@ -451,24 +448,36 @@ double callsPerSecond(int port, int sessions, int seconds)
     return double(total) / seconds;
 }
 
-double bareCallsPerSecond(int sessions, int seconds)
+// `echo hi` calls per second with `sessions` sessions at once, each its own connection.
+double callsPerSecond(int port, int sessions, int seconds)
 {
-    std::vector<std::thread> threads;
-    std::vector<long> counts(size_t(sessions), 0);
-    const auto end = Clock::now() + std::chrono::seconds(seconds);
+    return perSecond(
+            sessions, seconds,
+            [port](int) {
+                struct Session
+                {
+                    std::unique_ptr<Connection> connection;
+                    long id = 1;
+                };
+                Session session{std::make_unique<Connection>(port)};
+                initialize(*session.connection);
+                return session;
+            },
+            [](auto &session) {
+                return session.connection
+                               ->post(callBody(session.id++, "system_run_command", "command",
+                                               "echo hi"))
+                               .find(R"("stdout":"hi\n")")
+                        != std::string::npos;
+            });
+}
+
+double bareCallsPerSecond(int threads, int seconds)
+{
     const std::vector<const char *> bash{"/usr/bin/bash", "-c", "echo hi"};
-    for (int s = 0; s < sessions; ++s)
-        threads.emplace_back([&, s] {
-            while (Clock::now() < end)
-                if (runBare(bash) == "hi\n")
-                    ++counts[size_t(s)];
-        });
-    for (std::thread &t : threads)
-        t.join();
-    long total = 0;
-    for (long c : counts)
-        total += c;
-    return double(total) / seconds;
+    return perSecond(
+            threads, seconds, [](int) { return 0; },
+            [&bash](int &) { return runBare(bash) == "hi\n"; });
 }
 
 // A subshell forked from a running bash and waited for, per fork (a shell's floor: no exec).
