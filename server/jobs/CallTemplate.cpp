@@ -71,14 +71,27 @@ void CallTemplate::onEnded(const JobResult &result)
     m_job = nullptr;
     spdlog::warn("sandbox: the {} template ended ({}); calls start cold until it is replaced",
                  m_request.program.toStdString(), m_lastEnd.toStdString());
+    Q_EMIT ended();
+}
+
+void CallTemplate::restartIfDue()
+{
+    if (!m_job
+        && (!m_endedAt.isValid()
+            || m_endedAt.msecsTo(QDateTime::currentDateTimeUtc()) >= kRestartPauseMs))
+        start();
+}
+
+void CallTemplate::countCall()
+{
+    ++m_calls;
+    restartIfDue();
 }
 
 QString CallTemplate::socketForCall()
 {
     if (!m_job) {
-        if (!m_endedAt.isValid()
-            || m_endedAt.msecsTo(QDateTime::currentDateTimeUtc()) >= kRestartPauseMs)
-            start();
+        restartIfDue();
         return {};
     }
     // Until the template listens, the call's job finds no socket and starts cold.

@@ -31,13 +31,22 @@ public:
     // The socket a call's job hands itself to (JobRequest::viaTemplate); empty while no
     // template runs (and, if it is time, starts one).
     QString socketForCall();
-    const JobRequest &request() const { return m_request; }
+    const QString &socketPath() const { return m_socketPath; }
+    // A call handed to the template by a job started ahead with socketPath() (counted in
+    // status()); a template that ended is started again here too, when it is time.
+    void countCall();
     // {"state": "running"|"starting"|"stopped", "calls": N, "starts": N, "socket": "<name>",
     //  "last_end": "..."}
     QJsonObject status() const;
 
+Q_SIGNALS:
+    // The template ended (it is started again on a later call): the jobs forked from it and kept
+    // waiting ended with it.
+    void ended();
+
 private:
     void start();
+    void restartIfDue();
     void onEnded(const JobResult &result);
 
     SandboxSupervisor &m_supervisor;

@@ -90,10 +90,8 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
                      });
     // A restored workspace is another tree: pre-started jobs still stand in the old one.
     QObject::connect(m_workspaces, &SessionWorkspaces::workspaceReplaced, this, [this] {
-        for (auto &[kind, pool] : m_warm)
-            pool = std::make_unique<WarmJobPool>(m_supervisor, pool->request(), pool->size());
-        for (auto &[kind, callTemplate] : m_templates)
-            keepTemplate(kind, callTemplate->request());
+        for (const auto &[kind, kept] : m_kept)
+            startKept(kind);
     });
     spdlog::info("jobs: call jobs at most {} per session, {} per principal; background jobs at "
                  "most {} per session, {} per principal, {} in total, {} s each; workspaces {}",
@@ -106,18 +104,29 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
 void JobRunner::keepWarm(const QString &kind, const JobRequest &awaiting, int size,
                          bool jobsCanStart)
 {
+    m_kept[kind] = {awaiting, size, jobsCanStart};
+    startKept(kind);
+}
+
+// The template and the warm jobs of `kind`, new. With a template, the warm jobs are forks of
+// it (JobRequest::viaTemplate) waiting for their input: a call takes one as it would a job
+// started cold, and what replaces it is a fork, not a whole jail.
+void JobRunner::startKept(const QString &kind)
+{
+    const Kept &kept = m_kept.at(kind);
     const bool shared = m_workspaces->mode() == SessionWorkspaces::Mode::Shared;
-    if (m_templatesWanted && jobsCanStart && shared) {
-        m_warm.erase(kind);
-        keepTemplate(kind, awaiting);
-        return;
-    }
-    m_templates.erase(kind);
-    if (size <= 0 || !jobsCanStart || !shared) {
+    if (m_templatesWanted && kept.jobsCanStart && shared)
+        keepTemplate(kind, kept.awaiting);
+    else
+        m_templates.erase(kind);
+    if (kept.size <= 0 || !kept.jobsCanStart || !shared) {
         m_warm.erase(kind);
         return;
     }
-    m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, awaiting, size);
+    JobRequest warm = kept.awaiting;
+    if (const auto found = m_templates.find(kind); found != m_templates.end())
+        warm.viaTemplate = found->second->socketPath();
+    m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, warm, kept.size);
 }
 
 // A new template for `kind`; the one before (another policy, another workspace) is retired.
@@ -136,6 +145,12 @@ void JobRunner::keepTemplate(const QString &kind, const JobRequest &awaiting)
         return;
     }
     auto made = std::make_unique<CallTemplate>(m_supervisor, awaiting, socket);
+    // Its waiting jobs went with it: new ones, cold until the template is back.
+    connect(made.get(), &CallTemplate::ended, this, [this, kind] {
+        if (const auto warm = m_warm.find(kind); warm != m_warm.end())
+            warm->second = std::make_unique<WarmJobPool>(m_supervisor, warm->second->request(),
+                                                         warm->second->size());
+    });
     m_templates[kind] = std::move(made);
 }
 
@@ -224,13 +239,15 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
         return;
     }
     // A template and a pre-started job run in the shared workspace's root: calls elsewhere
-    // start their own.
-    if (const auto found = m_templates.find(kind);
-        request.policy.cwd.isEmpty() && found != m_templates.end())
-        request.viaTemplate = found->second->socketForCall();
-    const auto warm = m_warm.find(kind);
-    if (request.policy.cwd.isEmpty() && warm != m_warm.end()) {
+    // start their own. A pre-started job first (with a template it is a fork of it already),
+    // else a fork of the template, else a jail of the call's own.
+    const bool inRoot = request.policy.cwd.isEmpty();
+    const auto callTemplate = inRoot ? m_templates.find(kind) : m_templates.end();
+    const auto warm = inRoot ? m_warm.find(kind) : m_warm.end();
+    if (warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {
+            if (callTemplate != m_templates.end())
+                callTemplate->second->countCall();
             countForeground(*call, job);
             job->setWorkspaceHold(std::move(request.workspaceHold));
             ForegroundJob::adopt(call, job, std::move(makeResult), request.standardInput,
@@ -238,6 +255,8 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
             return;
         }
     }
+    if (callTemplate != m_templates.end())
+        request.viaTemplate = callTemplate->second->socketForCall();
     JailJob *job = m_supervisor.createJob(request, nullptr, &error);
     if (!job) {
         call->finish(ToolResult::structuredFailure(error));
