@@ -293,6 +293,12 @@ QList<SettingSpec> buildTable()
                     NoFlags),
             integer(jobs, "JOB_MAX_TOTAL", "32", 1, 100000,
                     "Background jobs all sessions together may have running at once.", NoFlags),
+            boolean(jobs, "JOB_CALL_TEMPLATES", "false",
+                    "Foreground command and Python calls without a working_dir fork from a jail "
+                    "built once per kind and policy (a template), each call still with a uid, "
+                    "cgroup, /tmp and pid namespace of its own; false builds a whole jail for each "
+                    "call (and uses BASH_WARM_JOBS, PYTHON_WARM_JOBS). Needs a root daemon.",
+                    NoFlags),
             integer(jobs, "JOB_KEEP_SECONDS", "0", 0, 86400,
                     "How long a running background job outlives its session, in seconds, for a "
                     "reconnecting client to take it over with job_attach; 0 kills a session's "

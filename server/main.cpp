@@ -46,7 +46,7 @@ int main(int argc, char *argv[])
 
     // Before anything resolves a workspace: with a quota, workspaces live on this volume.
     const WorkspaceVolume volume = WorkspaceVolume::prepare(*settings);
-    const SandboxCapabilities sandbox = probeSandbox(volume);
+    const SandboxCapabilities sandbox = probeSandbox(volume, *settings);
     if (const int refused = checkSandboxRequirements(sandbox, *settings))
         return refused;
     if (commandLine.printJobPolicies)

@@ -142,6 +142,28 @@ SandboxLayer quotaLayer(const WorkspaceVolume &volume)
     return layer;
 }
 
+// Whether calls fork from templates (JOB_CALL_TEMPLATES, server/jail/template.h): a template
+// maps the whole uid pool into its user namespace, which only a root daemon may, and builds
+// the minimal root of the namespaces layer.
+SandboxLayer templatesLayer(const SandboxCapabilities &sandbox, const Settings &settings)
+{
+    SandboxLayer layer;
+    layer.name = QStringLiteral("templates");
+    layer.detail = QStringLiteral("calls fork from a jail built once per kind");
+    const SandboxLayer *namespaces = sandbox.layer(u"namespaces");
+    if (!settings.flag(u"JOB_CALL_TEMPLATES")) {
+        layer.state = SandboxLayerState::Disabled;
+        layer.reason = QStringLiteral("JOB_CALL_TEMPLATES=false: each call builds its own jail");
+    } else if (!sandbox.root) {
+        layer.reason = QStringLiteral("needs a root daemon (a template maps the whole uid pool)");
+    } else if (!namespaces || namespaces->state != SandboxLayerState::Available) {
+        layer.reason = QStringLiteral("needs the namespaces layer");
+    } else {
+        layer.state = SandboxLayerState::Available;
+    }
+    return layer;
+}
+
 // /health says whether workspaces have their quota; one asked for and unavailable is a
 // degradation (the tools work, without the limit). The default that cannot be had here (not
 // root, no btrfs or loop devices) is said in workspace_quota and the start-up table only.
@@ -165,10 +187,11 @@ void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
 
 } // namespace
 
-SandboxCapabilities probeSandbox(const WorkspaceVolume &volume)
+SandboxCapabilities probeSandbox(const WorkspaceVolume &volume, const Settings &settings)
 {
     SandboxCapabilities sandbox = SandboxProbe::run();
     sandbox.layers.append(quotaLayer(volume));
+    sandbox.layers.append(templatesLayer(sandbox, settings));
     for (const QString &line : sandbox.table().split(QLatin1Char('\n')))
         spdlog::info("sandbox: {}", line.toStdString());
     return sandbox;

@@ -12,7 +12,7 @@ struct CommandLine;
 
 // Once at start-up: what this machine offers every jail, and the workspace volume's quota as
 // the layer "quota", logged one line per layer.
-SandboxCapabilities probeSandbox(const WorkspaceVolume &volume);
+SandboxCapabilities probeSandbox(const WorkspaceVolume &volume, const Settings &settings);
 
 // SANDBOX_REQUIRE against the probe: a misspelt layer (2, a bad setting) or a required layer
 // the machine lacks (1) stops start-up with one line, unless SANDBOX_INSECURE accepts the

@@ -37,6 +37,9 @@ struct Launch
     // `workspaceErrno` then says why, and the first layer that needs it fails with that.
     int workspaceFd = -1;
     int workspaceErrno = 0;
+    // User namespaces the job may make below its own (max_user_namespaces there): none for a
+    // job; a template makes one per call (template.h).
+    unsigned nestedUserNamespaces = 0;
 };
 
 // workspace.cpp, around the clone. enterWorkspace runs in the monitor, still privileged, just
@@ -98,6 +101,14 @@ bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &e
 // 127.0.0.1:egress_port, sends the listening socket over launch.egressFd and closes both, so
 // that the job itself holds neither.
 bool handOverEgressListener(const Policy &policy, const Launch &launch, std::string &error);
+// For templates (template.h). writeIdMap: uid_map "insideUid outsideUid uidCount" and gid_map
+// "insideGid outsideGid 1" of process `pid`. enterCallNamespaces: in a call process's new user,
+// mount, pid (and network) namespaces below the template's minimal root: a fresh /proc of its
+// own pid namespace with no further user namespaces allowed, a fresh /tmp (tmp_size_mb) and
+// /dev/shm, loopback up without network.
+bool writeIdMap(pid_t pid, uid_t insideUid, uid_t outsideUid, uid_t uidCount, gid_t insideGid,
+                gid_t outsideGid, std::string &error);
+bool enterCallNamespaces(const Policy &policy, std::string &error);
 
 // apparmor.cpp: aa_change_onexec to the policy's profile (before no_new_privs is set).
 bool applyApparmor(const Policy &policy, std::string &error);

@@ -1,7 +1,11 @@
 // cmcp-jail: applies a job policy's isolation layers in a fixed order, then execs the job.
 //
 //   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] [--pass-fd N] [--egress-fd N]
+//             [--serve-template SOCKET --template-uids FIRST:COUNT | --via-template SOCKET]
 //             -- PROGRAM [ARGS...]
+//
+// --serve-template builds the jail once as a template that calls fork from; --via-template
+// hands this job to such a template and starts it cold when none takes it (template.h).
 //
 // This file is the one place that defines the order. The jail process becomes the job's
 // monitor (monitor.cpp); the job process applies the layers below and execs. Every step either
@@ -14,6 +18,7 @@
 #include "jail/monitor.h"
 #include "jail/policy.h"
 #include "jail/report.h"
+#include "jail/template.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -40,7 +45,8 @@ namespace {
     refuse("usage", kExitUsage,
            message
                    + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] "
-                     "[--pass-fd N] [--egress-fd N] -- PROGRAM [ARGS...])");
+                     "[--pass-fd N] [--egress-fd N] [--serve-template SOCKET --template-uids "
+                     "FIRST:COUNT | --via-template SOCKET] -- PROGRAM [ARGS...])");
 }
 
 bool parseFd(const char *s, int &out)
@@ -51,6 +57,24 @@ bool parseFd(const char *s, int &out)
     if (errno || end == s || *end || v < 0 || v > 65535)
         return false;
     out = static_cast<int>(v);
+    return true;
+}
+
+// "FIRST:COUNT", both above 0.
+bool parseUidRange(const char *s, TemplateOptions &out)
+{
+    char *end = nullptr;
+    errno = 0;
+    const unsigned long first = std::strtoul(s, &end, 10);
+    if (errno || end == s || *end != ':')
+        return false;
+    const char *countText = end + 1;
+    const unsigned long count = std::strtoul(countText, &end, 10);
+    if (errno || end == countText || *end || first < kMinId || count == 0 || count > 65536
+        || first + count > 0xFFFFFFFEul)
+        return false;
+    out.uidFirst = static_cast<uid_t>(first);
+    out.uidCount = static_cast<uid_t>(count);
     return true;
 }
 
@@ -114,6 +138,8 @@ int main(int argc, char *argv[])
     // --- command line ---------------------------------------------------------------------
     int policyFd = -1, passFd = -1, reportFd = -1, egressFd = -1;
     const char *policyFile = nullptr;
+    TemplateOptions serveTemplate;
+    std::string viaTemplate;
     int i = 1;
     for (; i < argc; ++i) {
         std::string a = argv[i];
@@ -138,6 +164,13 @@ int main(int argc, char *argv[])
                 usage("--egress-fd: not a descriptor above 2");
             if (::fcntl(egressFd, F_SETFD, FD_CLOEXEC) != 0)
                 usage("--egress-fd " + std::to_string(egressFd) + ": " + std::strerror(errno));
+        } else if (a == "--serve-template") {
+            serveTemplate.socketPath = argv[++i];
+        } else if (a == "--template-uids") {
+            if (!parseUidRange(argv[++i], serveTemplate))
+                usage("--template-uids: not FIRST:COUNT (uids from 1000, at most 65536)");
+        } else if (a == "--via-template") {
+            viaTemplate = argv[++i];
         } else if (a == "--report-fd") {
             if (!parseFd(argv[++i], reportFd) || reportFd <= 2)
                 usage("--report-fd: not a descriptor above 2");
@@ -156,6 +189,9 @@ int main(int argc, char *argv[])
         usage("exactly one of --policy-fd and --policy is needed");
     if (i >= argc)
         usage("no program after --");
+    if (!serveTemplate.socketPath.empty()
+        && (serveTemplate.uidCount == 0 || !viaTemplate.empty() || passFd >= 0))
+        usage("--serve-template needs --template-uids and neither --via-template nor --pass-fd");
     char **jobArgv = argv + i;
 
     // --- policy ---------------------------------------------------------------------------
@@ -173,11 +209,23 @@ int main(int argc, char *argv[])
     if (egressPort != (egressFd >= 0))
         usage(egressPort ? "namespaces.egress_port needs --egress-fd"
                          : "--egress-fd needs the policy's namespaces.egress_port");
+    // A job with an egress listener has a network namespace of its own; a template's calls
+    // would share the template's.
+    if (egressPort && (!viaTemplate.empty() || !serveTemplate.socketPath.empty()))
+        usage("namespaces.egress_port cannot be served by a template: each such job listens in a "
+              "network namespace of its own");
+
+    // --- a template may run the job; when none does, it starts cold here ------------------
+    if (!viaTemplate.empty())
+        runViaTemplate(viaTemplate, policy, text, jobArgv, passFd);
 
     // --- compiled here, once, while allocating is harmless; loaded by the job last --------
     SeccompProgram seccomp;
     if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, seccomp, error))
         refuse("seccomp", kExitSeccomp, error);
+
+    if (!serveTemplate.socketPath.empty())
+        runTemplateMonitor(policy, text, seccomp, serveTemplate, jobArgv);
 
     // --- the monitor: cgroup, clone into the namespaces, go, wait, report -----------------
     runMonitor(policy, seccomp, jobArgv, passFd, egressFd, runJob);

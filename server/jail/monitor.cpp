@@ -25,16 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Signals that mean "kill the job now", and SIGCHLD.
-sigset_t monitoredSignals()
-{
-    sigset_t set;
-    ::sigemptyset(&set);
-    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT})
-        ::sigaddset(&set, s);
-    return set;
-}
-
 struct Pipe
 {
     int read = -1, write = -1;
@@ -46,25 +36,6 @@ Pipe makePipe()
     if (::pipe2(fds, O_CLOEXEC) != 0)
         refuse("identity", kExitIdentity, errnoText("pipe2", errno));
     return {fds[0], fds[1]};
-}
-
-// fork(2), or with namespace flags a clone(2) that makes the child pid 1 of a new pid namespace.
-// The raw syscall with no stack behaves like fork; glibc's fork handlers do not matter here.
-pid_t cloneJob(int flags)
-{
-    return static_cast<pid_t>(
-            ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-}
-
-// Reads the monitor's next byte on the go pipe; end-of-file means the monitor is gone.
-bool readFromMonitor(int fd, char expected)
-{
-    char byte = 0;
-    ssize_t n;
-    do
-        n = ::read(fd, &byte, 1);
-    while (n < 0 && errno == EINTR);
-    return n == 1 && byte == expected;
 }
 
 // The job process, right after clone: restore what the monitor changed for itself, wait for
@@ -111,6 +82,31 @@ std::string drain(int fd)
 
 } // namespace
 
+sigset_t monitoredSignals()
+{
+    sigset_t set;
+    ::sigemptyset(&set);
+    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT})
+        ::sigaddset(&set, s);
+    return set;
+}
+
+pid_t cloneProcess(int flags)
+{
+    return static_cast<pid_t>(
+            ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+}
+
+bool readFromMonitor(int fd, char expected)
+{
+    char byte = 0;
+    ssize_t n;
+    do
+        n = ::read(fd, &byte, 1);
+    while (n < 0 && errno == EINTR);
+    return n == 1 && byte == expected;
+}
+
 bool awaitPlacement(const Launch &launch, std::string &error)
 {
     if (readFromMonitor(launch.monitorAliveFd, 'p'))
@@ -138,7 +134,7 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     const auto started = Clock::now();
     const int flags = policy.wants(Layer::Namespaces) ? cloneFlags(policy) : 0;
     const int workspaceErrno = enterWorkspace(policy);
-    const pid_t pid = cloneJob(flags);
+    const pid_t pid = cloneProcess(flags);
     if (pid < 0) {
         int err = errno;
         removeCgroup(cgroup);

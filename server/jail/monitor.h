@@ -7,6 +7,8 @@
 
 #include "jail/layers.h"
 
+#include <signal.h>
+
 namespace cmcp::jail {
 
 struct JobProcess
@@ -19,6 +21,15 @@ struct JobProcess
 };
 
 using JobBody = void (*)(const JobProcess &job);
+
+// Signals that mean "kill the job now", and SIGCHLD: a monitor blocks them and takes them
+// synchronously.
+sigset_t monitoredSignals();
+// fork(2), or with namespace flags a clone(2) that makes the child pid 1 of a new pid namespace.
+// The raw syscall with no stack behaves like fork; glibc's fork handlers do not matter here.
+pid_t cloneProcess(int flags);
+// Reads the next byte of `fd`: true when it is `expected` (end-of-file: the writer is gone).
+bool readFromMonitor(int fd, char expected);
 
 // For the job process: blocks until the monitor has placed it in its cgroup (which it does
 // while the job builds its root). Must come before anything of the job runs.

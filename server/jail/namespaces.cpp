@@ -291,9 +291,10 @@ bool loopbackUp(std::string &error)
 // The job's user namespace may hold no other: its own limit is set to 0 (it owns the
 // namespace, so it may; it will have no capability left to raise it). Seccomp refuses the
 // syscalls too; this holds without it.
-bool forbidNestedUserNamespaces(const std::string &proc, std::string &error)
+// At most `count` user namespaces below this one (0: none): a job may not make its own.
+bool limitNestedUserNamespaces(const std::string &proc, unsigned count, std::string &error)
 {
-    return createFile(proc + "/sys/user/max_user_namespaces", "0", error);
+    return createFile(proc + "/sys/user/max_user_namespaces", std::to_string(count), error);
 }
 
 } // namespace
@@ -326,9 +327,32 @@ bool writeIdMaps(const Policy &policy, pid_t pid, std::string &error)
         if (!createFile(proc + "/setgroups", "deny", error))
             return false;
     }
-    const std::string inside = std::to_string(kInsideId) + " ";
-    return createFile(proc + "/uid_map", inside + std::to_string(uid) + " 1\n", error)
-            && createFile(proc + "/gid_map", inside + std::to_string(gid) + " 1\n", error);
+    return writeIdMap(pid, kInsideId, uid, 1, kInsideId, gid, error);
+}
+
+bool writeIdMap(pid_t pid, uid_t insideUid, uid_t outsideUid, uid_t uidCount, gid_t insideGid,
+                gid_t outsideGid, std::string &error)
+{
+    const std::string proc = "/proc/" + std::to_string(pid);
+    return createFile(proc + "/uid_map",
+                      std::to_string(insideUid) + " " + std::to_string(outsideUid) + " "
+                              + std::to_string(uidCount) + "\n",
+                      error)
+            && createFile(proc + "/gid_map",
+                          std::to_string(insideGid) + " " + std::to_string(outsideGid) + " 1\n",
+                          error);
+}
+
+bool enterCallNamespaces(const Policy &policy, std::string &error)
+{
+    const NamespacesPolicy &ns = *policy.namespaces;
+    const std::string tmpOptions = "size=" + std::to_string(ns.tmpSizeMb) + "m,mode=1777";
+    constexpr unsigned long kScratch = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    return mountOrFail("proc", "/proc", "proc", kScratch, nullptr, error)
+            && limitNestedUserNamespaces("/proc", 0, error)
+            && mountOrFail("tmpfs", "/tmp", "tmpfs", kScratch, tmpOptions.c_str(), error)
+            && mountOrFail("tmpfs", "/dev/shm", "tmpfs", kScratch, "size=16m,mode=1777", error)
+            && (ns.network || loopbackUp(error));
 }
 
 bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error)
@@ -363,7 +387,8 @@ bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &e
             && makeDirs(root + "/proc", error)
             && mountOrFail("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                            nullptr, error)
-            && forbidNestedUserNamespaces(root + "/proc", error) && makeDirs(root + "/tmp", error)
+            && limitNestedUserNamespaces(root + "/proc", launch.nestedUserNamespaces, error)
+            && makeDirs(root + "/tmp", error)
             && mountOrFail("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                            tmpOptions.c_str(), error)
             && makeDirs(inner, error)

@@ -10,7 +10,15 @@
 #include "mcp/ToolCall.h"
 #include "workspace/Workspace.h"
 
+#include <QDir>
+#include <QFile>
+#include <QJsonObject>
+
 #include <spdlog/spdlog.h>
+
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 namespace cmcp {
 
@@ -41,8 +49,14 @@ JobRunner &JobRunner::of(McpServer &server, const Settings &settings)
 JobRunner::JobRunner(McpServer &server, const Settings &settings)
     : QObject(&server),
       m_supervisor(sandboxOptions(settings)),
-      m_workspaces(&SessionWorkspaces::of(server, settings))
+      m_workspaces(&SessionWorkspaces::of(server, settings)),
+      m_server(server)
 {
+    // Templates map the whole uid pool into their user namespace, which only a root daemon may.
+    m_templatesWanted = settings.flag(u"JOB_CALL_TEMPLATES") && ::geteuid() == 0;
+    m_templateDirectory = Workspace::sandboxRoot(settings) + QStringLiteral("/templates");
+    server.health().describeLive(QStringLiteral("call_templates"),
+                                 [this] { return templatesStatus(); });
     JobServices &jobs = m_services;
     jobs.supervisor = &m_supervisor;
     jobs.fileDirectory = m_supervisor.options().spillDirectory;
@@ -83,8 +97,8 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
                      });
     // A restored workspace is another tree: pre-started jobs still stand in the old one.
     QObject::connect(m_workspaces, &SessionWorkspaces::workspaceReplaced, this, [this] {
-        for (auto &[kind, pool] : m_warm)
-            pool = std::make_unique<WarmJobPool>(m_supervisor, pool->request(), pool->size());
+        for (const auto &[kind, kept] : m_kept)
+            startKept(kind);
     });
     spdlog::info("jobs: call jobs at most {} per session, {} per principal; background jobs at "
                  "most {} per session, {} per principal, {} in total, {} s each; workspaces {}",
@@ -97,11 +111,66 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
 void JobRunner::keepWarm(const QString &kind, const JobRequest &awaiting, int size,
                          bool jobsCanStart)
 {
-    if (size <= 0 || !jobsCanStart || m_workspaces->mode() != SessionWorkspaces::Mode::Shared) {
+    m_kept[kind] = {awaiting, size, jobsCanStart};
+    startKept(kind);
+}
+
+// The template and the warm jobs of `kind`, new. With a template, the warm jobs are forks of
+// it (JobRequest::viaTemplate) waiting for their input: a call takes one as it would a job
+// started cold, and what replaces it is a fork, not a whole jail.
+void JobRunner::startKept(const QString &kind)
+{
+    const Kept &kept = m_kept.at(kind);
+    const bool shared = m_workspaces->mode() == SessionWorkspaces::Mode::Shared;
+    // A job whose network goes through the egress gate listens in a namespace of its own, which
+    // a template's forks could not have: such policies always start cold.
+    const auto &namespaces = kept.awaiting.policy.namespaces;
+    const bool ownNetwork = namespaces && namespaces->egressPort;
+    if (m_templatesWanted && kept.jobsCanStart && shared && !ownNetwork)
+        keepTemplate(kind, kept.awaiting);
+    else
+        m_templates.erase(kind);
+    if (kept.size <= 0 || !kept.jobsCanStart || !shared) {
         m_warm.erase(kind);
         return;
     }
-    m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, awaiting, size);
+    JobRequest warm = kept.awaiting;
+    if (const auto found = m_templates.find(kind); found != m_templates.end())
+        warm.viaTemplate = found->second->socketPath();
+    m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, warm, kept.size);
+}
+
+// A new template for `kind`; the one before (another policy, another workspace) is retired.
+// Each has a socket of its own name, so a call never reaches a retired one.
+void JobRunner::keepTemplate(const QString &kind, const JobRequest &awaiting)
+{
+    const QString socket =
+            QStringLiteral("%1/%2-%3.sock").arg(m_templateDirectory, kind).arg(++m_templatesMade);
+    const QByteArray directory = QFile::encodeName(m_templateDirectory);
+    if (QFile::encodeName(socket).size() >= qsizetype(sizeof(sockaddr_un::sun_path))
+        || !QDir().mkpath(m_templateDirectory) || ::chmod(directory.constData(), 0700) != 0) {
+        spdlog::warn("sandbox: no {} template: its socket {} is too long or its directory cannot "
+                     "be made root-only; calls start cold",
+                     kind.toStdString(), socket.toStdString());
+        m_templates.erase(kind);
+        return;
+    }
+    auto made = std::make_unique<CallTemplate>(m_supervisor, awaiting, socket);
+    // Its waiting jobs went with it: new ones, cold until the template is back.
+    connect(made.get(), &CallTemplate::ended, this, [this, kind] {
+        if (const auto warm = m_warm.find(kind); warm != m_warm.end())
+            warm->second = std::make_unique<WarmJobPool>(m_supervisor, warm->second->request(),
+                                                         warm->second->size());
+    });
+    m_templates[kind] = std::move(made);
+}
+
+QJsonObject JobRunner::templatesStatus() const
+{
+    QJsonObject status{{QStringLiteral("enabled"), m_templatesWanted}};
+    for (const auto &[kind, callTemplate] : m_templates)
+        status.insert(kind, callTemplate->status());
+    return status;
 }
 
 int JobRunner::backgroundTimeoutSeconds(std::optional<qint64> asked) const
@@ -176,11 +245,17 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    // A pre-started job runs in the shared workspace's root: calls elsewhere start their own.
-    const auto warm = m_warm.find(kind);
-    if (request.policy.cwd.isEmpty() && request.policy.workspace == sharedWorkspace
-        && warm != m_warm.end()) {
+    // A template and a pre-started job run in the shared workspace's root: calls elsewhere
+    // (a working_dir, another workspace) start their own. A pre-started job first (with a
+    // template it is a fork of it already), else a fork of the template, else a jail of the
+    // call's own.
+    const bool inRoot = request.policy.cwd.isEmpty() && request.policy.workspace == sharedWorkspace;
+    const auto callTemplate = inRoot ? m_templates.find(kind) : m_templates.end();
+    const auto warm = inRoot ? m_warm.find(kind) : m_warm.end();
+    if (warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {
+            if (callTemplate != m_templates.end())
+                callTemplate->second->countCall();
             countForeground(*call, job);
             job->setWorkspaceHold(std::move(request.workspaceHold));
             ForegroundJob::adopt(call, job, std::move(makeResult), request.standardInput,
@@ -188,6 +263,8 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
             return;
         }
     }
+    if (callTemplate != m_templates.end())
+        request.viaTemplate = callTemplate->second->socketForCall();
     JailJob *job = m_supervisor.createJob(request, nullptr, &error);
     if (!job) {
         call->finish(ToolResult::structuredFailure(error));

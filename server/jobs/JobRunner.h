@@ -1,6 +1,7 @@
 #pragma once
 
 #include "jobs/BackgroundJob.h"
+#include "jobs/CallTemplate.h"
 #include "sandbox/JobRequest.h"
 #include "jobs/JobServices.h"
 #include "sandbox/SandboxSupervisor.h"
@@ -42,7 +43,9 @@ public:
     // Keeps `size` jobs like `awaiting` started for calls of `kind`, replacing those kept for it
     // before (their jails were built from an older policy). None when `size` is 0, when no job
     // can start (`jobsCanStart`: the identity layer is there) or in per-session workspaces,
-    // which a job started ahead cannot know.
+    // which a job started ahead cannot know. With JOB_CALL_TEMPLATES a template of `awaiting` is
+    // kept too (CallTemplate), retiring the one kept before, and the jobs kept waiting are forks
+    // of it.
     void keepWarm(const QString &kind, const JobRequest &awaiting, int size, bool jobsCanStart);
 
     // A call's own job, finishing the call with its result; `kind` names the warm jobs it may
@@ -81,6 +84,24 @@ private:
     JobServices m_services;
     SessionWorkspaces *m_workspaces;
     std::map<QString, std::unique_ptr<WarmJobPool>> m_warm; // by kind
+    // JOB_CALL_TEMPLATES: calls without a working directory fork from these, by kind.
+    bool m_templatesWanted = false;
+    QString m_templateDirectory;
+    int m_templatesMade = 0;
+    std::map<QString, std::unique_ptr<CallTemplate>> m_templates;
+    void keepTemplate(const QString &kind, const JobRequest &awaiting);
+    // What keepWarm was asked to keep for each kind, to start again when the workspace is
+    // replaced.
+    struct Kept
+    {
+        JobRequest awaiting;
+        int size = 0;
+        bool jobsCanStart = false;
+    };
+    std::map<QString, Kept> m_kept;
+    void startKept(const QString &kind);
+    QJsonObject templatesStatus() const;
+    McpServer &m_server;
 };
 
 } // namespace cmcp

@@ -65,19 +65,9 @@ void WarmJobPool::onEndedWhileWaiting(JailJob *job, const JobResult &result)
     m_paused = true;
     // Why, so that a job every call would fail in the same way (a workspace it cannot reach,
     // no cmcp-jail) is named in the log before the first call.
-    QString why;
-    if (result.refusal)
-        why = QStringLiteral("the sandbox refused it (%1): %2")
-                      .arg(result.refusal->layer, result.refusal->message);
-    else if (!result.error.isEmpty())
-        why = result.error;
-    else if (result.exitCode)
-        why = QStringLiteral("exit code %1").arg(*result.exitCode);
-    else if (result.signal)
-        why = QStringLiteral("signal %1").arg(*result.signal);
     spdlog::warn("sandbox: a pre-started job ended while waiting for its call ({}); the next "
                  "call starts its own",
-                 why.isEmpty() ? std::string("no reason reported") : why.toStdString());
+                 result.endReason().toStdString());
 }
 
 } // namespace cmcp

@@ -28,4 +28,12 @@ QJsonArray ServiceHealth::toJson() const
     return out;
 }
 
+QJsonObject ServiceHealth::status() const
+{
+    QJsonObject status = m_status;
+    for (auto live = m_live.begin(); live != m_live.end(); ++live)
+        status.insert(live.key(), live.value()());
+    return status;
+}
+
 } // namespace cmcp

@@ -3,8 +3,11 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
+
+#include <functional>
 
 namespace cmcp {
 
@@ -33,11 +36,18 @@ public:
     // What start-up set up beyond the defaults, for /health to show whether or not it
     // works: {"workspace_quota": {"state": "available", "detail": ...}}.
     void describe(const QString &name, const QJsonObject &status) { m_status.insert(name, status); }
-    const QJsonObject &status() const { return m_status; }
+    // The same for something whose state changes while the daemon runs (the call templates):
+    // `now` is asked each time /health is.
+    void describeLive(const QString &name, std::function<QJsonObject()> now)
+    {
+        m_live.insert(name, std::move(now));
+    }
+    QJsonObject status() const;
 
 private:
     QList<Degradation> m_degradations;
     QJsonObject m_status;
+    QMap<QString, std::function<QJsonObject()>> m_live;
 };
 
 } // namespace cmcp

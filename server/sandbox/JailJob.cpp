@@ -271,6 +271,12 @@ void JailJob::launchJail(const JailEnds &ends)
         jailArguments << QStringLiteral("--pass-fd") << QString::number(channelWriteFd);
     if (egressFd >= 0)
         jailArguments << QStringLiteral("--egress-fd") << QString::number(egressFd);
+    if (!m_spec.viaTemplate.isEmpty())
+        jailArguments << QStringLiteral("--via-template") << m_spec.viaTemplate;
+    if (!m_spec.serveTemplate.isEmpty())
+        jailArguments << QStringLiteral("--serve-template") << m_spec.serveTemplate
+                      << QStringLiteral("--template-uids")
+                      << QStringLiteral("%1:%2").arg(m_spec.poolFirst).arg(m_spec.poolCount);
     jailArguments << QStringLiteral("--") << m_spec.program << m_spec.arguments;
     m_process = new QProcess(this);
     m_process->setProgram(m_spec.jailProgram);

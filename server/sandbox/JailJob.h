@@ -33,6 +33,9 @@ struct JobSpec : JobRequest
     bool insecure = false; // copied into the result (SANDBOX_INSECURE)
     // Serves the job's egress listener when its policy has one (namespaces.egress_port).
     std::shared_ptr<JobEgress> egress;
+    // The uid pool a template maps (serveTemplate).
+    uid_t poolFirst = 0;
+    uid_t poolCount = 0;
 };
 
 enum class JobStream { StandardOutput, StandardError };

@@ -30,6 +30,12 @@ struct JobRequest
     // Standard input stays an open pipe for the job's whole life: writeInput() feeds it, for
     // interactive programs (a REPL) run as background jobs. standardInput, if any, goes first.
     bool interactiveInput = false;
+    // A template's socket (cmcp-jail --via-template): the job is a fork of that template when it
+    // takes it, else it starts cold as without one. Empty: always cold.
+    QString viaTemplate;
+    // This job is a template itself, serving calls on this socket (cmcp-jail --serve-template,
+    // mapping the supervisor's whole uid pool); its standard input closing retires it.
+    QString serveTemplate;
     // Kept while the job runs (JailJob::setWorkspaceHold); null: none.
     std::shared_ptr<const void> workspaceHold;
 };

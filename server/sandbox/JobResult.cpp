@@ -87,4 +87,18 @@ QJsonObject JobResult::toJson() const
     return json;
 }
 
+QString JobResult::endReason() const
+{
+    if (refusal)
+        return QStringLiteral("the sandbox refused it (%1): %2")
+                .arg(refusal->layer, refusal->message);
+    if (!error.isEmpty())
+        return error;
+    if (exitCode)
+        return QStringLiteral("exit code %1").arg(*exitCode);
+    if (signal)
+        return QStringLiteral("signal %1").arg(*signal);
+    return QStringLiteral("no reason reported");
+}
+
 } // namespace cmcp

@@ -75,6 +75,9 @@ struct JobResult
     // workspace_quota_mb, sandbox_refusals [{layer, rule, target, message}],
     // sandbox_refusals_left_out.
     QJsonObject toJson() const;
+    // Why a job ended, in a few words for a log line: the refusal, the error, the exit code or
+    // the signal; "no reason reported" without any.
+    QString endReason() const;
 };
 
 } // namespace cmcp

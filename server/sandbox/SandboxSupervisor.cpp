@@ -52,6 +52,8 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;
     spec.egress = m_options.egress;
+    spec.poolFirst = m_options.uidBase;
+    spec.poolCount = m_options.uidCount;
     std::shared_ptr<const void> hold = std::move(spec.workspaceHold);
     auto *job = new JailJob(std::move(spec), parent);
     job->setUidLease(std::move(*lease));

@@ -194,7 +194,8 @@ void HttpServer::writeHealth(QTcpSocket *socket)
             {QLatin1String("sessions"), m_mcp.sessionCount()},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
             {QLatin1String("degraded"), found.toJson()}};
-    for (auto entry = found.status().begin(); entry != found.status().end(); ++entry)
+    const QJsonObject described = found.status();
+    for (auto entry = described.begin(); entry != described.end(); ++entry)
         health.insert(entry.key(), entry.value());
     http::writeJson(socket, draining ? 503 : 200,
                     QJsonDocument(health).toJson(QJsonDocument::Compact));

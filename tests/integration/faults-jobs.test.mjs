@@ -88,8 +88,9 @@ describe('faults: jobs', needsRoot, () => {
             settings: {
                 SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE, SANDBOX_UID_COUNT: UID_COUNT,
                 BASH_ALLOWED_COMMANDS: '*',
-                // No job kept pre-started, so every process under the daemon after a test is a leak.
-                BASH_WARM_JOBS: 0, PYTHON_WARM_JOBS: 0,
+                // No job kept pre-started and no template, so every process under the daemon
+                // after a test is a leak.
+                BASH_WARM_JOBS: 0, PYTHON_WARM_JOBS: 0, JOB_CALL_TEMPLATES: false,
             },
         });
         keeper = await connectHttp('faults-keeper');

@@ -15,7 +15,10 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from './lib
 import { eventually, startDaemon, withDiagnostics, hostWorkspace } from './lib/daemon.mjs';
 import { processesOf } from './lib/processes.mjs';
 
-const UID_BASE = 120000;
+// CMCP_TEST_CALL_TEMPLATES=true runs every case again with calls forked from templates
+// (JOB_CALL_TEMPLATES), under a pool of its own so that both runs may go in parallel.
+const callTemplates = process.env.CMCP_TEST_CALL_TEMPLATES === 'true';
+const UID_BASE = callTemplates ? 120700 : 120000;
 const UID_COUNT = 64;
 const root = process.getuid() === 0;
 const needsRoot = root ? {} : { skip: 'needs root: jobs switch to host uids of the pool (CI runs as root)' };
@@ -61,6 +64,7 @@ describe('system tools', () => {
             settings: {
                 SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE, SANDBOX_UID_COUNT: UID_COUNT,
                 PYTHON_MEMORY_LIMIT: 64, BASH_TIMEOUT_DEFAULT: 5, BASH_TIMEOUT_MAX: 5, PYTHON_TIMEOUT_DEFAULT: 5, PYTHON_TIMEOUT_MAX: 5,
+                JOB_CALL_TEMPLATES: callTemplates,
             },
         });
         workspace = hostWorkspace(sandbox);
