@@ -4,6 +4,10 @@
 
 #include <QTcpSocket>
 
+#include <array>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 namespace cmcp::http {
 
 namespace {
@@ -53,6 +57,39 @@ QByteArray reasonPhrase(int status)
     }
 }
 
+void writeParts(QTcpSocket *socket, std::initializer_list<QByteArrayView> parts)
+{
+    Q_ASSERT(parts.size() <= 4);
+    qint64 sent = 0;
+    if (socket->bytesToWrite() == 0 && socket->state() == QAbstractSocket::ConnectedState) {
+        std::array<iovec, 4> vectors{};
+        msghdr message{};
+        message.msg_iov = vectors.data();
+        for (const QByteArrayView part : parts)
+            if (!part.isEmpty())
+                vectors[message.msg_iovlen++] = {const_cast<char *>(part.data()),
+                                                 size_t(part.size())};
+        // Whatever fails here (a full socket buffer, a peer gone) is left to the socket's own
+        // write below, which buffers or reports it as it always did.
+        const ssize_t written =
+                ::sendmsg(int(socket->socketDescriptor()), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (written > 0) {
+            sent = written;
+            QMetaObject::invokeMethod(
+                    socket, [socket, written] { Q_EMIT socket->bytesWritten(written); },
+                    Qt::QueuedConnection);
+        }
+    }
+    for (const QByteArrayView part : parts) {
+        if (sent >= part.size()) {
+            sent -= part.size();
+            continue;
+        }
+        socket->write(part.data() + sent, part.size() - sent);
+        sent = 0;
+    }
+}
+
 void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body,
                    bool close)
 {
@@ -67,9 +104,8 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
     if (close)
         out += "Connection: close\r\n";
     out += "\r\n";
-    // Head and body apart: the socket copies into its buffer anyway, a large body only once.
-    socket->write(out);
-    socket->write(body);
+    // Head and body apart: a large body is not copied to join its head.
+    writeParts(socket, {out, body});
     countResponse(socket);
     if (close)
         socket->disconnectFromHost();

@@ -33,7 +33,7 @@ void SseStream::start(const http::Headers &extraHeaders)
     for (const auto &[name, value] : extraHeaders)
         head += name + ": " + value + "\r\n";
     head += "\r\n";
-    m_socket->write(head);
+    http::writeParts(m_socket, {head});
     http::setStreaming(m_socket, true);
     m_keepAlive.start();
 }
@@ -70,10 +70,8 @@ void SseStream::writeChunk(const QByteArray &payload)
 {
     if (!isOpen())
         return;
-    // In parts: the socket copies into its buffer anyway, and a large payload is not copied twice.
-    m_socket->write(QByteArray::number(payload.size(), 16) + "\r\n");
-    m_socket->write(payload);
-    m_socket->write("\r\n", 2);
+    // In parts: a large payload is not copied to join its chunk's framing.
+    http::writeParts(m_socket, {QByteArray::number(payload.size(), 16) + "\r\n", payload, "\r\n"});
     m_keepAlive.start();
     if (m_socket->bytesToWrite() > m_maxBuffer) {
         spdlog::warn("dropping an SSE reader from {}: {} bytes unread exceed the {} byte bound",
@@ -87,7 +85,7 @@ void SseStream::end()
 {
     if (!isOpen())
         return;
-    m_socket->write("0\r\n\r\n");
+    http::writeParts(m_socket, {"0\r\n\r\n"});
     http::setStreaming(m_socket, false);
     http::countResponse(m_socket);
     m_ended = true;
