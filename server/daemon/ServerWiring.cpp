@@ -19,6 +19,7 @@
 #include "common/Settings.h"
 #include "daemon/StartupChecks.h"
 #include "daemon/StartupFailure.h"
+#include "common/ReplicaHandle.h"
 #include "transport/StdioTransport.h"
 #include "tools/system/SystemTools.h"
 #include "mcp/ToolResult.h"
@@ -198,6 +199,8 @@ int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings 
 int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
               const SandboxCapabilities &sandbox, const WorkspaceVolume &volume)
 {
+    if (QString error; !setReplicaId(settings.text(u"MCP_REPLICA_ID"), &error))
+        return startupFailure(2, error);
     McpServer mcp(ServerIdentity{});
     reportWorkspaceQuota(mcp.health(), volume);
     trimHeapAfterSessionsClose(mcp);

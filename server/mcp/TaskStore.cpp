@@ -1,7 +1,7 @@
 #include "mcp/TaskStore.h"
 
 #include "mcp/Session.h"
-#include "common/UnguessableId.h"
+#include "common/ReplicaHandle.h"
 
 namespace cmcp {
 
@@ -67,7 +67,7 @@ Task &TaskStore::create(const QString &owner, const QString &tool)
 {
     dropExpired();
     Task task;
-    task.id = unguessableId("task-");
+    task.id = replicaHandle("task-");
     task.owner = owner;
     task.tool = tool;
     task.createdAt = task.lastUpdatedAt = QDateTime::currentDateTimeUtc();
