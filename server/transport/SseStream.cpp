@@ -33,8 +33,8 @@ void SseStream::start(const http::Headers &extraHeaders)
     for (const auto &[name, value] : extraHeaders)
         head += name + ": " + value + "\r\n";
     head += "\r\n";
-    http::writeParts(m_socket, {head});
     http::setStreaming(m_socket, true);
+    http::writeParts(m_socket, {head});
     m_keepAlive.start();
 }
 
@@ -85,9 +85,9 @@ void SseStream::end()
 {
     if (!isOpen())
         return;
-    http::writeParts(m_socket, {"0\r\n\r\n"});
     http::setStreaming(m_socket, false);
     http::countResponse(m_socket);
+    http::writeParts(m_socket, {"0\r\n\r\n"});
     m_ended = true;
     m_keepAlive.stop();
 }
