@@ -1,6 +1,7 @@
 #include "transport/MirroredHeaders.h"
 
 #include <QHttpServerRequest>
+#include <QJsonObject>
 #include <QStringDecoder>
 
 namespace cmcp {
@@ -32,6 +33,48 @@ std::optional<QString> nameSource(const jsonrpc::Message &message)
         return params.value(QLatin1String("uri")).toString();
     if (namesTask(message))
         return params.value(QLatin1String("taskId")).toString();
+    return std::nullopt;
+}
+
+// An argument as an Mcp-Param-* header carries it: strings as they are, booleans and integers
+// in their JSON spelling; null for what no header can carry.
+QString headerSpelling(const QJsonValue &argument)
+{
+    if (argument.isString())
+        return argument.toString();
+    if (argument.isBool())
+        return argument.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    if (argument.isDouble() && argument.toDouble() == double(argument.toInteger()))
+        return QString::number(argument.toInteger());
+    return {};
+}
+
+// Mcp-Param-<Name> mirrors an argument that the tool's input schema marks with x-mcp-header (the
+// job and output tools' handle, which a balancer routes on: common/ReplicaHandle.h). Each such
+// header must carry the value of one of the call's arguments: a header naming what the body does
+// not would send the call where it does not belong.
+std::optional<RequestRejection> paramHeadersMismatch(const QHttpServerRequest &request,
+                                                     const jsonrpc::Message &message)
+{
+    static constexpr QByteArrayView prefix = "mcp-param-";
+    const QJsonObject arguments =
+            message.params.toObject().value(QLatin1String("arguments")).toObject();
+    for (const auto &[name, value] : request.headers()) {
+        if (!name.toLower().startsWith(prefix))
+            continue;
+        const QString header = QString::fromLatin1(name);
+        const std::optional<QString> decoded = decodeHeaderValue(value);
+        if (!decoded)
+            return mismatch(
+                    QStringLiteral("the %1 header is not valid base64 of UTF-8").arg(header));
+        bool named = false;
+        for (auto it = arguments.begin(); it != arguments.end() && !named; ++it)
+            named = headerSpelling(it.value()) == *decoded;
+        if (!named)
+            return mismatch(QStringLiteral("%1 header value '%2' is not the value of an argument "
+                                           "of the call")
+                                    .arg(header, *decoded));
+    }
     return std::nullopt;
 }
 
@@ -91,6 +134,8 @@ std::optional<RequestRejection> mirroredHeadersMismatch(const QHttpServerRequest
         return mismatch(QStringLiteral("Mcp-Name header value '%1' does not match body value "
                                        "'%2'")
                                 .arg(*decoded, *expectedName));
+    if (message.method == QLatin1String("tools/call"))
+        return paramHeadersMismatch(request, message);
     return std::nullopt;
 }
 

@@ -13,7 +13,9 @@ namespace cmcp {
 // Mcp-Method, Mcp-Name) so that intermediaries can route without parsing it. A server that reads
 // the body must refuse a request whose headers say something else (HeaderMismatch, -32020): a
 // proxy routing on the header and the server acting on the body would disagree otherwise.
-// Names are case-insensitive, values are trimmed, and Mcp-Name may be "=?base64?...?=".
+// The same holds for the Mcp-Param-* headers of a tools/call: each must carry the value of one
+// of the call's arguments. Names are case-insensitive, values are trimmed, and Mcp-Name and
+// Mcp-Param-* may be "=?base64?...?=".
 std::optional<RequestRejection> mirroredHeadersMismatch(const QHttpServerRequest &request,
                                                         const jsonrpc::Message &message,
                                                         const QString &metaVersion);
