@@ -182,6 +182,13 @@ QList<SettingSpec> buildTable()
                     "exits; meanwhile new requests get 503 with Retry-After and /health says "
                     "draining. A second signal exits at once.",
                     NoFlags),
+            text(http, "MCP_REPLICA_ID", "",
+                 "With several daemons behind one balancer, this daemon's name (1 to 63 "
+                 "lowercase letters, digits and '-', such as the pod's): job ids, output handles "
+                 "and task ids end in it, and answers without a session carry it in Mcp-Replica, "
+                 "so that the balancer routes a request naming one to the daemon that owns it. "
+                 "Empty: a single daemon.",
+                 NoFlags),
             integer(http, "MCP_MAX_SESSIONS", "10000", 1, 1000000,
                     "Most MCP sessions open at once; further initialize requests are refused.",
                     NoFlags),

@@ -21,6 +21,7 @@
 #include "common/Settings.h"
 #include "daemon/StartupChecks.h"
 #include "daemon/StartupFailure.h"
+#include "common/ReplicaHandle.h"
 #include "transport/StdioTransport.h"
 #include "tools/system/SystemTools.h"
 #include "mcp/ToolResult.h"
@@ -252,6 +253,8 @@ std::optional<QByteArray> readRequestStateKey(const QString &path, QString *erro
 int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
               const SandboxCapabilities &sandbox, const WorkspaceVolume &volume)
 {
+    if (QString error; !setReplicaId(settings.text(u"MCP_REPLICA_ID"), &error))
+        return startupFailure(2, error);
     McpServer mcp(ServerIdentity{});
     reportWorkspaceQuota(mcp.health(), volume);
     trimHeapAfterSessionsClose(mcp);

@@ -139,12 +139,15 @@ int EpollEventDispatcher::waitAndActivateSockets(int timeoutMs, bool includeSock
         const int fd = events[i].data.fd;
         const std::uint32_t revents = events[i].events;
         if (fd == m_eventFd.get()) {
-            // Cleared before the read: a wakeUp() racing with us then writes again, and one
-            // that finds the flag still set has posted an event that the next
-            // sendPostedEvents() delivers before anything blocks.
-            m_wakeUpPending.store(false, std::memory_order_release);
+            // Cleared after the read: a wakeUp() that finds the flag still set has posted an
+            // event that the next sendPostedEvents() delivers before anything blocks, and one
+            // after the clear writes again. Cleared before, a wakeUp() between the clear and
+            // the read would write, have its write read here and leave the flag set with
+            // nothing to read: every later wakeUp() would then skip its write, and a loop
+            // about to block would sleep on their events.
             eventfd_t value = 0;
             eventfd_read(m_eventFd.get(), &value);
+            m_wakeUpPending.store(false, std::memory_order_release);
             ++activated;
             continue;
         }

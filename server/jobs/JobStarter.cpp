@@ -3,6 +3,7 @@
 #include "jobs/JobRegistry.h"
 #include "jobs/JobServices.h"
 #include "mcp/ToolCall.h"
+#include "common/ReplicaHandle.h"
 #include "common/UnguessableId.h"
 
 #include <QDir>
@@ -67,7 +68,7 @@ void startBackgroundJob(const JobServices &services, const std::shared_ptr<ToolC
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    const QString id = unguessableId("job_");
+    const QString id = replicaHandle("job_");
     // The log's name is not the job's id: the id is a secret of the session, file names are not.
     auto log = std::make_unique<JobOutputLog>(
             QDir(services.fileDirectory).filePath(unguessableId("log_")),

@@ -1,6 +1,6 @@
 #include "jobs/OutputHandleStore.h"
 
-#include "common/UnguessableId.h"
+#include "common/ReplicaHandle.h"
 
 #include <QFile>
 
@@ -24,7 +24,7 @@ OutputHandleStore::~OutputHandleStore()
 
 QString OutputHandleStore::add(const QString &sessionId, const QString &path, qint64 totalBytes)
 {
-    const QString handle = unguessableId("out_");
+    const QString handle = replicaHandle("out_");
     m_entries.insert(handle,
                      Entry{sessionId, path, totalBytes,
                            QDeadlineTimer(std::chrono::seconds(m_lifetimeSeconds))});

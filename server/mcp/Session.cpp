@@ -62,7 +62,7 @@ quint64 Session::beginRequest(const QString &idKey, std::shared_ptr<PayloadTrack
 {
     tracker->expect(idKey);
     const quint64 serial = m_nextRequestSerial++;
-    m_inFlight.insert(idKey, InFlight{std::move(tracker), serial, {}});
+    m_inFlight.insert_or_assign(idKey, InFlight{std::move(tracker), serial, {}});
     return serial;
 }
 
@@ -70,7 +70,7 @@ void Session::setCancelHandler(const QString &idKey, std::function<void(const QS
 {
     auto it = m_inFlight.find(idKey);
     if (it != m_inFlight.end())
-        it->cancel = std::move(handler);
+        it->second.cancel = std::move(handler);
 }
 
 void Session::cancelRequest(const QString &idKey, const QString &reason,
@@ -81,8 +81,8 @@ void Session::cancelRequest(const QString &idKey, const QString &reason,
         return;
     // The client asked for no response: settle first so a late result is ignored, then stop the
     // work.
-    auto cancel = std::move(it->cancel);
-    settleRequest(idKey, it->serial, response);
+    auto cancel = std::move(it->second.cancel);
+    settleRequest(idKey, it->second.serial, response);
     if (cancel)
         cancel(reason);
 }
@@ -91,12 +91,12 @@ void Session::settleRequest(const QString &idKey, quint64 serial,
                             const std::optional<QJsonObject> &response)
 {
     auto it = m_inFlight.find(idKey);
-    if (it == m_inFlight.end() || it->serial != serial)
+    if (it == m_inFlight.end() || it->second.serial != serial)
         return;
-    std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
+    std::shared_ptr<PayloadTracker> tracker = std::move(it->second.tracker);
     m_inFlight.erase(it);
     tracker->settle(idKey, m_stateless && response ? withResultType(*response) : response);
-    if (m_inFlight.isEmpty())
+    if (m_inFlight.empty())
         Q_EMIT allSettled();
 }
 
@@ -104,12 +104,12 @@ void Session::settleRequest(const QString &idKey, quint64 serial,
                             const QByteArray &serializedResponse)
 {
     auto it = m_inFlight.find(idKey);
-    if (it == m_inFlight.end() || it->serial != serial)
+    if (it == m_inFlight.end() || it->second.serial != serial)
         return;
-    std::shared_ptr<PayloadTracker> tracker = std::move(it->tracker);
+    std::shared_ptr<PayloadTracker> tracker = std::move(it->second.tracker);
     m_inFlight.erase(it);
     tracker->settle(idKey, serializedResponse);
-    if (m_inFlight.isEmpty())
+    if (m_inFlight.empty())
         Q_EMIT allSettled();
 }
 
@@ -117,14 +117,14 @@ void Session::sendRelated(const QString &idKey, const QJsonObject &message)
 {
     auto it = m_inFlight.find(idKey);
     if (it != m_inFlight.end())
-        it->tracker->sendRelated(message);
+        it->second.tracker->sendRelated(message);
 }
 
 void Session::suspendRelated(const QString &idKey)
 {
     auto it = m_inFlight.find(idKey);
     if (it != m_inFlight.end())
-        it->tracker->suspend();
+        it->second.tracker->suspend();
 }
 
 void Session::requestFromClient(const QString &relatedIdKey, const QString &method,
@@ -245,7 +245,9 @@ void Session::close(const QString &reason)
         return;
     m_closed = true;
     m_channel = nullptr;
-    const QStringList inFlight = m_inFlight.keys();
+    QStringList inFlight;
+    for (const auto &[key, request] : m_inFlight)
+        inFlight.append(key);
     for (const QString &key : inFlight)
         cancelRequest(key, reason);
     while (!m_outgoing.empty())

@@ -168,7 +168,9 @@ private:
     QHash<QString, std::weak_ptr<Session>> m_statelessRequests;
     QSet<QString> m_subscriptions;
     QElapsedTimer m_idle;
-    QHash<QString, InFlight> m_inFlight;
+    // A map, not a QHash: a QHash keeps the table its first entry allocated (about 4 KB here)
+    // after the last is removed, and an idle session has none in flight.
+    std::map<QString, InFlight> m_inFlight;
     std::map<QString, Outgoing> m_outgoing;
     qint64 m_nextOutgoingId = 1;
     quint64 m_nextRequestSerial = 1;

@@ -3,7 +3,7 @@
 #include "mcp/ClientInput.h"
 #include "mcp/JsonRpc.h"
 #include "mcp/Session.h"
-#include "common/UnguessableId.h"
+#include "common/ReplicaHandle.h"
 
 #include <QDir>
 #include <QFile>
@@ -204,7 +204,7 @@ Task *TaskStore::create(const QString &owner, const QString &tool, QString *erro
 {
     dropExpired();
     Task task;
-    task.id = unguessableId("task-");
+    task.id = replicaHandle("task-");
     task.owner = owner;
     task.tool = tool;
     task.createdAt = task.lastUpdatedAt = QDateTime::currentDateTimeUtc();

@@ -4,6 +4,10 @@
 
 #include <QTcpSocket>
 
+#include <array>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 namespace cmcp::http {
 
 namespace {
@@ -63,6 +67,38 @@ QByteArray reasonPhrase(int status)
     }
 }
 
+void writeParts(QTcpSocket *socket, std::initializer_list<QByteArrayView> parts)
+{
+    Q_ASSERT(parts.size() <= 4);
+    qint64 sent = 0;
+    if (socket->bytesToWrite() == 0 && socket->state() == QAbstractSocket::ConnectedState) {
+        std::array<iovec, 4> vectors{};
+        msghdr message{};
+        message.msg_iov = vectors.data();
+        for (const QByteArrayView part : parts)
+            if (!part.isEmpty())
+                vectors[message.msg_iovlen++] = {const_cast<char *>(part.data()),
+                                                 size_t(part.size())};
+        // Whatever fails here (a full socket buffer, a peer gone) is left to the socket's own
+        // write below, which buffers or reports it as it always did.
+        const ssize_t written =
+                ::sendmsg(int(socket->socketDescriptor()), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (written > 0)
+            sent = written;
+    }
+    qint64 skip = sent;
+    for (const QByteArrayView part : parts) {
+        if (skip >= part.size()) {
+            skip -= part.size();
+            continue;
+        }
+        socket->write(part.data() + skip, part.size() - skip);
+        skip = 0;
+    }
+    if (sent > 0)
+        Q_EMIT socket->bytesWritten(sent);
+}
+
 void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body,
                    bool close)
 {
@@ -77,7 +113,8 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
     if (close)
         out += "Connection: close\r\n";
     out += "\r\n";
-    // Head and body apart: the socket copies into its buffer anyway, a large body only once.
+    // Through the socket's buffer, not writeParts: answers to calls in a row go out when the loop
+    // has read what else is ready, and a busy daemon serves more calls per wake-up that way.
     socket->write(out);
     socket->write(body);
     countResponse(socket);

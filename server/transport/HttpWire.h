@@ -1,9 +1,12 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QJsonValue>
 #include <QList>
 #include <QPair>
+
+#include <initializer_list>
 
 class QTcpSocket;
 
@@ -14,6 +17,14 @@ namespace cmcp::http {
 using Headers = QList<QPair<QByteArray, QByteArray>>;
 
 QByteArray reasonPhrase(int status);
+// Writes `parts` (at most four) of a stream in this order: straight to the kernel, in one
+// sendmsg(2), while nothing waits in the socket's own buffer, and through the socket what the
+// kernel does not take. QAbstractSocket copies every write into a 32 KB buffer chunk that it
+// keeps for the rest of the connection once used, which is most of what an idle SSE stream would
+// cost. A direct write is announced by bytesWritten before this returns (ConnectionGuard follows
+// a connection's answers by it). Complete answers (writeResponse) go through the socket's buffer:
+// for calls in a row that is cheaper (the loop writes once it has read what else is ready).
+void writeParts(QTcpSocket *socket, std::initializer_list<QByteArrayView> parts);
 // A complete response with Content-Length; the connection stays usable unless `close`.
 void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body,
                    bool close = false);

@@ -33,8 +33,8 @@ void SseStream::start(const http::Headers &extraHeaders)
     for (const auto &[name, value] : extraHeaders)
         head += name + ": " + value + "\r\n";
     head += "\r\n";
-    m_socket->write(head);
     http::setStreaming(m_socket, true);
+    http::writeParts(m_socket, {head});
     m_keepAlive.start();
 }
 
@@ -70,10 +70,8 @@ void SseStream::writeChunk(const QByteArray &payload)
 {
     if (!isOpen())
         return;
-    // In parts: the socket copies into its buffer anyway, and a large payload is not copied twice.
-    m_socket->write(QByteArray::number(payload.size(), 16) + "\r\n");
-    m_socket->write(payload);
-    m_socket->write("\r\n", 2);
+    // In parts: a large payload is not copied to join its chunk's framing.
+    http::writeParts(m_socket, {QByteArray::number(payload.size(), 16) + "\r\n", payload, "\r\n"});
     m_keepAlive.start();
     if (m_socket->bytesToWrite() > m_maxBuffer) {
         spdlog::warn("dropping an SSE reader from {}: {} bytes unread exceed the {} byte bound",
@@ -87,9 +85,9 @@ void SseStream::end()
 {
     if (!isOpen())
         return;
-    m_socket->write("0\r\n\r\n");
     http::setStreaming(m_socket, false);
     http::countResponse(m_socket);
+    http::writeParts(m_socket, {"0\r\n\r\n"});
     m_ended = true;
     m_keepAlive.stop();
 }

@@ -6,6 +6,7 @@
 #include "mcp/ProtocolVersion.h"
 #include "mcp/RequestMeta.h"
 #include "transport/MirroredHeaders.h"
+#include "common/ReplicaHandle.h"
 #include "transport/ResumableStream.h"
 #include "transport/SseStream.h"
 
@@ -92,11 +93,15 @@ public:
 private:
     bool stateless() const { return m_sessionHeader.isEmpty(); }
 
+    // A stateless answer names the replica that gave it, so that a balancer learns where the
+    // handles it makes live (common/ReplicaHandle.h); a session's requests follow its id.
     http::Headers headers() const
     {
-        if (stateless())
+        if (!stateless())
+            return {{"Mcp-Session-Id", m_sessionHeader}};
+        if (replicaId().isEmpty())
             return {};
-        return {{"Mcp-Session-Id", m_sessionHeader}};
+        return {{"Mcp-Replica", replicaId().toLatin1()}};
     }
 
     // The HTTP status of an answer that is an error with `code` (0: none). The modern era wants

@@ -1,7 +1,7 @@
 // The Kubernetes manifests in container/k8s, checked against the Kubernetes OpenAPI schemas
 // (npm kubernetes-models, whose validate() runs ajv on each object's schema), then for what the
 // deployment needs from them: probes on /health, resource limits, selectors that match the pods,
-// and session affinity on Mcp-Session-Id at the ingress.
+// session affinity on Mcp-Session-Id at the ingress, and the routing of handles to their pod.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -127,5 +127,15 @@ if (!existsSync(join(modules, 'kubernetes-models'))) {
         assert.equal(objects.Ingress.spec.ingressClassName, 'haproxy');
         const backend = objects.Ingress.spec.rules[0].http.paths[0].backend.service;
         assert.equal(backend.name, objects.Service.metadata.name);
+    });
+
+    test('each pod is named by MCP_REPLICA_ID, and the ingress routes a handle to the pod it names', () => {
+        const replicaId = objects.Deployment.spec.template.spec.containers[0].env
+            .find(variable => variable.name === 'MCP_REPLICA_ID');
+        assert.deepEqual(replicaId?.valueFrom, { fieldRef: { fieldPath: 'metadata.name' } });
+        const snippet = objects.Ingress.metadata.annotations['haproxy.org/backend-config-snippet'];
+        assert.match(snippet, /stick store-response res\.hdr\(mcp-replica\)/);
+        assert.match(snippet, /stick match req\.hdr\(mcp-param-handle\),field\(2,\.\)/);
+        assert.match(snippet, /stick match req\.hdr\(mcp-name\),field\(2,\.\) if \{ req\.hdr\(mcp-method\) -m beg tasks\/ \}/);
     });
 }

@@ -191,6 +191,24 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         }
     });
 
+    it('an Mcp-Param-* header must carry the value of an argument of the call, or the call is 400 with -32020', async d => {
+        const call = { name: 'output_read', arguments: { handle: 'out_0123.alpha', length: 10 }, _meta: meta() };
+        for (const value of ['out_other.beta', `=?base64?${Buffer.from('out_other.beta').toString('base64')}?=`, '=?base64?not base64!?=']) {
+            const reply = await modern(d, 'tools/call', call, { id: 8, headers: { 'mcp-param-handle': value } });
+            assert.equal(reply.status, 400, `${value}: ${reply.text}`);
+            const body = JSON.parse(reply.text);
+            assert.equal(body.id, 8);
+            assert.equal(body.error.code, -32020, value);
+        }
+        // The header the tool's schema declares (x-mcp-header), with the argument's value: served
+        // (the handle is unknown here, which the tool says).
+        const { result: listed } = final(await modern(d, 'tools/list', { _meta: meta() }));
+        assert.equal(listed.tools.find(t => t.name === 'output_read').inputSchema.properties.handle['x-mcp-header'], 'Handle');
+        const reply = await modern(d, 'tools/call', call, { id: 9, headers: { 'mcp-param-handle': 'out_0123.alpha' } });
+        assert.equal(reply.status, 200, reply.text);
+        assert.equal(final(reply).result.isError, true);
+    });
+
     it('header names are case-insensitive, values trimmed, and Mcp-Name may be base64', async d => {
         const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call',
             params: { name: 'test_simple_text', arguments: {}, _meta: meta() } });

@@ -20,10 +20,13 @@
 #include <QTimer>
 
 #include <cerrno>
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <sys/socket.h>
 #include <thread>
+#include <vector>
 #include <unistd.h>
 
 using namespace cmcp;
@@ -113,6 +116,7 @@ private Q_SLOTS:
     void remainingTimeAndRegisteredTimers();
     void postedEventsQueuedCallsAndZeroTimersRun();
     void anotherThreadWakesABlockedLoop();
+    void postsFromManyThreadsAreNeverLeftWaiting();
 };
 
 void TestEpollDispatcher::isTheMainThreadsDispatcher()
@@ -511,6 +515,41 @@ void TestEpollDispatcher::anotherThreadWakesABlockedLoop()
     QCOMPARE(result, 0);
     QVERIFY2(clock.elapsed() >= 190 && clock.elapsed() < 5000,
              qPrintable(QString::number(clock.elapsed())));
+}
+
+// Threads that post to the loop and wait for each delivery, as the audit log's sync threads do:
+// a wake-up lost between the loop's read of its eventfd and another thread's wakeUp() would
+// leave a posted event waiting until something else woke the loop (here: the guard).
+void TestEpollDispatcher::postsFromManyThreadsAreNeverLeftWaiting()
+{
+    constexpr int threads = 4;
+    constexpr int roundTrips = 5000;
+    QEventLoop loop;
+    QTimer::singleShot(10000, &loop, [&] { loop.exit(1); });
+    std::atomic<int> finished{0};
+    std::atomic<int> stalls{0};
+    std::vector<std::thread> posters;
+    for (int t = 0; t < threads; ++t)
+        posters.emplace_back([&] {
+            for (int i = 0; i < roundTrips; ++i) {
+                auto delivered = std::make_shared<std::promise<void>>();
+                std::future<void> done = delivered->get_future();
+                QMetaObject::invokeMethod(
+                        &loop, [delivered] { delivered->set_value(); }, Qt::QueuedConnection);
+                if (done.wait_for(2s) != std::future_status::ready) {
+                    ++stalls;
+                    break;
+                }
+            }
+            if (++finished == threads)
+                QMetaObject::invokeMethod(
+                        &loop, [&] { loop.exit(0); }, Qt::QueuedConnection);
+        });
+    const int result = loop.exec();
+    for (std::thread &poster : posters)
+        poster.join();
+    QCOMPARE(stalls.load(), 0);
+    QCOMPARE(result, 0);
 }
 
 int main(int argc, char *argv[])

@@ -163,11 +163,13 @@ void outputRead(const JobServices &services, const std::shared_ptr<ToolCall> &ca
     call->finish(ToolResult::structured(value));
 }
 
+// The handle a request names is mirrored into an Mcp-Param-Handle header by clients of the
+// 2026-07-28 era, which is what a balancer routes on (common/ReplicaHandle.h).
 QJsonObject jobIdInput()
 {
     return tools::schema(
             R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
-        "job_id":{"type":"string","description":"The id system_run_command or system_run_python returned."}}})");
+        "job_id":{"type":"string","x-mcp-header":"Handle","description":"The id system_run_command or system_run_python returned."}}})");
 }
 
 // job_status's and job_kill's answer; job_list's entries.
@@ -242,7 +244,7 @@ void registerJobTools(McpServer &server, const Settings &settings)
             "from next_offset; complete says the job has ended and everything was read.",
             tools::schema(
                     R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
-        "job_id":{"type":"string"},
+        "job_id":{"type":"string","x-mcp-header":"Handle"},
         "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
         "limit":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),
             withProperties(
@@ -260,7 +262,7 @@ void registerJobTools(McpServer &server, const Settings &settings)
             "closes the input afterwards. Read the answer with job_output.",
             tools::schema(
                     R"({"type":"object","required":["job_id","data"],"additionalProperties":false,"properties":{
-        "job_id":{"type":"string"},
+        "job_id":{"type":"string","x-mcp-header":"Handle"},
         "data":{"type":"string","description":"Text to write, as UTF-8."},
         "close":{"type":"boolean","description":"Close the job's standard input after writing."}}})"),
             withProperties(tools::schema(R"({"success":{"const":true},"job_id":{"type":"string"},
@@ -304,7 +306,7 @@ void registerJobTools(McpServer &server, const Settings &settings)
             "and expire after OUTPUT_HANDLE_SECONDS.",
             tools::schema(
                     R"({"type":"object","required":["handle"],"additionalProperties":false,"properties":{
-        "handle":{"type":"string"},
+        "handle":{"type":"string","x-mcp-header":"Handle"},
         "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
         "length":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),
             withProperties(windowProperties(), tools::schema(R"({"handle":{"type":"string"}})"),
