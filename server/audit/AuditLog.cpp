@@ -16,7 +16,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <latch>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -101,24 +100,19 @@ AuditLog::AuditLog(AuditOptions options, QObject *parent)
       m_options(std::move(options)),
       m_lastHash(audit::genesisHash())
 {
-    // The threads start now and stay: a sync does not wait for a thread's start, and what a
+    m_syncThread.setMaxThreadCount(1);
+    // The thread starts now and stays: a sync does not wait for a thread's start, and what a
     // thread holds (its event dispatcher's eventfd) is part of the daemon from the start rather
-    // than appearing with the first calls.
-    m_syncThreads.setMaxThreadCount(kSyncsInFlight);
-    m_syncThreads.setExpiryTimeout(-1);
-    // Each task holds the latch: a thread may still be leaving arrive_and_wait() when this
-    // constructor's wait() returns.
-    auto allStarted = std::make_shared<std::latch>(kSyncsInFlight);
-    for (int i = 0; i < kSyncsInFlight; ++i)
-        m_syncThreads.start([allStarted] { allStarted->arrive_and_wait(); });
-    allStarted->wait();
+    // than appearing with the first call.
+    m_syncThread.setExpiryTimeout(-1);
+    m_syncThread.start([] {});
 }
 
-// A sync still running holds its descriptor and posts its outcome to this object; Qt drops
-// events posted to an object that is gone, so waiting for the threads is enough.
+// A sync still running owns a descriptor of its own and posts its outcome to this object; Qt
+// drops events posted to an object that is gone, so waiting for the thread is enough.
 AuditLog::~AuditLog()
 {
-    m_syncThreads.waitForDone();
+    m_syncThread.waitForDone();
 }
 
 bool AuditLog::open(QString *error)
@@ -193,22 +187,6 @@ bool AuditLog::openFile(QString *error)
         return false;
     }
     m_size = status.st_size;
-    return openSyncDescriptions(error);
-}
-
-// One open file description per sync thread, not a dup(2) of m_fd: the kernel reports a failed
-// write-back once to each description, so with a shared one a sync could return success after
-// another had been told that records were lost.
-bool AuditLog::openSyncDescriptions(QString *error)
-{
-    const QByteArray path = QFile::encodeName(m_options.path);
-    for (SyncSlot &slot : m_syncSlots) {
-        slot.fd = std::make_shared<UniqueFd>(::open(path.constData(), O_WRONLY | O_CLOEXEC));
-        if (!slot.fd->isValid()) {
-            *error = systemError("cannot open the audit log for its sync threads", m_options.path);
-            return false;
-        }
-    }
     return true;
 }
 
@@ -322,51 +300,43 @@ void AuditLog::whenDurable(std::function<void()> then)
         return;
     }
     m_waiting.push_back(Waiter{m_seq, std::move(then)});
-    startSyncIfNeeded();
+    if (!m_syncing)
+        startSync();
 }
 
-// Starts a sync when a record waits that no running sync covers and a sync thread is free.
-void AuditLog::startSyncIfNeeded()
+void AuditLog::startSync()
 {
-    if (m_waiting.empty() || m_waiting.back().seq <= m_coveredSeq)
+    // A descriptor of its own: a rotation may replace m_fd while the sync runs.
+    auto fd = std::make_shared<UniqueFd>(::fcntl(m_fd.get(), F_DUPFD_CLOEXEC, 0));
+    if (!fd->isValid()) {
+        onSynced(m_seq, errno);
         return;
-    const auto free = std::find_if(m_syncSlots.begin(), m_syncSlots.end(),
-                                   [](const SyncSlot &slot) { return !slot.busy; });
-    if (free == m_syncSlots.end())
-        return;
-    free->busy = true;
+    }
+    m_syncing = true;
     ++m_syncs;
     const quint64 seq = m_seq;
-    m_coveredSeq = seq;
-    const int slot = int(free - m_syncSlots.begin());
-    m_syncThreads.start([this, fd = free->fd, slot, seq] {
+    m_syncThread.start([this, fd, seq] {
         const int syncErrno = ::fdatasync(fd->get()) == 0 ? 0 : errno;
         QMetaObject::invokeMethod(
-                this, [this, slot, seq, syncErrno] { onSynced(slot, seq, syncErrno); },
-                Qt::QueuedConnection);
+                this, [this, seq, syncErrno] { onSynced(seq, syncErrno); }, Qt::QueuedConnection);
     });
 }
 
-void AuditLog::onSynced(int slot, quint64 syncedSeq, int syncErrno)
+void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
 {
-    m_syncSlots[size_t(slot)].busy = false;
-    const bool synced = syncErrno == 0;
-    if (synced) {
+    m_syncing = false;
+    if (syncErrno == 0) {
         m_durableSeq = std::max(m_durableSeq, syncedSeq);
         m_syncError.clear();
     } else {
-        // The records are in the file but may not reach the disk. Which ones a failed write-back
-        // concerns is not known, so every call waiting now is told (and fails closed with
-        // AUDIT_REQUIRED), the next record says how many records are in doubt, and the next
-        // waiter starts a new sync.
+        // The records are in the file but may not reach the disk: the calls waiting for them
+        // are told (and fail closed with AUDIT_REQUIRED), and the next record says how many.
         errno = syncErrno;
         m_syncError = systemError("cannot flush the audit log", m_options.path);
-        const quint64 inDoubt = m_seq - std::min(m_seq, std::max(m_durableSeq, m_doubtedSeq));
-        m_doubtedSeq = m_seq;
-        m_lost += inDoubt;
-        m_coveredSeq = m_durableSeq;
+        const quint64 unsynced = syncedSeq - std::min(syncedSeq, m_durableSeq);
+        m_lost += unsynced;
         spdlog::error("audit: {} ({} record(s) may not be on disk{})", m_syncError.toStdString(),
-                      inDoubt,
+                      unsynced,
                       m_options.required ? "; AUDIT_REQUIRED: their calls fail"
                                          : "; AUDIT_REQUIRED is off: their calls go on");
     }
@@ -374,11 +344,13 @@ void AuditLog::onSynced(int slot, quint64 syncedSeq, int syncErrno)
     std::vector<Waiter> settled;
     std::vector<Waiter> still;
     for (Waiter &waiter : m_waiting)
-        (!synced || waiter.seq <= m_durableSeq ? settled : still).push_back(std::move(waiter));
+        (waiter.seq <= syncedSeq || waiter.seq <= m_durableSeq ? settled : still)
+                .push_back(std::move(waiter));
     m_waiting = std::move(still);
     for (Waiter &waiter : settled)
         waiter.then();
-    startSyncIfNeeded();
+    if (!m_waiting.empty() && !m_syncing)
+        startSync();
 }
 
 void AuditLog::recordCallStarted(const ToolCallRecord &call)

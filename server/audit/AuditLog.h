@@ -9,9 +9,7 @@
 #include <QString>
 #include <QThreadPool>
 
-#include <array>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -33,12 +31,8 @@ struct AuditOptions
 //
 // Group commit: a call's record is written on the event loop (a copy into the page cache, a
 // few microseconds, which keeps the chain's order the order of the calls), and the fdatasync
-// runs on a sync thread. A sync starts as soon as a record waits that no running sync covers
-// (each covers the records written before it started), on one of kSyncsInFlight threads, so a
-// call that ends while a sync runs need not wait for the rest of it: it is answered when a sync
-// started after its record returns. The kernel's journal commits the overlapping syncs together;
-// calls that end while every sync thread is busy share the next one. The loop never waits for
-// the disk.
+// runs on a thread of its own. Calls that end while a sync is running wait for the next one,
+// which covers them all, so concurrent calls share syncs and the loop never waits for the disk.
 // When the file would grow past maxBytes it is renamed to `<path>.<N>` (N = 1, 2, ...; the
 // highest is the most recent) and a new file continues the chain. A restarted daemon resumes the
 // chain from the last record it finds.
@@ -76,11 +70,6 @@ public:
     // saves.
     quint64 syncCount() const { return m_syncs; }
 
-    // Syncs that may run at once. Each thread syncs through an open file description of its own,
-    // so that a write-back error is reported to every one of them rather than to whichever
-    // checks first.
-    static constexpr int kSyncsInFlight = 4;
-
 public Q_SLOTS:
     // Both records are written without their own fdatasync: the server sends the call's result
     // from whenDurable, after the sync that covers them; a crash before loses a call whose
@@ -95,9 +84,8 @@ private:
     bool rotate(QString *error);
     bool writeLine(const QByteArray &line, bool durable, QString *error);
     bool appendSealed(const QJsonObject &fields, bool durable, QString *error);
-    bool openSyncDescriptions(QString *error);
-    void startSyncIfNeeded();
-    void onSynced(int slot, quint64 syncedSeq, int syncErrno);
+    void startSync();
+    void onSynced(quint64 syncedSeq, int syncErrno);
 
     struct Waiter
     {
@@ -114,19 +102,10 @@ private:
     QString m_syncError; // of the last sync
     quint64 m_lost = 0; // records that could not be written since the last one that was
     quint64 m_durableSeq = 0; // every record up to this one is on disk
-    quint64 m_coveredSeq = 0; // a sync running or done covers every record up to this one
-    quint64 m_doubtedSeq = 0; // records up to this one were counted lost after a failed sync
+    bool m_syncing = false;
     quint64 m_syncs = 0;
     std::vector<Waiter> m_waiting;
-    // Per sync thread: the descriptor it syncs through (shared with a sync still running on the
-    // file a rotation replaced), and whether a sync runs on it.
-    struct SyncSlot
-    {
-        std::shared_ptr<UniqueFd> fd;
-        bool busy = false;
-    };
-    std::array<SyncSlot, kSyncsInFlight> m_syncSlots;
-    QThreadPool m_syncThreads; // fdatasync off the event loop
+    QThreadPool m_syncThread; // one thread: fdatasync off the event loop
 };
 
 } // namespace cmcp
