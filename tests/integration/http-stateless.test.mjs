@@ -29,6 +29,10 @@ function mirrored(method, params = {}) {
             : method.startsWith('tasks/') ? params.taskId : undefined;
     if (name !== undefined)
         headers['mcp-name'] = name;
+    // The job and output tools mark their handle argument with x-mcp-header: Handle.
+    const handle = method === 'tools/call' ? params.arguments?.job_id ?? params.arguments?.handle : undefined;
+    if (typeof handle === 'string')
+        headers['mcp-param-handle'] = handle;
     return headers;
 }
 

@@ -395,7 +395,8 @@ describe('jobs kept for reconnection (JOB_KEEP_SECONDS)', needsRoot, () => {
             assert.match((await bob.call(tool, { job_id: job.job_id })).error, /^no such job/, tool);
         const modern = await fetch(daemon.url, { method: 'POST', headers: {
             'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${tokens.bob}`,
-            'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'job_attach' },
+            'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'job_attach',
+            'mcp-param-handle': job.job_id }, // the tool marks job_id with x-mcp-header
             body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'job_attach', arguments: { job_id: job.job_id },
                 _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }) });
         const text = await modern.text();
