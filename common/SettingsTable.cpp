@@ -192,7 +192,7 @@ QList<SettingSpec> buildTable()
             integer(http, "MCP_MAX_SESSIONS", "10000", 1, 1000000,
                     "Most MCP sessions open at once; further initialize requests are refused.",
                     NoFlags),
-            text(http, "TASKS_DIR", "volume/tasks",
+            text(http, "TASKS_DIR", "volume/data/tasks",
                  "Directory where each task (Tasks extension) is recorded before its client "
                  "learns of it, so that a restarted daemon still answers for finished tasks and "
                  "reports running ones as lost. Empty keeps tasks in memory only.",
