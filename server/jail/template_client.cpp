@@ -2,7 +2,7 @@
 // and stands in for it, so that the daemon supervises it exactly as a job built cold: the same
 // report records, the same exit status, SIGTERM kills it.
 #include "jail/exit_codes.h"
-#include "jail/fd_passing.h"
+#include "posix/DescriptorPassing.h"
 #include "jail/report.h"
 #include "jail/template.h"
 

@@ -1,7 +1,8 @@
 // The template's monitor and its per-call helpers (see template.h). Host root, outside every
 // namespace: the only processes of a template that may create cgroups and move tasks into them.
 #include "jail/exit_codes.h"
-#include "jail/fd_passing.h"
+#include "jail/sender_credentials.h"
+#include "posix/DescriptorPassing.h"
 #include "jail/monitor.h"
 #include "jail/report.h"
 #include "jail/template.h"

@@ -2,7 +2,8 @@
 // call process (see template.h). Everything here runs inside the template's namespaces, as
 // uids of the pool; none of it runs a call's code but the final execve of the call process.
 #include "jail/exit_codes.h"
-#include "jail/fd_passing.h"
+#include "jail/sender_credentials.h"
+#include "posix/DescriptorPassing.h"
 #include "jail/monitor.h"
 #include "jail/report.h"
 #include "jail/template.h"
