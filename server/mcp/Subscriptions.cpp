@@ -30,6 +30,8 @@ Subscriptions::Filter Subscriptions::Filter::fromParams(const QJsonObject &notif
     for (const QJsonValue &uri :
          notifications.value(QLatin1String("resourceSubscriptions")).toArray())
         filter.resourceUris.insert(uri.toString());
+    for (const QJsonValue &task : notifications.value(QLatin1String("taskIds")).toArray())
+        filter.taskIds.insert(task.toString());
     return filter;
 }
 
@@ -46,6 +48,11 @@ QJsonObject Subscriptions::Filter::toJson() const
         QStringList uris(resourceUris.begin(), resourceUris.end());
         uris.sort();
         object.insert(QLatin1String("resourceSubscriptions"), QJsonArray::fromStringList(uris));
+    }
+    if (!taskIds.isEmpty()) {
+        QStringList ids(taskIds.begin(), taskIds.end());
+        ids.sort();
+        object.insert(QLatin1String("taskIds"), QJsonArray::fromStringList(ids));
     }
     return object;
 }
@@ -101,6 +108,15 @@ void Subscriptions::resourceUpdated(const QString &uri, const QString &owner)
             [&uri, &owner](const Stream &stream) {
                 return stream.filter.resourceUris.contains(uri)
                         && (owner.isEmpty() || stream.ownerId == owner);
+            });
+}
+
+void Subscriptions::taskChanged(const QString &taskId, const QString &owner,
+                                const QJsonObject &detailedTask)
+{
+    deliver(QStringLiteral("notifications/tasks"), detailedTask,
+            [&taskId, &owner](const Stream &stream) {
+                return stream.ownerId == owner && stream.filter.taskIds.contains(taskId);
             });
 }
 

@@ -30,6 +30,8 @@ public:
         bool prompts = false;
         bool resources = false;
         QSet<QString> resourceUris;
+        // Tasks (the Tasks extension) whose every status change is sent as notifications/tasks.
+        QSet<QString> taskIds;
         static Filter fromParams(const QJsonObject &notifications);
         QJsonObject toJson() const;
     };
@@ -41,6 +43,9 @@ public:
     void listChanged(ListKind kind);
     // Only to the streams of `owner` (a stateless session's id names its principal) when given.
     void resourceUpdated(const QString &uri, const QString &owner);
+    // A task of `owner` changed: `detailedTask` (what tasks/get would answer now) to the streams of
+    // that owner that asked for the task.
+    void taskChanged(const QString &taskId, const QString &owner, const QJsonObject &detailedTask);
     // Ends every stream with its graceful response (the server is shutting down).
     void closeAll();
     int size() const { return int(m_streams.size()); }

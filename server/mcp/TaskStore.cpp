@@ -241,6 +241,7 @@ void TaskStore::settle(const QString &id, const QJsonValue &response)
     it->inputReplies.clear();
     it->call.reset();
     persistOrLog(*it);
+    changed(*it);
 }
 
 void TaskStore::park(const QString &id, const QString &key, const QJsonObject &request,
@@ -254,6 +255,7 @@ void TaskStore::park(const QString &id, const QString &key, const QJsonObject &r
     it->inputRequests.insert(key, request);
     it->inputReplies.insert(key, std::move(reply));
     it->lastUpdatedAt = QDateTime::currentDateTimeUtc();
+    changed(*it);
 }
 
 QString TaskStore::answer(Task &task, const QJsonObject &inputResponses)
@@ -276,8 +278,10 @@ QString TaskStore::answer(Task &task, const QJsonObject &inputResponses)
         task.inputRequests.remove(it.key());
         answered.append({task.inputReplies.take(it.key()), it.value().toObject()});
     }
-    if (!answered.isEmpty())
+    if (!answered.isEmpty()) {
         task.lastUpdatedAt = QDateTime::currentDateTimeUtc();
+        changed(task);
+    }
     // Last: an answer may finish the call, which settles the task.
     for (const auto &[reply, result] : answered)
         reply(result, {});
@@ -293,6 +297,7 @@ void TaskStore::cancel(Task &task, const QString &reason)
     task.inputRequests = {};
     task.inputReplies.clear();
     persistOrLog(task);
+    changed(task);
     // Taken first: closing the session settles the task, which must then find it terminal.
     const std::shared_ptr<Session> call = std::move(task.call);
     if (call)

@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QString>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -94,15 +95,27 @@ public:
     // Marks the task cancelled and closes its call. Nothing for a terminal task.
     void cancel(Task &task, const QString &reason);
     int size() const { return int(m_tasks.size()); }
+    // Called after every change of a task's status as tasks/get shows it: working,
+    // input_required (a question parked or all answered), a terminal status.
+    void setChangeHandler(std::function<void(const Task &)> handler)
+    {
+        m_changed = std::move(handler);
+    }
 
 private:
     void dropExpired();
+    void changed(const Task &task) const
+    {
+        if (m_changed)
+            m_changed(task);
+    }
     // Writes the task's file (atomically, synced); false with `error` when it fails.
     bool persist(const Task &task, QString *error) const;
     // Persists, logging a failure: the task lives on in memory.
     void persistOrLog(const Task &task) const;
     QHash<QString, Task> m_tasks;
     QString m_directory;
+    std::function<void(const Task &)> m_changed;
 };
 
 // Where the response of a task's call goes: into the task instead of to a client. What the

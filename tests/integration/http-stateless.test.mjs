@@ -69,10 +69,10 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 const withTasks = () => meta({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } });
 
 // A subscriptions/listen stream: its frames as they arrive, until closed.
-function listen(d, notifications, id, headers = {}) {
+function listen(d, notifications, id, headers = {}, _meta = meta()) {
     const controller = new AbortController();
     const frames = [];
-    const params = { notifications, _meta: meta() };
+    const params = { notifications, _meta };
     const done = post(d.url, { jsonrpc: '2.0', id, method: 'subscriptions/listen', params },
         { headers: { ...mirrored('subscriptions/listen', params), ...headers }, signal: controller.signal })
         .then(async response => {
@@ -512,6 +512,33 @@ describe('the modern era on Streamable HTTP', { timeout: 90_000 }, () => {
         }
         // The streams are gone once closed: a further change reaches no one, and nothing fails.
         await ask(d, 'tools/call', { name: 'test_trigger_tool_change', arguments: {}, _meta: meta() });
+    });
+
+    it('subscriptions/listen with taskIds pushes each status change of the own task as notifications/tasks, what tasks/get would answer', async d => {
+        const { result: created } = await ask(d, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'N' }, _meta: withTasks() });
+        const made_up = 'task-0123456789abcdef0123456789abcdef';
+        const stream = listen(d, { taskIds: [created.taskId, made_up] }, 'tasks-stream', {}, withTasks());
+        try {
+            const ack = await stream.until(f => f.method === 'notifications/subscriptions/acknowledged', 'the acknowledgement');
+            assert.deepEqual(ack.params.notifications, { taskIds: [created.taskId] }, 'only a known task of the principal is agreed to');
+            const now = await stream.until(f => f.method === 'notifications/tasks', 'the task as it is');
+            assert.equal(now.params.taskId, created.taskId);
+            assert.equal(now.params._meta['io.modelcontextprotocol/subscriptionId'], 'tasks-stream');
+            const done = await stream.until(f => f.method === 'notifications/tasks' && f.params.status === 'completed', 'the completed task');
+            assert.equal(done.params.result.content[0].text, 'N: computed in 1 s');
+            const polled = (await ask(d, 'tasks/get', { taskId: created.taskId, _meta: withTasks() })).result;
+            const { _meta, ...pushed } = done.params;
+            const { resultType, ...got } = polled;
+            assert.deepEqual(pushed, got, 'the notification carries what tasks/get answers');
+        } finally {
+            await stream.close();
+        }
+        // Task notifications need the extension declared.
+        const params = { notifications: { taskIds: [created.taskId] }, _meta: meta() };
+        const refused = await modern(d, 'subscriptions/listen', params);
+        const { error } = final(refused);
+        assert.equal(error.code, -32021, refused.text);
+        assert.ok(error.data.requiredCapabilities.extensions[TASKS]);
     });
 
     it('a 2025 session keeps working beside stateless requests', async d => {
