@@ -450,6 +450,7 @@ private:
     Result checkAnyOf(const QJsonObject &schema, const QJsonValue &value, const Location &at);
     Result checkOneOf(const QJsonObject &schema, const QJsonValue &value, const Location &at);
     Result checkNot(const QJsonObject &schema, const QJsonValue &value, const Location &at);
+    Result checkCondition(const QJsonObject &schema, const QJsonValue &value, const Location &at);
 
     std::optional<QJsonValue> resolve(const QString &ref) const;
     const QRegularExpression &compiled(const QString &pattern);
@@ -458,7 +459,7 @@ private:
             &Validation::checkType,   &Validation::checkConstAndEnum, &Validation::checkRef,
             &Validation::checkNumber, &Validation::checkString,       &Validation::checkArray,
             &Validation::checkObject, &Validation::checkAllOf,        &Validation::checkAnyOf,
-            &Validation::checkOneOf,  &Validation::checkNot,
+            &Validation::checkOneOf,  &Validation::checkNot,          &Validation::checkCondition,
     };
 
     const QJsonObject m_root;
@@ -845,6 +846,23 @@ Result Validation::checkOneOf(const QJsonObject &schema, const QJsonValue &value
     if (matched.size() > 1)
         return fail(at, u"%1 (alternatives %2)"_s.arg(summary, joinList(matched, u"and"_s)));
     return std::nullopt;
+}
+
+// if/then/else: the value that matches `if` must match `then`, any other must match `else`;
+// either may be absent. A failure of `if` only chooses the branch, unless it is fatal.
+Result Validation::checkCondition(const QJsonObject &schema, const QJsonValue &value,
+                                  const Location &at)
+{
+    const QJsonValue condition = schema.value(u"if"_s);
+    if (condition.isUndefined())
+        return std::nullopt;
+    Result unmet = check(condition, value, at.same());
+    if (unmet && unmet->kind == FailureKind::Fatal)
+        return unmet;
+    const QJsonValue branch = schema.value(unmet ? u"else"_s : u"then"_s);
+    if (branch.isUndefined())
+        return std::nullopt;
+    return check(branch, value, at.same());
 }
 
 Result Validation::checkNot(const QJsonObject &schema, const QJsonValue &value, const Location &at)

@@ -556,7 +556,7 @@ describe('slow readers (MCP_SSE_MAX_BUFFER_KB=64)', { timeout: 60_000 }, () => {
         for (let id = 2; id < 26 && (await health(d)).sessions > before; ++id) {
             try {
                 await send({ jsonrpc: '2.0', id, method: 'tools/call',
-                    params: { name: 'json_schema_2020_12_tool', arguments: { name: megabyte } } });
+                    params: { name: 'json_schema_2020_12_tool', arguments: { name: megabyte, email: 'a@b' } } });
             } catch (error) {
                 if (!/answered 404/.test(error.message))
                     throw error;

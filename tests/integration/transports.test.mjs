@@ -186,14 +186,18 @@ const scenarios = [
         assert.match(textOf(missing), /prompt/);
     }],
 
-    ['tools/call: JSON Schema 2020-12 arguments ($ref, $defs) are accepted and checked', async ({ client }) => {
-        const args = { name: 'Ada', address: { street: '1 Main St', city: 'London' } };
+    ['tools/call: JSON Schema 2020-12 arguments ($ref, $defs, allOf/anyOf, if/then/else) are accepted and checked', async ({ client }) => {
+        const args = { name: 'Ada', address: { street: '1 Main St', city: 'London' }, email: 'ada@example.org' };
         const ok = await client.callTool({ name: 'json_schema_2020_12_tool', arguments: args });
         assert.ok(!ok.isError, textOf(ok));
         assert.deepEqual(JSON.parse(textOf(ok).replace(/^Received: /, '')), args);
-        const bad = await client.callTool({ name: 'json_schema_2020_12_tool', arguments: { address: { city: 7 } } });
+        const bad = await client.callTool({ name: 'json_schema_2020_12_tool', arguments: { address: { city: 7 }, email: 'a@b' } });
         assert.equal(bad.isError, true);
         assert.match(textOf(bad), /arguments\.address\.city/);
+        // contactMethod phone makes phone required (if/then), whatever else is given.
+        const unmet = await client.callTool({ name: 'json_schema_2020_12_tool', arguments: { contactMethod: 'phone', email: 'a@b' } });
+        assert.equal(unmet.isError, true);
+        assert.match(textOf(unmet), /phone/);
     }],
 
     ['progress notifications arrive while a tool runs, increasing', async ({ client }) => {

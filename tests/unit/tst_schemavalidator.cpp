@@ -291,6 +291,20 @@ void TestSchemaValidator::validates_data()
         {u"cannot resolve $ref"_s});
     bad("anyOf empty", u"{'anyOf':[]}"_s, u"1"_s, {u"invalid schema"_s, u"'anyOf'"_s});
 
+    // if/then/else
+    const QString conditional =
+            u"{'if': {'properties': {'via': {'const': 'phone'}}, 'required': ['via']},"
+            u"'then': {'required': ['phone']}, 'else': {'required': ['email']}}"_s;
+    ok("if met, then holds", conditional, u"{'via':'phone','phone':'1'}"_s);
+    bad("if met, then fails", conditional, u"{'via':'phone','email':'a'}"_s,
+        {u"missing required property 'phone'"_s});
+    ok("if unmet, else holds", conditional, u"{'via':'mail','email':'a'}"_s);
+    bad("if unmet, else fails", conditional, u"{'phone':'1'}"_s,
+        {u"missing required property 'email'"_s});
+    ok("if without branches", u"{'if': {'type': 'string'}}"_s, u"1"_s);
+    bad("if cannot hide a broken schema", u"{'if': {'$ref': '#/nowhere'}, 'then': {}}"_s, u"1"_s,
+        {u"cannot resolve $ref"_s});
+
     // $ref
     const QString refSchema =
             u"{"
