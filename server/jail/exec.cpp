@@ -135,9 +135,23 @@ bool execJob(const Policy &policy, const Launch &launch, char *const argv[], std
         envp.push_back(s.data());
     envp.push_back(nullptr);
 
+    // A script cannot run from a close-on-exec descriptor (its interpreter would open
+    // /dev/fd/N after the exec closed it): it is run by its path, as without a descriptor.
+    if (launch.programFd >= 0)
+        ::syscall(SYS_execveat, launch.programFd, "", argv, envp.data(), AT_EMPTY_PATH);
     ::execve(program.c_str(), argv, envp.data());
     error = errnoText("execve " + program, errno);
     return false;
+}
+
+void holdProgram(const Policy &policy, const char *program, Launch &launch)
+{
+    // Only the path is resolved with the jail's privileges: execute permission on the file
+    // itself is still checked for the job's uid at the exec, and Landlock and AppArmor judge
+    // the file as they would by its path.
+    if (policy.wants(Layer::Namespaces) || program == nullptr || program[0] != '/')
+        return;
+    launch.programFd = ::open(program, O_PATH | O_CLOEXEC);
 }
 
 } // namespace cmcp::jail

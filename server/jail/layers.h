@@ -37,6 +37,11 @@ struct Launch
     // `workspaceErrno` then says why, and the first layer that needs it fails with that.
     int workspaceFd = -1;
     int workspaceErrno = 0;
+    // Without the minimal root, a program given by its absolute path is held the same way
+    // (holdProgram) and executed through the descriptor: a program below a directory the job's
+    // uid cannot search (the browser worker of a clone in /root) still starts. With the minimal
+    // root the program is the one inside it, resolved there. -1: executed by its path.
+    int programFd = -1;
     // User namespaces the job may make below its own (max_user_namespaces there): none for a
     // job; a template makes one per call (template.h).
     unsigned nestedUserNamespaces = 0;
@@ -149,6 +154,8 @@ bool applySeccomp(const SeccompProgram &program, std::string &error);
 // through the policy's PATH, execve with exactly the policy environment.
 // Returns only on failure.
 bool execJob(const Policy &policy, const Launch &launch, char *const argv[], std::string &error);
+// exec.cpp, before the identity switch: launch.programFd for `program` (see Launch).
+void holdProgram(const Policy &policy, const char *program, Launch &launch);
 
 // Shared helper: "<what>: <strerror(err)>".
 std::string errnoText(const std::string &what, int err);

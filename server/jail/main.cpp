@@ -95,6 +95,7 @@ void runJob(const JobProcess &job)
     //    by its host path as the job's uid (workspace.cpp).
     Launch launch = job.launch;
     holdWorkspace(launch);
+    holdProgram(policy, job.argv[0], launch);
     // 1. identity: from here on the process is the job's unprivileged uid (inside a user
     //    namespace, still holding that namespace's capabilities for the mount work).
     check(switchIdentity(policy, launch, error), "identity", kExitIdentity);
