@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import { Client, StreamableHTTPClientTransport } from '../clients/node_modules/@modelcontextprotocol/client/dist/index.mjs';
 import { StdioClientTransport } from '../clients/node_modules/@modelcontextprotocol/client/dist/stdio.mjs';
-import { cleanEnv, cmcpdPath, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cleanEnv, cmcpdPath, eventually, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 // label, the client's mode, the era and version it must end up in.
 const modes = [
@@ -34,6 +34,19 @@ async function exercise(client, label, era, version) {
     await ok('file_write', { path, content: `written by ${label}\n` });
     const read = await ok('file_read', { path });
     assert.match(JSON.stringify(read), new RegExp(`written by ${label}`));
+    // This client has no Tasks extension: a background job goes through the job tools, whose
+    // handle it mirrors in Mcp-Param-Handle in the modern era.
+    const started = await ok('system_run_command', { command: `echo background ${label}`, background: true });
+    let output = '';
+    let offset = 0;
+    const complete = await eventually(async () => {
+        const window = await ok('job_output', { job_id: started.job_id, offset, limit: 4096 });
+        output += window.output;
+        offset = window.next_offset;
+        return window.complete;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    assert.ok(complete, `${label}: the background job did not complete: ${JSON.stringify(output)}`);
+    assert.equal(output, `background ${label}\n`);
 }
 
 // A client that answers elicitations. The tool asks the same way in both eras: a request to
