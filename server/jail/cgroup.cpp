@@ -464,8 +464,12 @@ bool createCgroup(const Policy &policy, pid_t jailPid, JobCgroup &out, std::stri
 
     std::string notes; // why hierarchies could not be used, for a failure message
     for (const Hierarchy &hierarchy : hierarchies) {
-        if (!isRelevant(hierarchy, neededV1))
+        if (!isRelevant(hierarchy, neededV1)) {
+            // An empty leftover of an earlier jail that had this pid and needed this controller
+            // goes too: it is a job's directory nobody else would ever remove.
+            ::rmdir((hierarchy.mountPoint + "/" + std::string(kParentName) + "/" + name).c_str());
             continue;
+        }
         std::string dir;
         if (createJobDirectory(hierarchy, name, cgroupPolicy, dir, notes))
             out.dirs.push_back(std::move(dir));

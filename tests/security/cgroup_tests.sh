@@ -202,7 +202,22 @@ cleanup)
     [ "$RC" -eq 124 ] || fail "the jail was not stopped by SIGTERM (status $RC)"
     expect_all_dead
     expect_no_cgroup_left
-    pass "cmcp/$name removed after exit, cmcp/$NAME after SIGTERM"
+
+    # Leftovers of a jail that died before cleaning up, under the name this job gets (default
+    # names are pids, which are reused), go too: also in the jail's hierarchies this job does
+    # not join (pids and cpu, without their limits).
+    stale=0
+    while read -r mp type options; do
+        [ "$type" = cgroup2 ] || [[ ,$options, =~ ,(memory|pids|cpu|cpuacct), ]] || continue
+        mkdir -p "$mp/cmcp" 2>/dev/null && mkdir "$mp/cmcp/$NAME" 2>/dev/null || continue
+        CLEANUP_CGROUPS+=("$mp/cmcp/$NAME")
+        stale=$((stale + 1))
+    done < <(cgroup_mounts)
+    policy "{\"name\":\"$NAME\"}"
+    jail_report 10 /usr/bin/true
+    expect_rc 0
+    expect_no_cgroup_left
+    pass "cmcp/$name removed after exit, cmcp/$NAME after SIGTERM and $stale stale leftovers of its name"
     ;;
 
 kill-escapees)

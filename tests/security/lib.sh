@@ -19,6 +19,7 @@ ERR=$TMPROOT/err
 RC=0
 BGPIDS=()        # helpers a test starts outside the jail (listeners, victims)
 CLEANUP_PATHS=() # scratch paths a test keeps outside $TMPROOT
+CLEANUP_CGROUPS=() # cgroup directories a test makes (rmdir only: their files cannot be deleted)
 
 kill_uid_processes() {
     # Only the test's own uid, one pid at a time.
@@ -26,10 +27,11 @@ kill_uid_processes() {
     for pid in $(pgrep -u "$TUID" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
 }
 cleanup() {
-    local pid
+    local pid dir
     for pid in "${BGPIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
     kill_uid_processes
     rm -rf "$TMPROOT" "${CLEANUP_PATHS[@]}"
+    for dir in "${CLEANUP_CGROUPS[@]}"; do rmdir "$dir" 2>/dev/null; done
 }
 trap cleanup EXIT
 
