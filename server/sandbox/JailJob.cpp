@@ -130,11 +130,16 @@ JailJob::JailJob(JobSpec spec, QObject *parent)
 JailJob::~JailJob()
 {
     if (m_running) {
-        // No result to give any more; the job still must not outlive this object. SIGKILL
-        // reaches the jail, and the job through its parent-death signal.
+        // No result to give any more; the job still must not outlive this object. SIGTERM
+        // lets the jail kill the job and remove its cgroup (a SIGKILLed jail leaves the cgroup
+        // behind for good); SIGKILL follows if it does not end, reaching the job through its
+        // parent-death signal.
         m_process->disconnect(this);
-        m_process->kill();
-        m_process->waitForFinished(1000);
+        m_process->terminate();
+        if (!m_process->waitForFinished(kKillGraceMs)) {
+            m_process->kill();
+            m_process->waitForFinished(1000);
+        }
         m_running = false;
         reapLeftovers();
     }
