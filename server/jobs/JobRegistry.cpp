@@ -129,7 +129,6 @@ void JobRegistry::onFinished(const QString &id)
     BackgroundJob *job = m_jobs.value(id);
     if (!job)
         return;
-    Q_EMIT jobFinished(job->sessionId(), id);
     QList<BackgroundJob *> ended;
     for (BackgroundJob *other : jobsOf(job->sessionId())) {
         if (!other->isRunning())

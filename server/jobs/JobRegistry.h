@@ -60,9 +60,6 @@ public:
     // The message for an id this session cannot reach.
     static QString noSuchJob(const QString &id);
 
-Q_SIGNALS:
-    void jobFinished(const QString &sessionId, const QString &id);
-
 private:
     void onFinished(const QString &id);
     void dispose(BackgroundJob *job);

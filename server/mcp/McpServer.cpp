@@ -770,8 +770,9 @@ void McpServer::startTask(const Request &request, const ToolDefinition &tool,
                            stateBinding(request, tool.name, arguments)))
         return;
     const Principal &principal = request.session->principal();
+    const QString owner = Session::ownerKey(principal);
     QString unrecorded;
-    Task *created = m_tasks->create(Session::ownerKey(principal), tool.name, &unrecorded);
+    Task *created = m_tasks->create(owner, tool.name, &unrecorded);
     if (!created) {
         spdlog::error("task of {}: {}", tool.name.toStdString(), unrecorded.toStdString());
         request.fail(jsonrpc::InternalError,
@@ -779,8 +780,8 @@ void McpServer::startTask(const Request &request, const ToolDefinition &tool,
         return;
     }
     Task &task = *created;
-    auto session = std::make_shared<Session>(Session::ownerKey(principal),
-                                             request.session->transportName(), nullptr, principal);
+    auto session =
+            std::make_shared<Session>(owner, request.session->transportName(), nullptr, principal);
     session->setNegotiated(request.session->protocolVersion(), request.session->clientInfo());
     session->makeStateless(tasks::withoutExtension(request.session->clientCapabilities()));
     task.call = session;
@@ -806,7 +807,7 @@ void McpServer::startTask(const Request &request, const ToolDefinition &tool,
     dispatchDetached(session, call, std::make_shared<TaskExchange>(m_tasks, taskId));
     // The call's start is recorded by now; the client learns of the task once that record is
     // durable, as it would learn of a result.
-    afterRecordsDurable([request, tasks = m_tasks, taskId, owner = Session::ownerKey(principal)] {
+    afterRecordsDurable([request, tasks = m_tasks, taskId, owner] {
         const Task *created = tasks->find(taskId, owner);
         QJsonObject result = created ? created->describe(false) : QJsonObject{};
         result.insert(QLatin1String("resultType"), QLatin1String("task"));
@@ -1152,6 +1153,7 @@ void McpServer::listen(const Request &request)
 {
     Subscriptions::Filter filter = Subscriptions::Filter::fromParams(
             request.params.value(QLatin1String("notifications")).toObject());
+    const QString owner = Session::ownerKey(request.session->principal());
     if (!filter.taskIds.isEmpty()) {
         if (!tasks::declared(request.session->clientCapabilities())) {
             request.fail(jsonrpc::MissingRequiredClientCapability,
@@ -1163,7 +1165,6 @@ void McpServer::listen(const Request &request)
         }
         // Agreed to only for the principal's own tasks: another's id is left out of the
         // acknowledgement exactly as an unknown one.
-        const QString owner = Session::ownerKey(request.session->principal());
         filter.taskIds.removeIf([&](const QString &id) { return !m_tasks->find(id, owner); });
     }
     const QSet<QString> taskIds = filter.taskIds;
@@ -1172,7 +1173,6 @@ void McpServer::listen(const Request &request)
                          std::move(filter));
     // Each task's state as it is now, so that a change between the client's last tasks/get and
     // this stream is not lost.
-    const QString owner = Session::ownerKey(request.session->principal());
     for (const QString &id : taskIds) {
         if (const Task *task = m_tasks->find(id, owner))
             m_subscriptions.taskChanged(id, owner, task->describe(true));

@@ -47,7 +47,8 @@ private:
         QString error;
         if (!log->open(&error))
             qFatal("%s", qPrintable(error));
-        BackgroundJob::Description description{QStringLiteral("test"), program, interactive, 30};
+        BackgroundJob::Description description{QStringLiteral("test"), program, interactive, 30,
+                                               QString()};
         return new BackgroundJob(
                 unguessableId("job_"), session, description, jail, std::move(log),
                 [](const JobResult &result) {
