@@ -182,7 +182,7 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
         std::vector<std::string> layers;
         for (Layer l : policy.layers)
             layers.push_back(layerName(l));
-        reportStarted(pid, layers);
+        reportStarted(pid, layers, cgroup.dirs);
     }
 
     ExitRecord record;

@@ -54,9 +54,12 @@ void refuse(const std::string &layer, int code, const std::string &message)
     ::_exit(code);
 }
 
-void reportStarted(pid_t pid, const std::vector<std::string> &layers)
+void reportStarted(pid_t pid, const std::vector<std::string> &layers,
+                   const std::vector<std::string> &cgroups)
 {
-    writeRecord({{"event", "started"}, {"pid", pid}, {"layers", layers}});
+    // The cgroups go with it so that the supervisor can remove them should this jail die
+    // (SIGKILL) before it removes them itself.
+    writeRecord({{"event", "started"}, {"pid", pid}, {"layers", layers}, {"cgroups", cgroups}});
 }
 
 void reportExit(const ExitRecord &r)

@@ -22,7 +22,8 @@ void reportRefused(const std::string &layer, int code, const std::string &messag
 // The stderr line and the record, then exit with `code`. For the monitor, before the job runs.
 [[noreturn]] void refuse(const std::string &layer, int code, const std::string &message);
 
-void reportStarted(pid_t pid, const std::vector<std::string> &layers);
+void reportStarted(pid_t pid, const std::vector<std::string> &layers,
+                   const std::vector<std::string> &cgroups = {});
 
 struct ExitRecord
 {

@@ -446,7 +446,7 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
     std::vector<std::string> layers;
     for (Layer l : policy.layers)
         layers.push_back(layerName(l));
-    reportStarted(pid, layers);
+    reportStarted(pid, layers, cgroup.dirs);
 
     const Template t{policy, comparablePolicy(policyText), options, pid, control[0]};
     // Armed helpers wait in accept on the one listening socket: non-blocking, so that the

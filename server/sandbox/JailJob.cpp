@@ -8,6 +8,7 @@
 #include "posix/Pipe.h"
 #include "posix/ReadAvailable.h"
 #include "posix/WriteAll.h"
+#include "sandbox/AbandonedCgroups.h"
 #include "sandbox/UidReaper.h"
 
 #include <QDir>
@@ -484,6 +485,9 @@ void JailJob::onProcessFinished(int exitCode, QProcess::ExitStatus status)
     readReport();
     m_report.finish();
     closeReportPipe();
+    // A jail that ended without saying how (killed from outside) could not remove the cgroups.
+    if (m_report.started() && !m_report.exit() && !m_report.refusal())
+        removeAbandonedCgroups(m_report.started()->cgroups);
     // The job and everything it started are gone, so is every writer of the channel.
     readChannel();
     closeChannelPipe();

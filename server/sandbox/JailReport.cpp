@@ -50,6 +50,12 @@ std::optional<JailStarted> parseStarted(const QJsonObject &record)
             return std::nullopt;
         started.layers.append(layer.toString());
     }
+    // Absent from jails that have no cgroup of their own to tell (a call forked from a template).
+    for (const QJsonValue &dir : record.value(QLatin1String("cgroups")).toArray()) {
+        if (!dir.isString())
+            return std::nullopt;
+        started.cgroups.append(dir.toString());
+    }
     return started;
 }
 

@@ -9,7 +9,7 @@
 namespace cmcp {
 
 // What cmcp-jail wrote on its --report-fd, one JSON object per line (server/jail/report.h):
-//   {"event":"started","pid":P,"layers":[...]}
+//   {"event":"started","pid":P,"layers":[...],"cgroups":[...]}
 //   {"event":"refused","layer":L,"code":C,"message":M}
 //   {"event":"exit","exit_code":N|null,"signal":N|null,"wall_ms":N,"cpu_ms":N,
 //    "peak_memory_kb":N|null,"oom_killed":B,"killed":B}
@@ -17,6 +17,7 @@ struct JailStarted
 {
     qint64 pid = 0; // the job's host pid
     QStringList layers; // the layers the jail applied
+    QStringList cgroups; // the job's cgroup directories, which the jail removes as it ends
 };
 
 struct JailRefusal

@@ -7,7 +7,7 @@
 // without it the tests skip, saying so.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -216,6 +216,11 @@ describe('faults: jobs', needsRoot, () => {
         const running = () => liveJailProcesses(UID_BASE, UID_COUNT);
         assert.ok(await eventually(() => running().length === 0, { timeoutMs: deathBoundMs, intervalMs: 10 }),
                   `job processes outlived their cmcp-jail: ${running()}`);
+        // Nor does its cgroup: the daemon removes what the killed jail could not.
+        const cgroupsOf = pid => readdirSync('/sys/fs/cgroup').map(h => join('/sys/fs/cgroup', h, 'cmcp', `job-${pid}`))
+            .concat(join('/sys/fs/cgroup/cmcp', `job-${pid}`)).filter(dir => existsSync(dir));
+        assert.ok(await eventually(() => cgroupsOf(jails[0].pid).length === 0, { timeoutMs: 3000, intervalMs: 20 }),
+                  `the killed jail's cgroups are left: ${cgroupsOf(jails[0].pid)}`);
         await client.close();
         await stillServing();
         await leakCheck('cmcp-jail SIGKILLed');

@@ -6,7 +6,7 @@
 // without it the suite skips, saying so.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,9 +259,9 @@ describe('calls forked from a template', needsRoot, () => {
         assert.ok(monitor, JSON.stringify(templateProcesses()));
         process.kill(monitor.pid, 'SIGKILL');
         await eventually(async () => (await templates())?.command?.state === 'stopped', { timeoutMs: 3000 });
-        // A SIGKILLed jail cannot remove its cgroup (the next jail given its pid does): the
-        // test removes it, not to leave it on the host.
-        await eventually(() => removeCgroupEverywhere(`job-${monitor.pid}`), { timeoutMs: 3000 });
+        // A SIGKILLed jail cannot remove its cgroup: the daemon does.
+        assert.ok(await eventually(() => cgroupsNamed(`job-${monitor.pid}`).length === 0, { timeoutMs: 3000 }),
+                  `the killed template's cgroups are left: ${cgroupsNamed(`job-${monitor.pid}`)}`);
         // The job kept waiting, a fork of that template, died with it: the daemon learns so
         // from its own report, a moment later.
         await new Promise(resolve => setTimeout(resolve, 500));
@@ -312,19 +312,10 @@ function setSetting(socketPath, name, value) {
     });
 }
 
-// Whether no cmcp/NAME cgroup is left in any hierarchy (removing the empty ones).
-function removeCgroupEverywhere(name) {
-    let left = false;
-    for (const hierarchy of readdirSync('/sys/fs/cgroup').map(h => join('/sys/fs/cgroup', h)).concat('/sys/fs/cgroup')) {
-        const dir = join(hierarchy, 'cmcp', name);
-        try {
-            rmdirSync(dir);
-        } catch (error) {
-            if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR')
-                left = true;
-        }
-    }
-    return !left;
+// The cmcp/NAME cgroups of every hierarchy.
+function cgroupsNamed(name) {
+    return readdirSync('/sys/fs/cgroup').map(h => join('/sys/fs/cgroup', h)).concat('/sys/fs/cgroup')
+        .map(hierarchy => join(hierarchy, 'cmcp', name)).filter(dir => existsSync(dir));
 }
 
 function processesInCgroup(dir) {
