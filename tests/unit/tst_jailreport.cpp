@@ -10,7 +10,7 @@ using namespace cmcp;
 namespace {
 
 const QByteArray kStarted =
-        R"({"event":"started","layers":["identity","rlimits","seccomp"],"pid":25865})"
+        R"({"cgroups":["/sys/fs/cgroup/cmcp/job-25864"],"event":"started","layers":["identity","rlimits","seccomp"],"pid":25865})"
         "\n";
 const QByteArray kExit =
         R"({"cpu_ms":3,"event":"exit","exit_code":0,"killed":false,"oom_killed":false,"peak_memory_kb":2892,"signal":null,"wall_ms":8})"
@@ -38,6 +38,7 @@ private Q_SLOTS:
             QVERIFY(report.started());
             QCOMPARE(report.started()->pid, 25865);
             QCOMPARE(report.started()->layers, QStringList({"identity", "rlimits", "seccomp"}));
+            QCOMPARE(report.started()->cgroups, QStringList({"/sys/fs/cgroup/cmcp/job-25864"}));
             QVERIFY(report.exit());
             QCOMPARE(report.exit()->exitCode, 0);
             QCOMPARE(report.exit()->signal, std::nullopt);
@@ -91,6 +92,9 @@ private Q_SLOTS:
                                                            "\n");
         QTest::newRow("started with a numeric layer")
                 << QByteArray(R"({"event":"started","pid":3,"layers":[1]})"
+                              "\n");
+        QTest::newRow("started with a numeric cgroup")
+                << QByteArray(R"({"event":"started","pid":3,"layers":[],"cgroups":[7]})"
                               "\n");
         QTest::newRow("exit without killed")
                 << QByteArray(R"({"event":"exit","exit_code":0,"signal":null,"wall_ms":1,)"
