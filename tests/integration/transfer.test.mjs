@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
-import { hostWorkspace, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { hostWorkspace, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 const MiB = 1024 * 1024;
 const sha256 = bytes => createHash('sha256').update(bytes).digest('hex');
@@ -25,7 +25,7 @@ const memory = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')
 
 // Sends `head` and then `body` (a Buffer, or nothing) over a plain socket; resolves with the
 // first answer's status line and the bytes read, or with what arrived when the daemon closed.
-// With `cutAfter`, the socket is destroyed once that many body bytes are written.
+// With `cutAfter`, the client ends the connection once that many body bytes are written.
 const rawPut = (url, head, body, { cutAfter } = {}) => new Promise((resolve, reject) => {
     const { hostname, port } = new URL(url);
     const socket = connect(Number(port), hostname);
@@ -42,11 +42,8 @@ const rawPut = (url, head, body, { cutAfter } = {}) => new Promise((resolve, rej
         for (let at = 0; at < until; at += 256 * 1024)
             if (!socket.write(body.subarray(at, Math.min(at + 256 * 1024, until))))
                 await new Promise(drained => socket.once('drain', drained));
-        if (cutAfter !== undefined) {
-            clearTimeout(timer);
-            socket.destroy();
-            resolve(received);
-        }
+        if (cutAfter !== undefined)
+            socket.end();
     });
 });
 
@@ -246,4 +243,43 @@ describe('file transfers', () => {
         assert.equal(put.status, 201);
         assert.equal((await ok('file_read', { path: 'small.txt' })).content, 'new content\n');
     }));
+});
+
+describe('file transfers across a crash', () => {
+    let sandbox;
+    let daemon;
+    after(async () => {
+        await daemon?.stop();
+        rmSync(sandbox, { recursive: true, force: true });
+    });
+
+    test('a daemon started after a crash removes the temporary file of an unfinished upload; its URL is gone', async () => {
+        sandbox = mkdtempSync(join(tmpdir(), 'cmcp-transfer-crash-'));
+        const settings = { SANDBOX_ROOT: sandbox };
+        daemon = await startDaemon({ fixtures: false, settings });
+        const workspace = hostWorkspace(sandbox);
+        const client = new Client({ name: 'transfer-crash-test', version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
+        const result = await client.callTool({ name: 'file_transfer', arguments: { path: 'crash/left.bin', direction: 'upload' } });
+        assert.ok(!result.isError, result.content?.[0]?.text);
+        const { url } = result.structuredContent;
+        await client.close();
+        const { pathname, host } = new URL(url);
+        const body = randomBytes(4 * MiB);
+        await rawPut(url, `PUT ${pathname} HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${body.length}\r\n\r\n`, body, { cutAfter: 2 * MiB });
+        const temporary = () => (existsSync(join(workspace, 'crash')) ? readdirSync(join(workspace, 'crash')) : []).filter(name => name.startsWith('.cmcp-upload-'));
+        assert.equal(temporary().length, 1, 'the cut-off upload has a temporary file');
+        await sleep(200); // the daemon has seen the connection end (no matter if not)
+
+        process.kill(daemon.pid, 'SIGKILL');
+        await daemon.stop();
+        // (The workspace volume, where there is one, is unmounted now: nothing to look at.)
+        daemon = await withDiagnostics(daemon, () => startDaemon({ fixtures: false, settings }));
+        await withDiagnostics(daemon, async () => {
+            assert.deepEqual(temporary(), [], 'the restarted daemon left the half-made upload');
+            assert.ok(!existsSync(join(workspace, 'crash', 'left.bin')));
+            const again = await fetch(new URL(pathname, `http://127.0.0.1:${daemon.port}`), { method: 'PUT', body: 'x' });
+            assert.equal(again.status, 404);
+        });
+    });
 });

@@ -9,6 +9,7 @@
 #include "transport/HttpWire.h"
 #include "workspace/RegularFile.h"
 
+#include <QDir>
 #include <QFile>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
@@ -178,11 +179,15 @@ struct FileTransfers::Ticket
     qint64 received = 0;
     bool spent = false;
     bool receiving = false; // a request's body is being written now
+    UploadJournal *journal = nullptr; // where the temporary file is recorded while it exists
+    QString token;
 
     void discardTemporary()
     {
-        if (temporary.isValid())
+        if (temporary.isValid()) {
             ::unlinkat(parent.get(), temporaryName.constData(), 0);
+            journal->forget(token);
+        }
         temporary = UniqueFd();
         received = 0;
         total = -1;
@@ -192,8 +197,11 @@ struct FileTransfers::Ticket
 FileTransfers::FileTransfers(const Settings &settings, QObject *parent)
     : QObject(parent),
       m_seconds(int(settings.integer(u"TRANSFER_URL_SECONDS"))),
-      m_maxBytes(settings.integer(u"TRANSFER_MAX_MB") << 20)
+      m_maxBytes(settings.integer(u"TRANSFER_MAX_MB") << 20),
+      m_journal(QDir(QDir::currentPath()).absoluteFilePath(settings.text(u"SANDBOX_ROOT"))
+                + QStringLiteral("/transfers"))
 {
+    m_journal.removeLeftovers();
     setObjectName(QStringLiteral("cmcp::FileTransfers"));
     // An expired upload's temporary file goes even when nobody asks again.
     m_sweep.setInterval(std::chrono::seconds(m_seconds));
@@ -285,7 +293,9 @@ std::optional<FileTransfers::Issued> FileTransfers::issue(const Principal &princ
     ticket->path = path;
     ticket->direction = direction;
     ticket->expires = QDeadlineTimer(std::chrono::seconds(m_seconds));
-    ticket->temporaryName = ".cmcp-upload-" + token.toLatin1();
+    ticket->temporaryName = UploadJournal::temporaryName(token);
+    ticket->journal = &m_journal;
+    ticket->token = token;
     m_tickets.insert(token, ticket);
     const QString httpPath = kPrefix + token;
     return Issued{httpPath, m_base + httpPath, m_seconds};
@@ -430,15 +440,21 @@ StreamedBodyPlan FileTransfers::receive(const RequestHead &head, const Principal
                 extra));
     }
     if (!ticket->temporary.isValid()) {
+        if (QString error; !m_journal.record(ticket->token, ticket->workspace.path(),
+                                             ticket->path, &error))
+            return refusedPlan(failure(500, error));
         ::unlinkat(ticket->parent.get(), ticket->temporaryName.constData(), 0);
         ticket->temporary =
                 UniqueFd(::openat(ticket->parent.get(), ticket->temporaryName.constData(),
                                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-        if (!ticket->temporary.isValid())
+        if (!ticket->temporary.isValid()) {
+            const int failed = errno;
+            m_journal.forget(ticket->token);
             return refusedPlan(failure(500,
                                        QStringLiteral("cannot create the upload's temporary "
                                                       "file: %1")
-                                               .arg(errnoText(errno))));
+                                               .arg(errnoText(failed))));
+        }
         ticket->total = part.total;
     }
     StreamedBodyPlan plan;
@@ -516,6 +532,7 @@ http::Answer FileTransfers::received(const QString &token, Ticket &ticket, qint6
     }
     ticket.temporary = UniqueFd();
     fsyncDirectoryAt(ticket.parent.get(), ".");
+    m_journal.forget(token);
     ticket.spent = true;
     spdlog::info("transfer: {} bytes uploaded to {} ({})", ticket.total,
                  ticket.path.display().toStdString(), token.left(8).toStdString());

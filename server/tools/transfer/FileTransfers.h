@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mcp/Principal.h"
+#include "tools/transfer/UploadJournal.h"
 #include "transport/HttpWire.h"
 #include "transport/RequestHead.h"
 #include "transport/StreamedBody.h"
@@ -38,7 +39,8 @@ class Settings;
 // in order, renamed onto it once the last byte is on disk: the name holds the old content or
 // the whole new one, never a part. A part that does not start where the received bytes end gets
 // 409 with the Range received so far, to resume from; a body cut off keeps what reached the
-// disk, to resume from there. A finished upload's URL is spent. A principal holds at most 64 URLs
+// disk, to resume from there. A finished upload's URL is spent. URLs end with the daemon; the
+// temporary files of a daemon that crashed are removed when the next one starts (UploadJournal). A principal holds at most 64 URLs
 // that have not expired (each keeps its workspace's directory open).
 class FileTransfers : public QObject
 {
@@ -89,6 +91,7 @@ private:
     const int m_seconds;
     const qint64 m_maxBytes;
     QString m_base;
+    UploadJournal m_journal;
     QHash<QString, std::shared_ptr<Ticket>> m_tickets;
     QTimer m_sweep;
 };
