@@ -126,7 +126,8 @@ void ConnectionGuard::takeOver()
     head->peer = m_socket->peerAddress();
     StreamedBodyPlan plan = m_streamed->plan(*head);
     // A client that waits for "100 Continue" sends no body after a refusal.
-    const bool waitsToSend = head->value("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
+    const bool waitsToSend =
+            head->value("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
     if (plan.refusal)
         return answerAndClose(*plan.refusal, waitsToSend || m_framing.bodyLeft() == 0);
     if (waitsToSend)

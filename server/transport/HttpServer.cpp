@@ -153,17 +153,16 @@ std::optional<Principal> HttpServer::admit(const QByteArray &authorization,
     }
     std::optional<Principal> principal = m_options.tokens.principalFor(authorization);
     if (!principal)
-        *refusal = http::jsonRpcError(401, -32600,
-                                      QStringLiteral("a valid bearer token is required"),
-                                      {{"WWW-Authenticate", "Bearer realm=\"cmcp\""}});
+        *refusal =
+                http::jsonRpcError(401, -32600, QStringLiteral("a valid bearer token is required"),
+                                   {{"WWW-Authenticate", "Bearer realm=\"cmcp\""}});
     return principal;
 }
 
 StreamedBodyPlan HttpServer::planStreamed(const RequestHead &head) const
 {
     StreamedBodyPlan refused;
-    refused.refusal =
-            refusalAtDoor(head.path, head.value("host"), head.value("origin"), head.peer);
+    refused.refusal = refusalAtDoor(head.path, head.value("host"), head.value("origin"), head.peer);
     if (refused.refusal)
         return refused;
     http::Answer refusal;

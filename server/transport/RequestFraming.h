@@ -29,7 +29,8 @@ public:
     };
 
     explicit RequestFraming(qint64 maxBodyBytes, QByteArray streamedPrefix = {})
-        : m_maxBody(maxBodyBytes), m_streamedPrefix(std::move(streamedPrefix))
+        : m_maxBody(maxBodyBytes),
+          m_streamedPrefix(std::move(streamedPrefix))
     {
     }
 

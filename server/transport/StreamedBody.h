@@ -59,8 +59,8 @@ public:
     static constexpr qint64 kChunkBytes = 512 * 1024;
     static constexpr qint64 kInFlightBytes = 2 * kChunkBytes;
 
-    StreamedBody(ConnectionGuard *guard, QTcpSocket *socket, StreamedBodyPlan plan,
-                 qint64 length, QThread *writerThread, QObject *parent);
+    StreamedBody(ConnectionGuard *guard, QTcpSocket *socket, StreamedBodyPlan plan, qint64 length,
+                 QThread *writerThread, QObject *parent);
     ~StreamedBody() override;
 
 private:

@@ -341,8 +341,9 @@ void FileTransfers::serve(const QHttpServerRequest &request, QTcpSocket *socket,
         // Uploads are streamed (receive()); only a PUT the framing could not tell for one, with
         // the URL in absolute form, arrives here.
         http::writeAnswer(socket,
-                          failure(400, QStringLiteral("send the PUT to the URL's path "
-                                                      "(PUT /transfer/..., not an absolute URL)")));
+                          failure(400,
+                                  QStringLiteral("send the PUT to the URL's path "
+                                                 "(PUT /transfer/..., not an absolute URL)")));
         return;
     }
     download(request, socket, *std::get<std::shared_ptr<Ticket>>(found));
@@ -410,11 +411,11 @@ StreamedBodyPlan FileTransfers::receive(const RequestHead &head, const Principal
         part = *parsed;
     }
     if (part.total > m_maxBytes)
-        return refusedPlan(
-                failure(413,
-                        QStringLiteral("the file of %1 bytes is larger than TRANSFER_MAX_MB (%2 MB)")
-                                .arg(part.total)
-                                .arg(m_maxBytes >> 20)));
+        return refusedPlan(failure(
+                413,
+                QStringLiteral("the file of %1 bytes is larger than TRANSFER_MAX_MB (%2 MB)")
+                        .arg(part.total)
+                        .arg(m_maxBytes >> 20)));
     if (ticket->receiving)
         return refusedPlan(failure(409,
                                    QStringLiteral("another request is uploading to this URL now: "
@@ -440,8 +441,8 @@ StreamedBodyPlan FileTransfers::receive(const RequestHead &head, const Principal
                 extra));
     }
     if (!ticket->temporary.isValid()) {
-        if (QString error; !m_journal.record(ticket->token, ticket->workspace.path(),
-                                             ticket->path, &error))
+        if (QString error;
+            !m_journal.record(ticket->token, ticket->workspace.path(), ticket->path, &error))
             return refusedPlan(failure(500, error));
         ::unlinkat(ticket->parent.get(), ticket->temporaryName.constData(), 0);
         ticket->temporary =
@@ -460,8 +461,8 @@ StreamedBodyPlan FileTransfers::receive(const RequestHead &head, const Principal
     StreamedBodyPlan plan;
     plan.file = UniqueFd(::fcntl(ticket->temporary.get(), F_DUPFD_CLOEXEC, 0));
     if (!plan.file.isValid())
-        return refusedPlan(failure(
-                500, QStringLiteral("cannot write the upload: %1").arg(errnoText(errno))));
+        return refusedPlan(
+                failure(500, QStringLiteral("cannot write the upload: %1").arg(errnoText(errno))));
     plan.offset = part.first;
     ticket->receiving = true;
     const QString token = head.path.mid(kPrefix.size());

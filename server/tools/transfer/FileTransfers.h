@@ -40,8 +40,9 @@ class Settings;
 // the whole new one, never a part. A part that does not start where the received bytes end gets
 // 409 with the Range received so far, to resume from; a body cut off keeps what reached the
 // disk, to resume from there. A finished upload's URL is spent. URLs end with the daemon; the
-// temporary files of a daemon that crashed are removed when the next one starts (UploadJournal). A principal holds at most 64 URLs
-// that have not expired (each keeps its workspace's directory open).
+// temporary files of a daemon that crashed are removed when the next one starts (UploadJournal). A
+// principal holds at most 64 URLs that have not expired (each keeps its workspace's directory
+// open).
 class FileTransfers : public QObject
 {
     Q_OBJECT

@@ -60,8 +60,8 @@ int UploadJournal::removeLeftovers()
                 ? QString::fromUtf8(file.read(64 * 1024)).split(u'\n')
                 : QStringList();
         QString error;
-        const std::optional<WorkspacePath> target = tokenForm.match(token).hasMatch()
-                        && lines.size() >= 2
+        const std::optional<WorkspacePath> target =
+                tokenForm.match(token).hasMatch() && lines.size() >= 2
                 ? WorkspacePath::parse(lines[1], &error)
                 : std::nullopt;
         // Resolved beneath the workspace as on every request: a record cannot reach elsewhere.
@@ -70,7 +70,8 @@ int UploadJournal::removeLeftovers()
                 : nullptr;
         if (root) {
             const ContainedRoot::Opened parent = root->openParent(*target, false, nullptr);
-            if (parent.ok() && ::unlinkat(parent.fd.get(), temporaryName(token).constData(), 0) == 0)
+            if (parent.ok()
+                && ::unlinkat(parent.fd.get(), temporaryName(token).constData(), 0) == 0)
                 ++removed;
         }
         // A workspace gone since, or a directory removed, took the temporary file with it.
