@@ -142,8 +142,11 @@ QByteArray ConnectionGuard::readBody(qint64 most)
         return {};
     const QByteArray bytes =
             m_socket->read(std::min({most, m_framing.bodyLeft(), m_socket->bytesAvailable()}));
-    if (bytes.isEmpty())
+    if (bytes.isEmpty()) {
+        if (m_framing.bodyLeft() > 0 && !m_stall.isActive())
+            m_stall.start(m_stallMs); // reading again after the disk: the client's turn
         return bytes;
+    }
     m_framing.feed(bytes); // body bytes only: nothing to refuse
     if (m_framing.bodyLeft() > 0)
         m_stall.start(m_stallMs);

@@ -65,6 +65,9 @@ public:
     // arrived (none once it is complete), and a call when more arrive.
     QByteArray readBody(qint64 most);
     void setBodyReadable(std::function<void()> readable) { m_bodyReadable = std::move(readable); }
+    // The reader has stopped reading for the disk: the client is not the slow one, so no byte
+    // arriving is no stall until it reads again.
+    void bodyWaitsForDisk() { m_stall.stop(); }
     // Answers and closes: at once when the request's body has been read (or a deadline ran out),
     // else after a short grace in which the rest of the body is read and dropped, so that the
     // client can finish sending and read the answer.

@@ -64,6 +64,8 @@ void StreamedBody::pull()
     }
     if (!m_finished && m_left == 0 && m_queued == 0 && m_collected.isEmpty())
         finish(0);
+    else if (m_guard && m_left > 0 && m_collected.size() + m_queued >= kInFlightBytes)
+        m_guard->bodyWaitsForDisk();
 }
 
 void StreamedBody::send()

@@ -6,8 +6,10 @@
 // PUT of a whole file far larger than MCP_MAX_BODY_MB is streamed to disk with the daemon's
 // resident memory growing by a small part of it; a body cut off mid-way leaves nothing under the
 // final name and resumes from what reached the disk; a file over TRANSFER_MAX_MB is refused
-// before its body is sent. On the workspace volume, an upload past a named workspace's quota is
-// refused and leaves nothing.
+// before its body is sent; a head that arrives in pieces is streamed still, and a request that only
+// began like a PUT to a transfer URL reaches Qt's parser whole. On the workspace volume, an upload
+// past a named workspace's quota is refused and leaves nothing. A daemon started after a crash
+// removes the temporary file of an unfinished upload.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -24,18 +26,38 @@ const sha256 = bytes => createHash('sha256').update(bytes).digest('hex');
 const memory = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 
 // Sends `head` and then `body` (a Buffer, or nothing) over a plain socket; resolves with the
-// first answer's status line and the bytes read, or with what arrived when the daemon closed.
+// first complete answer (after any 100 Continue), or with what arrived when the daemon closed.
 // With `cutAfter`, the client ends the connection once that many body bytes are written.
-const rawPut = (url, head, body, { cutAfter } = {}) => new Promise((resolve, reject) => {
+const rawPut = (url, head, body, { cutAfter, cuts = [] } = {}) => new Promise((resolve, reject) => {
     const { hostname, port } = new URL(url);
     const socket = connect(Number(port), hostname);
+    socket.setNoDelay(true);
     let received = '';
     const timer = setTimeout(() => { socket.destroy(); reject(new Error(`no answer; got: ${received}`)); }, 20_000);
-    socket.on('data', chunk => { received += chunk.toString('latin1'); });
+    const finished = () => {
+        const answer = received.replace(/^(HTTP\/1\.1 1\d\d [^\r]*\r\n\r\n)+/, '');
+        const end = answer.indexOf('\r\n\r\n');
+        const length = /\r\ncontent-length: *(\d+)/i.exec(answer.slice(0, end));
+        return end >= 0 && length && answer.length >= end + 4 + Number(length[1]);
+    };
+    socket.on('data', chunk => {
+        received += chunk.toString('latin1');
+        if (finished()) {
+            clearTimeout(timer);
+            socket.destroy();
+            resolve(received);
+        }
+    });
     socket.on('error', () => {});
     socket.on('close', () => { clearTimeout(timer); resolve(received); });
     socket.on('connect', async () => {
-        socket.write(head);
+        // The head in pieces cut at `cuts`, written apart in time, as TCP may deliver them.
+        const ends = [...cuts, head.length];
+        for (let piece = 0, at = 0; piece < ends.length; at = ends[piece++]) {
+            socket.write(head.slice(at, ends[piece]));
+            if (piece + 1 < ends.length)
+                await new Promise(wait => setTimeout(wait, 50));
+        }
         if (!body)
             return;
         const until = cutAfter ?? body.length;
@@ -234,6 +256,22 @@ describe('file transfers', () => {
         assert.match(answer, /larger than TRANSFER_MAX_MB/);
         assert.ok(!existsSync(join(workspace, 'huge.bin')));
         assert.deepEqual(readdirSync(workspace).filter(name => name.startsWith('.cmcp-upload-')), []);
+    }));
+
+    test('a head that arrives in pieces: a PUT is still streamed, and a request that only began like one reaches the parser whole', () => withDiagnostics(daemon, async () => {
+        const issued = await ok('file_transfer', { path: 'pieces.txt', direction: 'upload' });
+        const { pathname, host } = new URL(issued.url);
+        const put = await rawPut(issued.url, `PUT ${pathname} HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 6\r\n\r\n`, Buffer.from('piece\n'), { cuts: [1, 5, 20, 52, 70] });
+        assert.match(put, /^HTTP\/1\.1 201 /);
+        assert.equal(readFileSync(join(workspace, 'pieces.txt'), 'utf8'), 'piece\n');
+        // "P" and "PUT /" may begin a streamed PUT: held back until they do not, then the parser
+        // has them all.
+        const asked = [
+            [`POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 2\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\r\n{}`, /^HTTP\/1\.1 400 [^]*jsonrpc/],
+            [`PUT /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 0\r\n\r\n`, /^HTTP\/1\.1 405 [^]*Allow: GET, POST, DELETE/],
+        ];
+        for (const [request, expected] of asked)
+            assert.match(await rawPut(issued.url, request, null, { cuts: [1, 5, 30] }), expected);
     }));
 
     test('a whole small file in one PUT, replacing an existing file in place', () => withDiagnostics(daemon, async () => {
