@@ -139,7 +139,8 @@ QList<SettingSpec> buildTable()
                  NoFlags),
             integer(http, "MCP_MAX_BODY_MB", "32", 2, 4096,
                     "Largest HTTP request body accepted, in megabytes; must exceed "
-                    "FILE_MAX_SIZE_MB.",
+                    "FILE_MAX_SIZE_MB. Uploads to file_transfer URLs are streamed and bounded by "
+                    "TRANSFER_MAX_MB instead.",
                     NoFlags),
             integer(http, "MCP_SSE_KEEPALIVE_SECONDS", "15", 1, 3600,
                     "Interval between keep-alive comments on idle SSE streams, in seconds.",
@@ -367,8 +368,8 @@ QList<SettingSpec> buildTable()
             integer(files, "TRANSFER_URL_SECONDS", "600", 1, 86400,
                     "How long a URL of file_transfer stays valid, in seconds.", NoFlags),
             integer(files, "TRANSFER_MAX_MB", "4096", 1, 1048576,
-                    "Largest file file_transfer uploads, in megabytes (downloads are bounded by "
-                    "the file).",
+                    "Largest file file_transfer uploads, in megabytes, in one PUT or in parts "
+                    "(downloads are bounded by the file).",
                     NoFlags),
             integer(files, "FILE_MAX_SIZE_MB", "10", 1, 1024,
                     "Largest file the file tools read or write, in megabytes.", Live),

@@ -328,6 +328,10 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
                                const Principal &principal) {
                       transfers.serve(request, socket, principal);
                   });
+    http.setStreamedPutRoute(QStringLiteral("/transfer/"),
+                             [&transfers](const RequestHead &head, const Principal &principal) {
+                                 return transfers.receive(head, principal);
+                             });
     const quint16 port = http.start(&error);
     if (port == 0)
         return startupFailure(1, error);

@@ -3,7 +3,9 @@
 #include "transport/HttpWire.h"
 
 #include <QTcpSocket>
+#include <QThread>
 
+#include <algorithm>
 #include <limits>
 
 #include <spdlog/spdlog.h>
@@ -12,19 +14,23 @@ namespace cmcp {
 
 namespace {
 constexpr int closeGraceMs = 2000;
+// What the socket of a streamed body reads from the kernel ahead of the disk.
+constexpr qint64 streamedReadBufferBytes = 1024 * 1024;
 } // namespace
 
 ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const HttpOptions &options,
-                                 std::shared_ptr<IncompleteRequestBytes> incomplete)
+                                 std::shared_ptr<IncompleteRequestBytes> incomplete,
+                                 std::shared_ptr<const StreamedRequests> streamed)
     : QObject(socket),
       m_socket(socket),
-      m_framing(options.maxBodyBytes),
+      m_framing(options.maxBodyBytes, streamed ? streamed->prefix : QByteArray()),
       m_headerMs(options.headerTimeoutSeconds * 1000),
       m_bodyMs(options.bodyTimeoutSeconds * 1000),
       m_bodyMinBytesPerSecond(qMax<qint64>(1, options.bodyMinBytesPerSecond)),
       m_idleMs(options.idleTimeoutSeconds * 1000),
       m_stallMs(options.bodyStallSeconds * 1000),
-      m_incomplete(std::move(incomplete))
+      m_incomplete(std::move(incomplete)),
+      m_streamed(std::move(streamed))
 {
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, &ConnectionGuard::onDeadline);
@@ -63,10 +69,36 @@ void ConnectionGuard::onReadyRead()
         m_socket->readAll(); // drain so the HTTP parser sees nothing of a refused request
         return;
     }
+    if (m_takenOver) {
+        if (m_bodyReadable)
+            m_bodyReadable();
+        return;
+    }
     const qint64 bodyLeftBefore = m_framing.bodyLeft();
-    if (const std::optional<RequestFraming::Refusal> refusal =
-                m_framing.feed(m_socket->peek(m_socket->bytesAvailable())))
+    const QByteArray fresh = m_socket->peek(m_socket->bytesAvailable());
+    if (!m_withholding && m_framing.headerBytes() == 0 && m_framing.mayBeStreamed(fresh)
+        && !m_socket->isTransactionStarted()) {
+        m_socket->startTransaction();
+        m_withholding = true;
+        m_withheldAfter = m_framing.requestsComplete();
+    }
+    if (m_withholding)
+        m_socket->skip(fresh.size()); // read, so that the parser's readAll() finds nothing
+    if (const std::optional<RequestFraming::Refusal> refusal = m_framing.feed(fresh))
         return refuse(refusal->status, refusal->reason);
+    if (m_framing.streamedHeadComplete()) {
+        if (!m_withholding || m_framing.requestsComplete() != m_withheldAfter)
+            return refuse(400,
+                          "a PUT whose body is streamed cannot follow another request in the "
+                          "same write (pipelined): send it once the answer before has arrived");
+        return takeOver();
+    }
+    if (m_withholding
+        && (m_framing.requestsComplete() != m_withheldAfter || !m_framing.mayBeStreamed())) {
+        // Another request: the parser reads all of it, next in this same signal.
+        m_socket->rollbackTransaction();
+        m_withholding = false;
+    }
     if (!accountHeldBytes())
         return refuse(503,
                       "the requests still arriving hold the most memory allowed "
@@ -74,6 +106,52 @@ void ConnectionGuard::onReadyRead()
     if (m_framing.bodyLeft() > 0 && m_framing.bodyLeft() != bodyLeftBefore)
         m_stall.start(m_stallMs);
     follow();
+}
+
+void ConnectionGuard::takeOver()
+{
+    const QByteArray block = m_framing.streamedHead();
+    m_socket->rollbackTransaction();
+    m_withholding = false;
+    m_socket->skip(block.size()); // the body's first bytes stay in the socket for the route
+    QObject::disconnect(m_socket, &QTcpSocket::readyRead, m_streamed->parser, nullptr);
+    m_socket->setReadBufferSize(streamedReadBufferBytes);
+    m_takenOver = true;
+    m_framing.beginStreamedBody();
+    accountHeldBytes();
+    follow();
+    std::optional<RequestHead> head = RequestHead::parse(block);
+    if (!head)
+        return refuse(400, "the request line is not METHOD /path HTTP/1.1");
+    head->peer = m_socket->peerAddress();
+    StreamedBodyPlan plan = m_streamed->plan(*head);
+    // A client that waits for "100 Continue" sends no body after a refusal.
+    const bool waitsToSend =
+            head->value("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
+    if (plan.refusal)
+        return answerAndClose(*plan.refusal, waitsToSend || m_framing.bodyLeft() == 0);
+    if (waitsToSend)
+        m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+    new StreamedBody(this, m_socket, std::move(plan), m_framing.bodyLeft(),
+                     m_streamed->writerThread, m_streamed->parser);
+}
+
+QByteArray ConnectionGuard::readBody(qint64 most)
+{
+    if (m_closing || !m_takenOver)
+        return {};
+    const QByteArray bytes =
+            m_socket->read(std::min({most, m_framing.bodyLeft(), m_socket->bytesAvailable()}));
+    if (bytes.isEmpty()) {
+        if (m_framing.bodyLeft() > 0 && !m_stall.isActive())
+            m_stall.start(m_stallMs); // reading again after the disk: the client's turn
+        return bytes;
+    }
+    m_framing.feed(bytes); // body bytes only: nothing to refuse
+    if (m_framing.bodyLeft() > 0)
+        m_stall.start(m_stallMs);
+    follow();
+    return bytes;
 }
 
 void ConnectionGuard::follow()
@@ -159,20 +237,30 @@ void ConnectionGuard::timeOut(const char *what, int seconds, const char *setting
 
 void ConnectionGuard::refuse(int status, const QByteArray &why)
 {
-    const bool timedOut = status == 408;
-    spdlog::log(timedOut ? spdlog::level::info : spdlog::level::warn,
+    spdlog::log(status == 408 ? spdlog::level::info : spdlog::level::warn,
                 "refusing a request from {}: {}", m_socket->peerAddress().toString().toStdString(),
                 why.toStdString());
+    // A client this slow gets no more time: closed once the answer is out (or the grace ends).
+    answerAndClose(http::jsonRpcError(status, -32600, QString::fromUtf8(why)), status == 408);
+}
+
+void ConnectionGuard::answerAndClose(const http::Answer &answer, bool bodyRead)
+{
     m_closing = true;
     m_deadline.stop();
     m_stall.stop();
     accountHeldBytes(); // a refused request holds nothing any more
+    if (m_withholding) {
+        m_socket->rollbackTransaction();
+        m_withholding = false;
+    }
     m_socket->readAll();
-    http::writeJsonRpcError(m_socket, status, -32600, QString::fromUtf8(why),
-                            {{"Connection", "close"}});
+    http::Answer closing = answer;
+    if (!closing.headers.contains(QPair<QByteArray, QByteArray>("Connection", "close")))
+        closing.headers.append(qMakePair(QByteArray("Connection"), QByteArray("close")));
+    http::writeAnswer(m_socket, closing);
     m_socket->flush();
-    if (timedOut) {
-        // A client this slow gets no more time: closed once the answer is out (or the grace ends).
+    if (bodyRead) {
         m_socket->disconnectFromHost();
         QTimer::singleShot(closeGraceMs, m_socket, [socket = m_socket] { socket->abort(); });
         return;

@@ -1,14 +1,19 @@
 #pragma once
 
 #include "transport/HttpOptions.h"
+#include "transport/HttpWire.h"
 #include "transport/RequestFraming.h"
+#include "transport/RequestHead.h"
+#include "transport/StreamedBody.h"
 
 #include <QObject>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 
 class QTcpSocket;
+class QThread;
 
 namespace cmcp {
 
@@ -25,6 +30,14 @@ namespace cmcp {
 // (IncompleteRequestBytes): a request whose bytes would take the total past
 // MCP_INCOMPLETE_REQUESTS_MAX_MB is refused (503), so that many connections that each declare a
 // large body and stall cannot together pin the daemon's memory.
+//
+// A request that begins with StreamedRequests::prefix ("PUT /transfer/") never reaches Qt's
+// parser, which would hold its whole body: its bytes are kept from the parser (read inside a
+// transaction of the socket's own) until its headers are complete, and then the guard takes the
+// connection over for it. The parser's reading of the socket is cut off, the route judges the
+// head (`plan`, before a byte of the body is read), and a StreamedBody moves the body to disk
+// under the same deadlines as any body. The connection closes after its answer. A request that
+// turns out to be another one is given back to the parser whole (the transaction rolled back).
 class ConnectionGuard : public QObject
 {
 public:
@@ -34,10 +47,31 @@ public:
         qint64 limit = 0;
         qint64 held = 0;
     };
+    // Requests whose bodies a route reads as a stream; set up by the HTTP server.
+    struct StreamedRequests
+    {
+        QByteArray prefix; // of the request line
+        QObject *parser = nullptr; // the HTTP server, whose connection to readyRead is cut
+        QThread *writerThread = nullptr;
+        std::function<StreamedBodyPlan(const RequestHead &head)> plan;
+    };
 
     ConnectionGuard(QTcpSocket *socket, const HttpOptions &options,
-                    std::shared_ptr<IncompleteRequestBytes> incomplete);
+                    std::shared_ptr<IncompleteRequestBytes> incomplete,
+                    std::shared_ptr<const StreamedRequests> streamed = {});
     ~ConnectionGuard() override;
+
+    // For the StreamedBody of a request taken over: up to `most` bytes of its body that have
+    // arrived (none once it is complete), and a call when more arrive.
+    QByteArray readBody(qint64 most);
+    void setBodyReadable(std::function<void()> readable) { m_bodyReadable = std::move(readable); }
+    // The reader has stopped reading for the disk: the client is not the slow one, so no byte
+    // arriving is no stall until it reads again.
+    void bodyWaitsForDisk() { m_stall.stop(); }
+    // Answers and closes: at once when the request's body has been read (or a deadline ran out),
+    // else after a short grace in which the rest of the body is read and dropped, so that the
+    // client can finish sending and read the answer.
+    void answerAndClose(const http::Answer &answer, bool bodyRead);
 
 private:
     enum class Phase { Headers, Body, Serving, Idle };
@@ -50,6 +84,8 @@ private:
     bool answerPending() const;
     void refuse(int status, const QByteArray &why);
     void timeOut(const char *what, int seconds, const char *setting);
+    // The headers of a streamed request are complete: the connection is the route's now.
+    void takeOver();
     // Brings this connection's share of the incomplete requests' bytes up to date; false when
     // the total would exceed the limit.
     bool accountHeldBytes();
@@ -67,6 +103,13 @@ private:
     QTimer m_deadline;
     QTimer m_stall; // runs while a body is arriving, restarted by each of its bytes
     bool m_closing = false;
+    const std::shared_ptr<const StreamedRequests> m_streamed;
+    // A request that may be a streamed one is arriving: the bytes read so far are kept from the
+    // HTTP parser in a transaction begun when it had completed m_withheldAfter requests.
+    bool m_withholding = false;
+    quint64 m_withheldAfter = 0;
+    bool m_takenOver = false;
+    std::function<void()> m_bodyReadable;
 };
 
 } // namespace cmcp

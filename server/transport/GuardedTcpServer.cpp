@@ -12,10 +12,13 @@
 
 namespace cmcp {
 
-GuardedTcpServer::GuardedTcpServer(const HttpOptions &options, QObject *parent)
+GuardedTcpServer::GuardedTcpServer(
+        const HttpOptions &options,
+        std::shared_ptr<const ConnectionGuard::StreamedRequests> streamed, QObject *parent)
     : QTcpServer(parent),
       m_options(options),
-      m_incomplete(std::make_shared<ConnectionGuard::IncompleteRequestBytes>())
+      m_incomplete(std::make_shared<ConnectionGuard::IncompleteRequestBytes>()),
+      m_streamed(std::move(streamed))
 {
     m_incomplete->limit = options.incompleteRequestsMaxBytes;
     // Qt 6.4 treats EMFILE from accept() as a temporary error and retries at once: out of
@@ -83,7 +86,7 @@ void GuardedTcpServer::incomingConnection(qintptr descriptor)
         return;
     }
     // Connected before the HTTP server connects its own slot, so the guard sees bytes first.
-    new ConnectionGuard(socket, m_options, m_incomplete);
+    new ConnectionGuard(socket, m_options, m_incomplete, m_streamed);
     addPendingConnection(socket);
 }
 

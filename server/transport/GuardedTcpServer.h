@@ -20,7 +20,9 @@ class GuardedTcpServer : public QTcpServer
 {
     Q_OBJECT
 public:
-    GuardedTcpServer(const HttpOptions &options, QObject *parent = nullptr);
+    GuardedTcpServer(const HttpOptions &options,
+                     std::shared_ptr<const ConnectionGuard::StreamedRequests> streamed,
+                     QObject *parent = nullptr);
 
 protected:
     void incomingConnection(qintptr descriptor) override;
@@ -35,6 +37,7 @@ private:
     qint64 m_openSockets = 0;
     QHash<QHostAddress, int> m_openPerPeer;
     const std::shared_ptr<ConnectionGuard::IncompleteRequestBytes> m_incomplete;
+    const std::shared_ptr<const ConnectionGuard::StreamedRequests> m_streamed;
     qint64 m_refusedSinceWarning = 0;
     QElapsedTimer m_lastRefusalWarning;
 };

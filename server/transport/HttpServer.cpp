@@ -46,7 +46,11 @@ HttpServer::HttpServer(McpServer &mcp, HttpOptions options, QObject *parent)
 {
 }
 
-HttpServer::~HttpServer() = default;
+HttpServer::~HttpServer()
+{
+    m_bodyWriter.quit();
+    m_bodyWriter.wait();
+}
 
 quint16 HttpServer::start(QString *error)
 {
@@ -57,7 +61,16 @@ quint16 HttpServer::start(QString *error)
                         .arg(m_options.host);
         return 0;
     }
-    auto *tcp = new GuardedTcpServer(m_options, this);
+    auto streamed = std::make_shared<ConnectionGuard::StreamedRequests>();
+    if (m_streamedRoute) {
+        m_bodyWriter.setObjectName(QStringLiteral("body writer"));
+        m_bodyWriter.start();
+        streamed->prefix = "PUT " + m_streamedPrefix.toLatin1();
+        streamed->parser = this;
+        streamed->writerThread = &m_bodyWriter;
+        streamed->plan = [this](const RequestHead &head) { return planStreamed(head); };
+    }
+    auto *tcp = new GuardedTcpServer(m_options, std::move(streamed), this);
     if (!tcp->listen(m_options.address, m_options.port)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3")
                          .arg(m_options.address.toString())
@@ -105,46 +118,84 @@ bool HttpServer::originAllowed(const QByteArray &origin) const
     return false;
 }
 
+std::optional<http::Answer> HttpServer::refusalAtDoor(const QString &path, const QByteArray &host,
+                                                      const QByteArray &origin,
+                                                      const QHostAddress &peer) const
+{
+    if (!hostAllowed(host)) {
+        spdlog::warn("403 for {} {}: Host '{}' is not allowed", peer.toString().toStdString(),
+                     path.toStdString(), host.toStdString());
+        return http::jsonRpcError(
+                403, -32600,
+                QStringLiteral("Host header '%1' is not allowed (MCP_ALLOWED_HOSTS)")
+                        .arg(QString::fromLatin1(host)));
+    }
+    if (!originAllowed(origin)) {
+        spdlog::warn("403 for {} {}: Origin '{}' is not allowed", peer.toString().toStdString(),
+                     path.toStdString(), origin.toStdString());
+        return http::jsonRpcError(403, -32600,
+                                  QStringLiteral("Origin '%1' is not allowed (MCP_ALLOWED_ORIGINS)")
+                                          .arg(QString::fromLatin1(origin)));
+    }
+    return std::nullopt;
+}
+
+std::optional<Principal> HttpServer::admit(const QByteArray &authorization,
+                                           http::Answer *refusal) const
+{
+    if (m_mcp.isDraining()) {
+        // A load balancer sends the client elsewhere; a lone client tries again later.
+        *refusal = http::jsonRpcError(503, -32000,
+                                      QStringLiteral("the server is shutting down: it takes no "
+                                                     "new requests (calls in flight finish)"),
+                                      {{"Retry-After", "1"}, {"Connection", "close"}});
+        return std::nullopt;
+    }
+    std::optional<Principal> principal = m_options.tokens.principalFor(authorization);
+    if (!principal)
+        *refusal =
+                http::jsonRpcError(401, -32600, QStringLiteral("a valid bearer token is required"),
+                                   {{"WWW-Authenticate", "Bearer realm=\"cmcp\""}});
+    return principal;
+}
+
+StreamedBodyPlan HttpServer::planStreamed(const RequestHead &head) const
+{
+    StreamedBodyPlan refused;
+    refused.refusal = refusalAtDoor(head.path, head.value("host"), head.value("origin"), head.peer);
+    if (refused.refusal)
+        return refused;
+    http::Answer refusal;
+    const std::optional<Principal> principal = admit(head.value("authorization"), &refusal);
+    if (!principal) {
+        refused.refusal = refusal;
+        return refused;
+    }
+    return m_streamedRoute(head, *principal);
+}
+
+void HttpServer::setStreamedPutRoute(const QString &prefix, StreamedRoute route)
+{
+    m_streamedPrefix = prefix;
+    m_streamedRoute = std::move(route);
+}
+
 bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
 {
     const QString path = request.url().path();
-    if (!hostAllowed(request.value("host"))) {
-        spdlog::warn("403 for {} {}: Host '{}' is not allowed",
-                     request.remoteAddress().toString().toStdString(), path.toStdString(),
-                     request.value("host").toStdString());
-        http::writeJsonRpcError(
-                socket, 403, -32600,
-                QStringLiteral("Host header '%1' is not allowed (MCP_ALLOWED_HOSTS)")
-                        .arg(QString::fromLatin1(request.value("host"))));
-        return true;
-    }
-    if (!originAllowed(request.value("origin"))) {
-        spdlog::warn("403 for {} {}: Origin '{}' is not allowed",
-                     request.remoteAddress().toString().toStdString(), path.toStdString(),
-                     request.value("origin").toStdString());
-        http::writeJsonRpcError(socket, 403, -32600,
-                                QStringLiteral("Origin '%1' is not allowed (MCP_ALLOWED_ORIGINS)")
-                                        .arg(QString::fromLatin1(request.value("origin"))));
+    if (const std::optional<http::Answer> refusal = refusalAtDoor(
+                path, request.value("host"), request.value("origin"), request.remoteAddress())) {
+        http::writeAnswer(socket, *refusal);
         return true;
     }
     if (path == QLatin1String("/health")) {
         writeHealth(socket);
         return true;
     }
-    if (m_mcp.isDraining()) {
-        // A load balancer sends the client elsewhere; a lone client tries again later.
-        http::writeJsonRpcError(socket, 503, -32000,
-                                QStringLiteral("the server is shutting down: it takes no new "
-                                               "requests (calls in flight finish)"),
-                                {{"Retry-After", "1"}, {"Connection", "close"}});
-        return true;
-    }
-    const std::optional<Principal> principal =
-            m_options.tokens.principalFor(request.value("authorization"));
+    http::Answer refusal;
+    const std::optional<Principal> principal = admit(request.value("authorization"), &refusal);
     if (!principal) {
-        http::writeJsonRpcError(socket, 401, -32600,
-                                QStringLiteral("a valid bearer token is required"),
-                                {{"WWW-Authenticate", "Bearer realm=\"cmcp\""}});
+        http::writeAnswer(socket, refusal);
         return true;
     }
     if (path == QLatin1String("/mcp")) {

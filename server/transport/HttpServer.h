@@ -1,10 +1,14 @@
 #pragma once
 
 #include "transport/HttpOptions.h"
+#include "transport/HttpWire.h"
+#include "transport/RequestHead.h"
+#include "transport/StreamedBody.h"
 
 #include "mcp/Principal.h"
 
 #include <QAbstractHttpServer>
+#include <QThread>
 
 #include <functional>
 
@@ -37,6 +41,13 @@ public:
     using Route = std::function<void(const QHttpServerRequest &request, QTcpSocket *socket,
                                      const Principal &principal)>;
     void addRoute(const QString &prefix, Route route);
+    // PUT requests whose path starts with `prefix` never reach Qt's parser, which would hold
+    // their whole body: past the same checks, `route` judges the head before any of the body is
+    // read, and the body is streamed to the file its plan names (ConnectionGuard,
+    // StreamedBody). Their connection closes after the answer. One such route; set before start().
+    using StreamedRoute =
+            std::function<StreamedBodyPlan(const RequestHead &head, const Principal &principal)>;
+    void setStreamedPutRoute(const QString &prefix, StreamedRoute route);
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -45,6 +56,14 @@ protected:
 private:
     bool hostAllowed(const QByteArray &hostHeader) const;
     bool originAllowed(const QByteArray &origin) const;
+    // The checks of every request, for both kinds: the Host and Origin headers (a refusal), and
+    // then, for all but /health, whether the server drains and the bearer token (a principal,
+    // or null with the refusal set).
+    std::optional<http::Answer> refusalAtDoor(const QString &path, const QByteArray &host,
+                                              const QByteArray &origin,
+                                              const QHostAddress &peer) const;
+    std::optional<Principal> admit(const QByteArray &authorization, http::Answer *refusal) const;
+    StreamedBodyPlan planStreamed(const RequestHead &head) const;
     void writeHealth(QTcpSocket *socket);
 
     McpServer &m_mcp;
@@ -53,6 +72,9 @@ private:
     StreamableHttpTransport *m_streamable;
     LegacySseTransport *m_legacySse;
     QList<std::pair<QString, Route>> m_routes;
+    QString m_streamedPrefix;
+    StreamedRoute m_streamedRoute;
+    QThread m_bodyWriter; // writes streamed bodies to disk
 };
 
 } // namespace cmcp

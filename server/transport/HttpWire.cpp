@@ -129,6 +129,20 @@ void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Hea
     writeResponse(socket, status, headers, body);
 }
 
+void writeAnswer(QTcpSocket *socket, const Answer &answer, bool close)
+{
+    Headers headers{{"Content-Type", "application/json"}};
+    headers.append(answer.headers);
+    writeResponse(socket, answer.status, headers, answer.json, close);
+}
+
+Answer jsonRpcError(int status, int code, const QString &message, const Headers &extra)
+{
+    QJsonObject error = jsonrpc::makeError(QJsonValue::Undefined, code, message);
+    error.remove(QLatin1String("id"));
+    return {status, jsonrpc::serialize(error), extra};
+}
+
 void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message,
                        const Headers &extra, const QJsonValue &id)
 {

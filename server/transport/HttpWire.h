@@ -16,6 +16,14 @@ namespace cmcp::http {
 
 using Headers = QList<QPair<QByteArray, QByteArray>>;
 
+// A complete answer not written yet: for code that decides what to answer apart from the socket.
+struct Answer
+{
+    int status = 0;
+    QByteArray json; // compact JSON
+    Headers headers; // besides Content-Type and Content-Length
+};
+
 QByteArray reasonPhrase(int status);
 // Writes `parts` (at most four) of a stream in this order: straight to the kernel, in one
 // sendmsg(2), while nothing waits in the socket's own buffer, and through the socket what the
@@ -30,6 +38,8 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
                    bool close = false);
 // A JSON body; `body` is compact JSON.
 void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Headers &extra = {});
+void writeAnswer(QTcpSocket *socket, const Answer &answer, bool close = false);
+Answer jsonRpcError(int status, int code, const QString &message, const Headers &extra = {});
 // A JSON-RPC error as the body of an HTTP error (400, 404, ...), as the MCP SDKs answer. It
 // carries `id`, the id of the request refused, when one could be read; none otherwise.
 void writeJsonRpcError(QTcpSocket *socket, int status, int code, const QString &message,

@@ -7,13 +7,15 @@ namespace cmcp {
 std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView fresh)
 {
     qsizetype at = 0;
-    while (at < fresh.size() && !m_refused) {
+    while (at < fresh.size() && !m_refused && !m_streamedHeadComplete) {
         if (m_bodyLeft > 0) {
             const qint64 take = qMin<qint64>(m_bodyLeft, fresh.size() - at);
             m_bodyLeft -= take;
             at += take;
-            if (m_bodyLeft == 0)
+            if (m_bodyLeft == 0) {
+                m_streamed = false;
                 ++m_requestsComplete;
+            }
             continue;
         }
         const qsizetype end = findHeaderEnd(fresh, at);
@@ -27,11 +29,35 @@ std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView fresh
         at = end;
         if (std::optional<Refusal> refusal = inspectHeader())
             return refusal;
+        if (m_streamed) {
+            m_streamedHeadComplete = true; // kept until the body begins
+            return std::nullopt;
+        }
         m_header.clear();
         if (m_bodyLeft == 0)
             ++m_requestsComplete;
     }
     return std::nullopt;
+}
+
+bool RequestFraming::mayBeStreamed(QByteArrayView start) const
+{
+    if (m_streamedPrefix.isEmpty() || m_bodyLeft > 0)
+        return false;
+    const QByteArrayView begun = m_header.isEmpty() ? start : QByteArrayView(m_header);
+    const qsizetype compared = qMin(begun.size(), m_streamedPrefix.size());
+    return compared > 0
+            && begun.first(compared) == QByteArrayView(m_streamedPrefix).first(compared);
+}
+
+void RequestFraming::beginStreamedBody()
+{
+    m_streamedHeadComplete = false;
+    m_header.clear();
+    if (m_bodyLeft == 0) {
+        m_streamed = false;
+        ++m_requestsComplete;
+    }
 }
 
 // Finds the end of the header block, also when "\r\n\r\n" straddles two reads.
@@ -63,7 +89,8 @@ std::optional<RequestFraming::Refusal> RequestFraming::inspectHeader()
             return refuse(411, "chunked request bodies are not accepted: send a Content-Length");
         }
     }
-    if (length > m_maxBody)
+    m_streamed = !m_streamedPrefix.isEmpty() && m_header.startsWith(m_streamedPrefix);
+    if (length > m_maxBody && !m_streamed)
         return refuse(413,
                       QByteArray("the request body of ") + QByteArray::number(length)
                               + " bytes exceeds the limit of " + QByteArray::number(m_maxBody)

@@ -12,6 +12,11 @@ namespace cmcp {
 // broken (body over the limit: 413, a chunked body that cannot be bounded: 411, a bad
 // Content-Length: 400, headers over 64 KiB: 431). No socket: GuardedTcpServer feeds it what it
 // peeks, and the fuzz target feeds it arbitrary bytes.
+//
+// A request whose first bytes are `streamedPrefix` ("PUT /transfer/") has a body the daemon
+// reads as a stream rather than through the HTTP parser: its length is the route's to judge, not
+// MCP_MAX_BODY_MB's, and none of it is held. Once its headers are complete, feed() takes no more
+// bytes until beginStreamedBody(); the body's bytes are then fed as they are read.
 class RequestFraming
 {
 public:
@@ -23,7 +28,11 @@ public:
         QByteArray reason;
     };
 
-    explicit RequestFraming(qint64 maxBodyBytes) : m_maxBody(maxBodyBytes) { }
+    explicit RequestFraming(qint64 maxBodyBytes, QByteArray streamedPrefix = {})
+        : m_maxBody(maxBodyBytes),
+          m_streamedPrefix(std::move(streamedPrefix))
+    {
+    }
 
     // The next bytes of the stream. A refusal is returned once; after it the stream is refused
     // and further bytes are ignored.
@@ -35,11 +44,22 @@ public:
     // the HTTP parser holds for it until it is complete.
     qint64 bytesHeld() const
     {
+        if (m_streamed)
+            return 0; // read by the route as it goes
         return m_bodyLeft > 0 ? m_headerLength + m_bodyLength - m_bodyLeft : m_header.size();
     }
     qsizetype headerBytes() const { return m_header.size(); } // of the header block being read
     // Requests whose headers and whole body have arrived.
     quint64 requestsComplete() const { return m_requestsComplete; }
+
+    // The request being read has begun as a streamed one, as far as its bytes go (`start`: its
+    // first bytes when none have been fed yet).
+    bool mayBeStreamed(QByteArrayView start = {}) const;
+    // The headers of a streamed request are complete and its body is not being fed yet: the
+    // header block, then beginStreamedBody().
+    bool streamedHeadComplete() const { return m_streamedHeadComplete; }
+    const QByteArray &streamedHead() const { return m_header; }
+    void beginStreamedBody();
 
 private:
     qsizetype findHeaderEnd(QByteArrayView fresh, qsizetype from) const;
@@ -53,6 +73,9 @@ private:
     qint64 m_headerLength = 0; // of the request being read, once its header block is complete
     bool m_refused = false;
     quint64 m_requestsComplete = 0;
+    const QByteArray m_streamedPrefix;
+    bool m_streamed = false; // the request being read is a streamed one
+    bool m_streamedHeadComplete = false;
 };
 
 } // namespace cmcp

@@ -1,13 +1,15 @@
 // file_transfer of 1 GiB: the daemon's peak resident memory (VmHWM, reset before each step
-// through /proc/<pid>/clear_refs) while a client downloads the file from its URL and while it
-// uploads it in parts of MCP_MAX_BODY_MB, with the time of each. Needs root (the workspace
+// through /proc/<pid>/clear_refs) while a client downloads the file from its URL, while it
+// uploads it in one PUT (streamed from the file on disk) and while it uploads it in parts of
+// --part-mb, with the time of each. Needs root (the workspace
 // volume holds the file under a quota above it); from the repository root:
 //
 //   node tests/bench/transfer_bench.mjs [--cmcpd build/server/cmcpd] [--mb 1024] [--part-mb 32]
 //
 // Prints a Markdown table; see BENCHMARKS.md.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -20,7 +22,7 @@ const { Client, StreamableHTTPClientTransport } = await import('../integration/l
 
 const MiB = 1024 * 1024;
 const total = Number(options.mb) * MiB;
-const partBytes = Number(options['part-mb']) * MiB; // at most MCP_MAX_BODY_MB (32 by default)
+const partBytes = Number(options['part-mb']) * MiB;
 const status = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 const resetPeak = pid => writeFileSync(`/proc/${pid}/clear_refs`, '5');
 
@@ -63,6 +65,19 @@ try {
     if (got.digest('hex') !== digest)
         throw new Error('the download is not the file');
 
+    // The whole file in one PUT, read from disk as the socket drains.
+    const single = await issue('single.bin', 'upload');
+    resetPeak(daemon.pid);
+    started = process.hrtime.bigint();
+    const whole = await fetch(single, {
+        method: 'PUT', duplex: 'half', headers: { 'content-length': String(total) }, body: Readable.toWeb(createReadStream(file)),
+    });
+    if (whole.status !== 201)
+        throw new Error(`one PUT: ${whole.status} ${await whole.text()}`);
+    const singleMs = Number(process.hrtime.bigint() - started) / 1e6;
+    const singlePeak = status(daemon.pid, 'VmHWM');
+    rmSync(join(hostWorkspace(sandbox), 'single.bin'));
+
     // The same bytes as the file: its 1 MiB block over and over.
     const partBody = Buffer.concat(Array(partBytes / MiB).fill(block));
     const upload = await issue('copy.bin', 'upload');
@@ -87,6 +102,7 @@ try {
     console.log('|---|---|---|---|---|');
     console.log(`| idle, after start | ${mb(idle)} | 0 | | |`);
     console.log(`| download (GET, streamed from disk) | ${mb(downloadPeak)} | ${mb(downloadPeak - idle)} | ${(downloadMs / 1000).toFixed(2)} | ${(total / MiB / (downloadMs / 1000)).toFixed(0)} |`);
+    console.log(`| upload (one PUT of the whole file) | ${mb(singlePeak)} | ${mb(singlePeak - idle)} | ${(singleMs / 1000).toFixed(2)} | ${(total / MiB / (singleMs / 1000)).toFixed(0)} |`);
     console.log(`| upload (PUT in parts of ${partBytes / MiB} MiB) | ${mb(uploadPeak)} | ${mb(uploadPeak - idle)} | ${(uploadMs / 1000).toFixed(2)} | ${(total / MiB / (uploadMs / 1000)).toFixed(0)} |`);
 } finally {
     await client.close().catch(() => {});

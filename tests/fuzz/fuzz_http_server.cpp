@@ -1,7 +1,8 @@
 // The whole HTTP request path up to the router, end to end: the fuzzed bytes go over a loopback
 // TCP connection to a real HttpServer (GuardedTcpServer's framing, Qt's HTTP parser, the Host,
 // Origin and bearer-token guards, the router, the Streamable HTTP and legacy SSE transports and
-// the JSON-RPC layer behind them). Slower per input than the unit targets, so it finds less per
+// the JSON-RPC layer behind them, and the streamed PUT bodies the guard takes over from Qt's
+// parser, here to /dev/null). Slower per input than the unit targets, so it finds less per
 // second, but nothing between the socket and the MCP core is left out.
 #include "fixtures/ConformanceFixtures.h"
 #include "FuzzSupport.h"
@@ -17,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdint>
+#include <fcntl.h>
 
 using namespace cmcp;
 
@@ -47,6 +49,19 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
                        QCryptographicHash::hash("fuzz-token", QCryptographicHash::Sha256));
     options.maxBodyBytes = 64 * 1024;
     server->http = std::make_unique<HttpServer>(server->mcp, options);
+    server->http->setStreamedPutRoute(
+            QStringLiteral("/transfer/"), [](const RequestHead &head, const Principal &) {
+                StreamedBodyPlan plan;
+                if (head.path != QLatin1String("/transfer/sink")) {
+                    plan.refusal = http::Answer{404, "{}", {}};
+                    return plan;
+                }
+                plan.file = UniqueFd(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+                plan.finish = [](qint64 written, int) {
+                    return http::Answer{201, QByteArray::number(written), {}};
+                };
+                return plan;
+            });
     QString error;
     server->port = server->http->start(&error);
     FUZZ_CHECK(server->port != 0);

@@ -1,12 +1,12 @@
 // The URLs of file_transfer, attacked with plain HTTP: another principal's bearer token, no
-// token, a guessed token, the wrong method, a spent upload URL replayed, an expired URL; and the
-// file they reach: paths above the workspace, symbolic links to a host file (there when the URL
+// token, a guessed token, a disallowed Origin, the wrong method, a spent upload URL replayed, an
+// expired URL; and the file they reach: paths above the workspace, symbolic links to a host file (there when the URL
 // is asked for, or swapped in afterwards), an upload through a linked directory. The host file
 // must be neither read nor written. Runs without root (no job starts).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -70,7 +70,13 @@ describe('file transfer URLs', () => {
         // Nor may Bob upload through Alice's upload URL.
         const upload = await urlOf(alice, 'mine.txt', 'upload');
         assert.equal((await fetch(upload, { method: 'PUT', headers: as('bob'), body: 'bob was here' })).status, 404);
+        // Nor anyone without a token, or through a Host or Origin the door does not allow: an
+        // upload's body is streamed past Qt's parser, and the same checks come before it.
+        assert.equal((await fetch(upload, { method: 'PUT', body: 'no token' })).status, 401);
+        assert.equal((await fetch(upload, { method: 'PUT', headers: { ...as('alice'), origin: 'http://evil.example' }, body: 'rebound' })).status, 403);
+        assert.equal((await fetch(upload, { method: 'PUT', headers: as('bob'), body: 'x'.repeat(4 * 1024 * 1024) })).status, 404);
         assert.equal(readFileSync(join(workspace, 'mine.txt'), 'utf8'), 'alice only\n');
+        assert.deepEqual(readdirSync(workspace).filter(name => name.startsWith('.cmcp-upload-')), [], 'a refused upload left a temporary file');
     }));
 
     test('each URL does its one thing once it is spent, and nothing after it expires', () => withDiagnostics(daemon, async () => {

@@ -9,6 +9,7 @@
 #include "transport/HttpWire.h"
 #include "workspace/RegularFile.h"
 
+#include <QDir>
 #include <QFile>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
@@ -37,15 +38,22 @@ constexpr qint64 kSocketBufferBytes = 1024 * 1024;
 // Each live URL holds its workspace's directory open: one principal may not pile them up.
 constexpr int kLivePerPrincipal = 64;
 
-void answer(QTcpSocket *socket, int status, const QJsonObject &body, http::Headers extra = {})
+http::Answer answer(int status, const QJsonObject &body, http::Headers extra = {})
 {
-    http::writeJson(socket, status, QJsonDocument(body).toJson(QJsonDocument::Compact), extra);
+    return {status, QJsonDocument(body).toJson(QJsonDocument::Compact), std::move(extra)};
 }
 
-void refuse(QTcpSocket *socket, int status, const QString &why, http::Headers extra = {})
+http::Answer failure(int status, const QString &why, http::Headers extra = {})
 {
-    answer(socket, status, {{QLatin1String("success"), false}, {QLatin1String("error"), why}},
-           std::move(extra));
+    return answer(status, {{QLatin1String("success"), false}, {QLatin1String("error"), why}},
+                  std::move(extra));
+}
+
+StreamedBodyPlan refusedPlan(http::Answer refusal)
+{
+    StreamedBodyPlan plan;
+    plan.refusal = std::move(refusal);
+    return plan;
 }
 
 QString unknownUrl()
@@ -170,11 +178,16 @@ struct FileTransfers::Ticket
     qint64 total = -1;
     qint64 received = 0;
     bool spent = false;
+    bool receiving = false; // a request's body is being written now
+    UploadJournal *journal = nullptr; // where the temporary file is recorded while it exists
+    QString token;
 
     void discardTemporary()
     {
-        if (temporary.isValid())
+        if (temporary.isValid()) {
             ::unlinkat(parent.get(), temporaryName.constData(), 0);
+            journal->forget(token);
+        }
         temporary = UniqueFd();
         received = 0;
         total = -1;
@@ -184,8 +197,11 @@ struct FileTransfers::Ticket
 FileTransfers::FileTransfers(const Settings &settings, QObject *parent)
     : QObject(parent),
       m_seconds(int(settings.integer(u"TRANSFER_URL_SECONDS"))),
-      m_maxBytes(settings.integer(u"TRANSFER_MAX_MB") << 20)
+      m_maxBytes(settings.integer(u"TRANSFER_MAX_MB") << 20),
+      m_journal(QDir(QDir::currentPath()).absoluteFilePath(settings.text(u"SANDBOX_ROOT"))
+                + QStringLiteral("/transfers"))
 {
+    m_journal.removeLeftovers();
     setObjectName(QStringLiteral("cmcp::FileTransfers"));
     // An expired upload's temporary file goes even when nobody asks again.
     m_sweep.setInterval(std::chrono::seconds(m_seconds));
@@ -210,7 +226,8 @@ FileTransfers &FileTransfers::of(McpServer &server, const Settings &settings)
 void FileTransfers::forgetExpired()
 {
     m_tickets.removeIf([](const auto &entry) {
-        if (!entry.value()->expires.hasExpired())
+        // A body arriving keeps its URL until it ends, however long a large one takes.
+        if (!entry.value()->expires.hasExpired() || entry.value()->receiving)
             return false;
         entry.value()->discardTemporary();
         return true;
@@ -276,50 +293,67 @@ std::optional<FileTransfers::Issued> FileTransfers::issue(const Principal &princ
     ticket->path = path;
     ticket->direction = direction;
     ticket->expires = QDeadlineTimer(std::chrono::seconds(m_seconds));
-    ticket->temporaryName = ".cmcp-upload-" + token.toLatin1();
+    ticket->temporaryName = UploadJournal::temporaryName(token);
+    ticket->journal = &m_journal;
+    ticket->token = token;
     m_tickets.insert(token, ticket);
     const QString httpPath = kPrefix + token;
     return Issued{httpPath, m_base + httpPath, m_seconds};
 }
 
+std::variant<http::Answer, std::shared_ptr<FileTransfers::Ticket>>
+FileTransfers::find(const QString &path, bool put, const Principal &principal)
+{
+    forgetExpired();
+    const QString token = path.mid(kPrefix.size());
+    std::shared_ptr<Ticket> ticket = m_tickets.value(token);
+    // Another principal's URL answers as one that never was.
+    if (!ticket || !(ticket->principal == principal))
+        return failure(404, unknownUrl());
+    if (ticket->spent)
+        return failure(410,
+                       QStringLiteral("this upload URL was used to the end: ask "
+                                      "file_transfer for another"));
+    if (ticket->direction == Direction::Download && put)
+        return failure(405, QStringLiteral("a download URL takes GET only"), {{"Allow", "GET"}});
+    if (ticket->direction == Direction::Upload && !put)
+        return failure(405, QStringLiteral("an upload URL takes PUT only"), {{"Allow", "PUT"}});
+    return ticket;
+}
+
 void FileTransfers::serve(const QHttpServerRequest &request, QTcpSocket *socket,
                           const Principal &principal)
 {
-    forgetExpired();
-    const QString token = request.url().path().mid(kPrefix.size());
-    const std::shared_ptr<Ticket> ticket = m_tickets.value(token);
-    // Another principal's URL answers as one that never was.
-    if (!ticket || !(ticket->principal == principal)) {
-        refuse(socket, 404, unknownUrl());
-        return;
-    }
-    if (ticket->spent) {
-        refuse(socket, 410,
-               QStringLiteral("this upload URL was used to the end: ask "
-                              "file_transfer for another"));
-        return;
-    }
     const bool get = request.method() == QHttpServerRequest::Method::Get;
     const bool put = request.method() == QHttpServerRequest::Method::Put;
-    if (ticket->direction == Direction::Download && !get) {
-        refuse(socket, 405, QStringLiteral("a download URL takes GET only"), {{"Allow", "GET"}});
+    if (!get && !put) {
+        http::writeAnswer(socket,
+                          failure(405, QStringLiteral("a transfer URL takes GET or PUT"),
+                                  {{"Allow", "GET, PUT"}}));
         return;
     }
-    if (ticket->direction == Direction::Upload && !put) {
-        refuse(socket, 405, QStringLiteral("an upload URL takes PUT only"), {{"Allow", "PUT"}});
+    auto found = find(request.url().path(), put, principal);
+    if (const auto *refusal = std::get_if<http::Answer>(&found)) {
+        http::writeAnswer(socket, *refusal);
         return;
     }
-    if (get)
-        download(request, socket, *ticket);
-    else
-        upload(request, socket, token, *ticket);
+    if (put) {
+        // Uploads are streamed (receive()); only a PUT the framing could not tell for one, with
+        // the URL in absolute form, arrives here.
+        http::writeAnswer(socket,
+                          failure(400,
+                                  QStringLiteral("send the PUT to the URL's path "
+                                                 "(PUT /transfer/..., not an absolute URL)")));
+        return;
+    }
+    download(request, socket, *std::get<std::shared_ptr<Ticket>>(found));
 }
 
 void FileTransfers::download(const QHttpServerRequest &request, QTcpSocket *socket, Ticket &ticket)
 {
     RegularFile file = RegularFile::openForRead(*ticket.root, ticket.path);
     if (!file.ok()) {
-        refuse(socket, 404, file.error());
+        http::writeAnswer(socket, failure(404, file.error()));
         return;
     }
     const qint64 size = file.status().st_size;
@@ -329,12 +363,14 @@ void FileTransfers::download(const QHttpServerRequest &request, QTcpSocket *sock
     if (const QByteArray asked = request.value("range"); !asked.isEmpty()) {
         const std::optional<ByteRange> parsed = parseRange(asked);
         if (!parsed || parsed->first >= size) {
-            refuse(socket, 416,
-                   QStringLiteral("Range '%1' is not one range within the file's %2 bytes "
-                                  "(bytes=first- or bytes=first-last)")
-                           .arg(QString::fromLatin1(asked))
-                           .arg(size),
-                   {{"Content-Range", "bytes */" + QByteArray::number(size)}});
+            http::writeAnswer(
+                    socket,
+                    failure(416,
+                            QStringLiteral("Range '%1' is not one range within the file's %2 "
+                                           "bytes (bytes=first- or bytes=first-last)")
+                                    .arg(QString::fromLatin1(asked))
+                                    .arg(size),
+                            {{"Content-Range", "bytes */" + QByteArray::number(size)}}));
             return;
         }
         range = {parsed->first, parsed->last < 0 ? size - 1 : qMin(parsed->last, size - 1)};
@@ -354,87 +390,121 @@ void FileTransfers::download(const QHttpServerRequest &request, QTcpSocket *sock
     new FileStreamer(socket, std::move(fd), range.first, length);
 }
 
-void FileTransfers::upload(const QHttpServerRequest &request, QTcpSocket *socket,
-                           const QString &token, Ticket &ticket)
+StreamedBodyPlan FileTransfers::receive(const RequestHead &head, const Principal &principal)
 {
-    const QByteArray body = request.body();
-    ContentRange part{0, body.size() - 1, body.size()};
-    if (const QByteArray header = request.value("content-range"); !header.isEmpty()) {
+    auto found = find(head.path, head.method == "PUT", principal);
+    if (auto *refusal = std::get_if<http::Answer>(&found))
+        return refusedPlan(std::move(*refusal));
+    const std::shared_ptr<Ticket> ticket = std::get<std::shared_ptr<Ticket>>(found);
+    const qint64 length = head.contentLength();
+    ContentRange part{0, length - 1, length};
+    const QByteArray header = head.value("content-range");
+    if (!header.isEmpty()) {
         const std::optional<ContentRange> parsed = parseContentRange(header);
-        if (!parsed || parsed->last - parsed->first + 1 != body.size()) {
-            refuse(socket, 400,
-                   QStringLiteral("Content-Range '%1' is not bytes first-last/total for this "
-                                  "body of %2 bytes")
-                           .arg(QString::fromLatin1(header))
-                           .arg(body.size()));
-            return;
-        }
+        if (!parsed || parsed->last - parsed->first + 1 != length)
+            return refusedPlan(failure(
+                    400,
+                    QStringLiteral("Content-Range '%1' is not bytes first-last/total for this "
+                                   "body of %2 bytes")
+                            .arg(QString::fromLatin1(header))
+                            .arg(length)));
         part = *parsed;
     }
-    if (part.total > m_maxBytes) {
-        refuse(socket, 413,
-               QStringLiteral("the file of %1 bytes is larger than TRANSFER_MAX_MB (%2 MB)")
-                       .arg(part.total)
-                       .arg(m_maxBytes >> 20));
-        return;
-    }
-    if ((ticket.total >= 0 && part.total != ticket.total) || part.first != ticket.received) {
+    if (part.total > m_maxBytes)
+        return refusedPlan(failure(
+                413,
+                QStringLiteral("the file of %1 bytes is larger than TRANSFER_MAX_MB (%2 MB)")
+                        .arg(part.total)
+                        .arg(m_maxBytes >> 20)));
+    if (ticket->receiving)
+        return refusedPlan(failure(409,
+                                   QStringLiteral("another request is uploading to this URL now: "
+                                                  "wait for its answer")));
+    // A body without Content-Range is the whole file: it starts the upload afresh.
+    if (header.isEmpty())
+        ticket->discardTemporary();
+    if ((ticket->total >= 0 && part.total != ticket->total) || part.first != ticket->received) {
         http::Headers extra;
-        if (ticket.received > 0)
-            extra.append({"Range", "bytes=0-" + QByteArray::number(ticket.received - 1)});
-        answer(socket, 409,
-               {{QLatin1String("success"), false},
-                {QLatin1String("error"),
-                 QStringLiteral("this part starts at byte %1 of %2, but %3 of %4 have arrived: "
-                                "send the part that starts at %3")
-                         .arg(part.first)
-                         .arg(part.total)
-                         .arg(ticket.received)
-                         .arg(ticket.total >= 0 ? ticket.total : part.total)},
-                {QLatin1String("received"), double(ticket.received)}},
-               extra);
-        return;
+        if (ticket->received > 0)
+            extra.append({"Range", "bytes=0-" + QByteArray::number(ticket->received - 1)});
+        return refusedPlan(answer(
+                409,
+                {{QLatin1String("success"), false},
+                 {QLatin1String("error"),
+                  QStringLiteral("this part starts at byte %1 of %2, but %3 of %4 have arrived: "
+                                 "send the part that starts at %3")
+                          .arg(part.first)
+                          .arg(part.total)
+                          .arg(ticket->received)
+                          .arg(ticket->total >= 0 ? ticket->total : part.total)},
+                 {QLatin1String("received"), double(ticket->received)}},
+                extra));
     }
-    if (!ticket.temporary.isValid()) {
-        ::unlinkat(ticket.parent.get(), ticket.temporaryName.constData(), 0);
-        ticket.temporary =
-                UniqueFd(::openat(ticket.parent.get(), ticket.temporaryName.constData(),
+    if (!ticket->temporary.isValid()) {
+        if (QString error;
+            !m_journal.record(ticket->token, ticket->workspace.path(), ticket->path, &error))
+            return refusedPlan(failure(500, error));
+        ::unlinkat(ticket->parent.get(), ticket->temporaryName.constData(), 0);
+        ticket->temporary =
+                UniqueFd(::openat(ticket->parent.get(), ticket->temporaryName.constData(),
                                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-        if (!ticket.temporary.isValid()) {
-            refuse(socket, 500,
-                   QStringLiteral("cannot create the upload's temporary file: %1")
-                           .arg(errnoText(errno)));
-            return;
-        }
-        ticket.total = part.total;
-    }
-    for (qint64 written = 0; written < body.size();) {
-        const ssize_t wrote = ::pwrite(ticket.temporary.get(), body.constData() + written,
-                                       size_t(body.size() - written), part.first + written);
-        if (wrote < 0) {
+        if (!ticket->temporary.isValid()) {
             const int failed = errno;
-            ticket.discardTemporary();
-            refuse(socket, failed == EDQUOT || failed == ENOSPC ? 507 : 500,
-                   QStringLiteral("the upload of %1 failed after %2 bytes and was discarded: %3%4")
-                           .arg(ticket.path.display())
-                           .arg(part.first + written)
-                           .arg(errnoText(failed),
-                                failed == EDQUOT
-                                        ? QStringLiteral(" (disk quota exceeded: the workspace "
-                                                         "holds at most its quota)")
-                                        : QString()));
-            return;
+            m_journal.forget(ticket->token);
+            return refusedPlan(failure(500,
+                                       QStringLiteral("cannot create the upload's temporary "
+                                                      "file: %1")
+                                               .arg(errnoText(failed))));
         }
-        written += wrote;
+        ticket->total = part.total;
     }
-    ticket.received = part.last + 1;
-    if (ticket.received < ticket.total) {
-        answer(socket, 202,
-               {{QLatin1String("success"), true},
-                {QLatin1String("received"), double(ticket.received)},
-                {QLatin1String("total"), double(ticket.total)}});
-        return;
+    StreamedBodyPlan plan;
+    plan.file = UniqueFd(::fcntl(ticket->temporary.get(), F_DUPFD_CLOEXEC, 0));
+    if (!plan.file.isValid())
+        return refusedPlan(
+                failure(500, QStringLiteral("cannot write the upload: %1").arg(errnoText(errno))));
+    plan.offset = part.first;
+    ticket->receiving = true;
+    const QString token = head.path.mid(kPrefix.size());
+    plan.finish = [this, ticket, token, part](qint64 written, int error) {
+        ticket->receiving = false;
+        return received(token, *ticket, part.first, written, error);
+    };
+    return plan;
+}
+
+http::Answer FileTransfers::received(const QString &token, Ticket &ticket, qint64 first,
+                                     qint64 written, int error)
+{
+    if (!ticket.temporary.isValid() || !m_tickets.contains(token))
+        return failure(404, unknownUrl()); // expired while the body arrived
+    if (error == ECONNABORTED) {
+        // Cut off: what is on disk counts, and a part that starts there resumes it.
+        ticket.received = first + written;
+        spdlog::info("transfer: an upload to {} broke off after {} of {} bytes ({})",
+                     ticket.path.display().toStdString(), ticket.received, ticket.total,
+                     token.left(8).toStdString());
+        return {};
     }
+    if (error != 0) {
+        ticket.discardTemporary();
+        return failure(error == EDQUOT || error == ENOSPC ? 507 : 500,
+                       QStringLiteral("the upload of %1 failed after %2 bytes and was "
+                                      "discarded: %3%4")
+                               .arg(ticket.path.display())
+                               .arg(first + written)
+                               .arg(errnoText(error),
+                                    error == EDQUOT
+                                            ? QStringLiteral(" (disk quota exceeded: the "
+                                                             "workspace holds at most its quota)")
+                                            : QString()));
+    }
+    ticket.received = first + written;
+    if (ticket.received < ticket.total)
+        return answer(202,
+                      {{QLatin1String("success"), true},
+                       {QLatin1String("received"), double(ticket.received)},
+                       {QLatin1String("total"), double(ticket.total)}});
     // Whole: on disk first, then the name.
     const int fd = ticket.temporary.get();
     const QByteArray name = QFile::encodeName(ticket.path.name());
@@ -457,20 +527,20 @@ void FileTransfers::upload(const QHttpServerRequest &request, QTcpSocket *socket
                 != 0) {
         const int failed = errno;
         ticket.discardTemporary();
-        refuse(socket, 500,
-               QStringLiteral("cannot put the upload in place at %1: %2")
-                       .arg(ticket.path.display(), errnoText(failed)));
-        return;
+        return failure(500,
+                       QStringLiteral("cannot put the upload in place at %1: %2")
+                               .arg(ticket.path.display(), errnoText(failed)));
     }
     ticket.temporary = UniqueFd();
     fsyncDirectoryAt(ticket.parent.get(), ".");
+    m_journal.forget(token);
     ticket.spent = true;
     spdlog::info("transfer: {} bytes uploaded to {} ({})", ticket.total,
                  ticket.path.display().toStdString(), token.left(8).toStdString());
-    answer(socket, 201,
-           {{QLatin1String("success"), true},
-            {QLatin1String("path"), ticket.path.display()},
-            {QLatin1String("size"), double(ticket.total)}});
+    return answer(201,
+                  {{QLatin1String("success"), true},
+                   {QLatin1String("path"), ticket.path.display()},
+                   {QLatin1String("size"), double(ticket.total)}});
 }
 
 } // namespace cmcp

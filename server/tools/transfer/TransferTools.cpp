@@ -53,10 +53,10 @@ void registerTransferTools(McpServer &server, const Settings &settings)
             "Returns a URL of this server, valid for TRANSFER_URL_SECONDS, for one file of the "
             "workspace, to move it without base64 and beyond FILE_MAX_SIZE_MB (up to "
             "TRANSFER_MAX_MB). Send the same Authorization header as to the MCP endpoint. "
-            "download: GET it (a Range header resumes a broken download). upload: PUT the bytes, "
-            "in parts of at most MCP_MAX_BODY_MB each with Content-Range: bytes first-last/total, "
-            "in order; the file appears, atomically, when the last part has arrived, and the URL "
-            "is spent.",
+            "download: GET it (a Range header resumes a broken download). upload: PUT the whole "
+            "file, or parts of it in order, each with Content-Range: bytes first-last/total (a "
+            "409 names the bytes received, to resume from); the file appears, atomically, when "
+            "the last byte has arrived, and the URL is spent.",
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","required":["path","direction"],"additionalProperties":false,"properties":{
         "path":{"type":"string","description":"The file, relative to the workspace."},
