@@ -30,7 +30,7 @@ QString FileOptions::checkName(const QString &name) const
         if (allowed == QLatin1String("*") || allowed.compare(extension, Qt::CaseInsensitive) == 0)
             return {};
     }
-    return QStringLiteral("extension '.%1' is not allowed; allowed extensions: %2")
+    return QStringLiteral("extension '.%1' is not in FILE_ALLOWED_EXTENSIONS (%2)")
             .arg(extension, allowedExtensions.join(QStringLiteral(", ")));
 }
 

@@ -29,7 +29,7 @@ const resetPeak = pid => writeFileSync(`/proc/${pid}/clear_refs`, '5');
 const sandbox = join('/tmp', `cmcp-transfer-bench-${process.pid}`);
 const daemon = await startDaemon({
     fixtures: false,
-    settings: { SANDBOX_ROOT: sandbox, SANDBOX_WORKSPACE_QUOTA_MB: 3 * Number(options.mb) + 64, SANDBOX_WORKSPACE_VOLUME_GB: 8 },
+    settings: { SANDBOX_ROOT: sandbox, FILE_ALLOWED_EXTENSIONS: 'bin', SANDBOX_WORKSPACE_QUOTA_MB: 3 * Number(options.mb) + 64, SANDBOX_WORKSPACE_VOLUME_GB: 8 },
 });
 const client = new Client({ name: 'transfer-bench', version: '1.0.0' });
 await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));

@@ -109,7 +109,7 @@ describe('file tools', () => {
 
     test('refusals name the problem', () => withDiagnostics(daemon, async () => {
         await refused('file_read', { path: 'missing.txt' }, /missing\.txt: no such file/);
-        await refused('file_write', { path: 'run.sh', content: 'x' }, /extension '\.sh' is not allowed/);
+        await refused('file_write', { path: 'run.sh', content: 'x' }, /extension '\.sh' is not in FILE_ALLOWED_EXTENSIONS/);
         await refused('file_write', { path: 'Makefile', content: 'x' }, /no extension/);
         await refused('file_write', { path: 'a\u0000.txt', content: 'x' }, /NUL/);
         await refused('file_write', { path: '\ud800.txt', content: 'x' }, /not valid Unicode/);

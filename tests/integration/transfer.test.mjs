@@ -83,7 +83,7 @@ describe('file transfers', () => {
 
     before(async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-transfer-'));
-        daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, FILE_MAX_SIZE_MB: 1, MCP_MAX_BODY_MB: 2 } });
+        daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: sandbox, FILE_MAX_SIZE_MB: 1, MCP_MAX_BODY_MB: 2, FILE_ALLOWED_EXTENSIONS: 'bin,txt' } });
         workspace = hostWorkspace(sandbox);
         client = new Client({ name: 'transfer-test', version: '1.0.0' });
         await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
@@ -99,6 +99,13 @@ describe('file transfers', () => {
         writeFileSync(join(workspace, 'big.bin'), original);
         const tooLarge = await client.callTool({ name: 'file_read', arguments: { path: 'big.bin', encoding: 'base64' } });
         assert.equal(tooLarge.isError, true);
+        assert.match(tooLarge.structuredContent.error, /FILE_MAX_SIZE_MB/, JSON.stringify(tooLarge.structuredContent));
+        // The file tools' extension rule holds for transfers too, both ways.
+        for (const direction of ['download', 'upload']) {
+            const refused = await client.callTool({ name: 'file_transfer', arguments: { path: 'tool.exe', direction } });
+            assert.equal(refused.isError, true, JSON.stringify(refused.structuredContent));
+            assert.match(refused.structuredContent.error, /'\.exe' is not in FILE_ALLOWED_EXTENSIONS/);
+        }
         const issued = await ok('file_transfer', { path: 'big.bin', direction: 'download' });
         assert.equal(issued.method, 'GET');
         assert.match(issued.url, /^http:\/\/127\.0\.0\.1:\d+\/transfer\/tr_[0-9a-f]{32}$/);
@@ -293,7 +300,7 @@ describe('file transfers across a crash', () => {
 
     test('a daemon started after a crash removes the temporary file of an unfinished upload; its URL is gone', async () => {
         sandbox = mkdtempSync(join(tmpdir(), 'cmcp-transfer-crash-'));
-        const settings = { SANDBOX_ROOT: sandbox };
+        const settings = { SANDBOX_ROOT: sandbox, FILE_ALLOWED_EXTENSIONS: 'bin' };
         daemon = await startDaemon({ fixtures: false, settings });
         const workspace = hostWorkspace(sandbox);
         const client = new Client({ name: 'transfer-crash-test', version: '1.0.0' });

@@ -308,7 +308,8 @@ private Q_SLOTS:
     {
         const auto script = write(QStringLiteral("run.sh"), QStringLiteral("echo"));
         QVERIFY(!script.ok());
-        QVERIFY2(script.error.contains(QLatin1String("extension '.sh' is not allowed")),
+        QVERIFY2(script.error.contains(
+                         QLatin1String("extension '.sh' is not in FILE_ALLOWED_EXTENSIONS")),
                  qPrintable(script.error));
         QVERIFY(write(QStringLiteral("UPPER.TXT"), QStringLiteral("ok")).ok());
         const auto bare = write(QStringLiteral("Makefile"), QStringLiteral("all:"));

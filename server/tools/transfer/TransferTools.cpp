@@ -4,6 +4,8 @@
 #include "tools/common/ToolBuilding.h"
 #include "tools/transfer/FileTransfers.h"
 
+#include "managers/FileOptions.h"
+
 #include "mcp/McpServer.h"
 #include "mcp/ToolCall.h"
 #include "workspace/SessionWorkspaces.h"
@@ -12,13 +14,30 @@ namespace cmcp {
 
 namespace {
 
-void issue(FileTransfers &transfers, SessionWorkspaces &workspaces,
+// The file tools' rule for a name (FILE_ALLOWED_EXTENSIONS, FILE_ALLOW_NO_EXTENSION), so that a
+// transfer moves no file that file_read or file_write would refuse.
+std::optional<WorkspacePath> transferablePath(const QString &text, const Settings &settings,
+                                              QString *error)
+{
+    std::optional<WorkspacePath> path = WorkspacePath::parse(text, error);
+    if (!path)
+        return std::nullopt;
+    const QString problem = path->isRoot()
+            ? QStringLiteral("names the workspace root, not a file")
+            : FileOptions::fromSettings(settings).checkName(path->name());
+    if (problem.isEmpty())
+        return path;
+    *error = QStringLiteral("%1: %2").arg(text, problem);
+    return std::nullopt;
+}
+
+void issue(FileTransfers &transfers, SessionWorkspaces &workspaces, const Settings &settings,
            const std::shared_ptr<ToolCall> &call)
 {
     QString error;
     const std::optional<Workspace> workspace = workspaces.forCall(*call, &error);
     const std::optional<WorkspacePath> path = workspace
-            ? WorkspacePath::parse(tools::stringArgument(call->arguments(), "path"), &error)
+            ? transferablePath(tools::stringArgument(call->arguments(), "path"), settings, &error)
             : std::nullopt;
     std::shared_ptr<const ContainedRoot> root = path
             ? ContainedRoot::open(workspace->path(), ContainedRoot::Resolver::Openat2, &error)
@@ -52,7 +71,8 @@ void registerTransferTools(McpServer &server, const Settings &settings)
             "file_transfer", "A URL to download or upload a file",
             "Returns a URL of this server, valid for TRANSFER_URL_SECONDS, for one file of the "
             "workspace, to move it without base64 and beyond FILE_MAX_SIZE_MB (up to "
-            "TRANSFER_MAX_MB). Send the same Authorization header as to the MCP endpoint. "
+            "TRANSFER_MAX_MB); FILE_ALLOWED_EXTENSIONS applies as to the file tools. Send the same "
+            "Authorization header as to the MCP endpoint. "
             "download: GET it (a Range header resumes a broken download). upload: PUT the whole "
             "file, or parts of it in order, each with Content-Range: bytes first-last/total (a "
             "409 names the bytes received, to resume from); the file appears, atomically, when "
@@ -66,8 +86,8 @@ void registerTransferTools(McpServer &server, const Settings &settings)
                        "expires_in_seconds":{"type":"number"},"max_bytes":{"type":"number"})",
                     R"(["success","url","method"])"),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
-            [&transfers, &workspaces](const std::shared_ptr<ToolCall> &call) {
-                issue(transfers, workspaces, call);
+            [&transfers, &workspaces, &settings](const std::shared_ptr<ToolCall> &call) {
+                issue(transfers, workspaces, settings, call);
             }));
 }
 
