@@ -18,6 +18,9 @@ struct JobProcess
     char **argv;
     Launch launch;
     int monitorFd = -1; // for failJob (report.h); close-on-exec
+    // The Unix socket the job sends its seccomp listener over (seccomp_denials.h), when its
+    // filter notifies; -1 otherwise.
+    int listenerChannel = -1;
 };
 
 using JobBody = void (*)(const JobProcess &job);
