@@ -14,8 +14,8 @@
 //   EAFNOSUPPORT  socket() for any family but AF_UNIX, when the network is off.
 //   kill    any syscall of a foreign ABI: i386 (int 0x80) and x32 are not in the filter's
 //           architecture list, and the bad-architecture action kills the whole process.
-// With FilterOptions::notify every denial above (not the kill) is a user notification instead:
-// the monitor answers it with the same errno (deniedErrno) and counts it.
+// With FilterOptions::notify every denial above but clone3's (and not the kill) is a user
+// notification instead: the monitor answers it with the same errno (deniedErrno) and counts it.
 #include "jail/seccomp_filter.h"
 
 #include <seccomp.h>
@@ -189,13 +189,16 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
     }
 
     // Every rule denies: with the errno deniedErrno gives, or (notify) through the monitor,
-    // which answers with that same errno.
+    // which answers with that same errno. clone3 always fails at once: its ENOSYS is libc's cue
+    // to fall back to clone (every new thread and posix_spawn asks it), not a refusal worth
+    // counting; the clone it falls back to is judged, and counted, by its flags.
     auto add = [&](const char *name, unsigned count, const scmp_arg_cmp *cmps) {
         int nr = resolve(name, error);
         if (nr == __NR_SCMP_ERROR)
             return false;
-        const uint32_t action =
-                options.notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(unsigned(deniedErrno(nr)));
+        const uint32_t action = options.notify && nr != SYS_clone3
+                ? SCMP_ACT_NOTIFY
+                : SCMP_ACT_ERRNO(unsigned(deniedErrno(nr)));
         int r = seccomp_rule_add_array(ctx.get(), action, nr, count, cmps);
         if (r < 0) {
             error = libError(std::string("adding the rule for ") + name, r);

@@ -216,6 +216,32 @@ print(r[0], subprocess.run(["/usr/bin/echo", "3"], capture_output=True, text=Tru
     pass "sh, ls, cat, fork/exec, python3, threads, subprocess"
     ;;
 
+counts)
+    # The monitor counts each denied call by name in its exit record; the job still gets the
+    # filter's errno. clone3 is not counted (libc's fallback cue), a clean job reports [].
+    need_seccomp
+    policy "$SECC"
+    report=$TMPROOT/report
+    timeout -k 2 20 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -I -S "$TMPROOT/probe.py" \
+        ptrace ptrace ptrace keyctl keyctl mount inet clone3 unix 9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
+    RC=$?; expect_rc 0 "probe with --report-fd"
+    [ "$(grep -c '^ptrace errno EPERM$' "$OUT")" = 3 ] || fail "ptrace did not fail with EPERM 3 times: $(cat "$OUT")"
+    [ "$(grep -c '^keyctl errno EPERM$' "$OUT")" = 2 ] || fail "keyctl: $(cat "$OUT")"
+    [ "$(result mount)" = "errno EPERM" ] && [ "$(result inet)" = "errno EAFNOSUPPORT" ] \
+        && [ "$(result clone3)" = "errno ENOSYS" ] && [ "$(result unix)" = "ok 0" ] || fail "errnos: $(cat "$OUT")"
+    got=$("$PY" -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if "\"exit\"" in l][0]
+print(" ".join("%s:%s:%d" % (d["syscall"], d["errno"], d["count"]) for d in sorted(r["seccomp_denied"], key=lambda d: d["syscall"])))' "$report") \
+        || fail "no seccomp_denied in the exit record: $(cat "$report")"
+    [ "$got" = "keyctl:EPERM:2 mount:EPERM:1 ptrace:EPERM:3 socket:EAFNOSUPPORT:1" ] || fail "seccomp_denied: '$got'"
+    timeout -k 2 20 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -c 'import threading, subprocess
+t = threading.Thread(target=print); t.start(); t.join(); subprocess.run(["/usr/bin/true"])' \
+        9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
+    RC=$?; expect_rc 0 "clean job"
+    grep -q '"seccomp_denied":\[\]' "$report" || fail "a job denied nothing: $(cat "$report")"
+    pass "counted: $got; a threaded, spawning job: seccomp_denied []"
+    ;;
+
 policy)
     need_seccomp
     mark=$TMPROOT/marker
