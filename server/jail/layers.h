@@ -149,8 +149,7 @@ struct SeccompProgram
     std::vector<sock_filter> code;
     bool notifies = false;
 };
-bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out,
-                  std::string &error);
+bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out, std::string &error);
 int applySeccomp(const SeccompProgram &program, std::string &error);
 bool seccompUserNotifAvailable();
 

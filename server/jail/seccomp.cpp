@@ -19,8 +19,7 @@ bool seccompUserNotifAvailable()
     return ::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
-bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out,
-                  std::string &error)
+bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out, std::string &error)
 {
     FilterOptions options;
     options.network = policy.seccomp.network;

@@ -242,6 +242,65 @@ t = threading.Thread(target=print); t.start(); t.join(); subprocess.run(["/usr/b
     pass "counted: $got; a threaded, spawning job: seccomp_denied []"
     ;;
 
+nested)
+    # A job's own filter stacks below the jail's: where it denies a call itself its errno
+    # wins and the jail counts nothing; a listener of its own is refused (EBUSY); the jail's
+    # denials are still answered and counted.
+    need_seccomp
+    policy "$SECC"
+    report=$TMPROOT/report
+    timeout -k 2 20 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -I -S -c '
+import ctypes, errno, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def load(code, flags):
+    insns = b"".join(struct.pack("=HBBI", *i) for i in code)
+    buf = ctypes.create_string_buffer(insns)
+    prog = struct.pack("=HxxxxxxQ", len(code), ctypes.addressof(buf))
+    pbuf = ctypes.create_string_buffer(prog)
+    r = libc.syscall(ctypes.c_long(317), ctypes.c_ulong(1), ctypes.c_ulong(flags), ctypes.c_void_p(ctypes.addressof(pbuf)))
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+allow = [(0x06, 0, 0, 0x7fff0000)]
+print("listener", load(allow, 8))  # SECCOMP_FILTER_FLAG_NEW_LISTENER
+# ptrace: EACCES from the job'"'"'s own filter; everything else allowed by it
+print("own", load([(0x20, 0, 0, 0), (0x15, 0, 1, 101), (0x06, 0, 0, 0x00050000 | 13), (0x06, 0, 0, 0x7fff0000)], 0))
+def sc(nr, *a):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_ulong(x) for x in a])
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+print("ptrace", sc(101, 0, 0, 0, 0))
+print("keyctl", sc(250, 0, 0xfffffffd, 1))
+' 9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
+    RC=$?; expect_rc 0 "nested filters"
+    [ "$(tr '\n' ' ' <"$OUT")" = "listener EBUSY own ok ptrace EACCES keyctl EPERM " ] || fail "job saw: $(tr '\n' ' ' <"$OUT")"
+    grep -q '"seccomp_denied":\[{"count":1,"errno":"EPERM","syscall":"keyctl"}\]' "$report" || fail "report: $(cat "$report")"
+    pass "own listener EBUSY; own filter's EACCES for ptrace wins, uncounted; jail's keyctl EPERM counted once"
+    ;;
+
+flood)
+    # Denied calls from 4 threads and a forked child at once, while the jail is asked to stop
+    # nothing: every one is answered (none hangs) and counted exactly.
+    need_seccomp
+    policy "$SECC"
+    report=$TMPROOT/report
+    timeout -k 2 30 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -I -S -c '
+import ctypes, errno, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def hammer(n):
+    for _ in range(n):
+        assert libc.syscall(ctypes.c_long(101), 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
+pid = os.fork()
+if pid == 0:
+    hammer(1000); os._exit(0)
+ts = [threading.Thread(target=hammer, args=(1000,)) for _ in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(os.waitpid(pid, 0)[1])
+' 9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
+    RC=$?; expect_rc 0 "flood"
+    [ "$(cat "$OUT")" = 0 ] || fail "child: $(cat "$OUT")"
+    grep -q '"seccomp_denied":\[{"count":5000,"errno":"EPERM","syscall":"ptrace"}\]' "$report" || fail "report: $(cat "$report")"
+    pass "5000 ptrace calls from 4 threads and a child: all EPERM, counted 5000"
+    ;;
+
 policy)
     need_seccomp
     mark=$TMPROOT/marker

@@ -78,8 +78,9 @@ QJsonObject accounting(const JobResult &result, int timeoutSeconds, const QStrin
                                  "with 'Disk quota exceeded'")
                           .arg(what)
                           .arg(*result.workspaceQuotaBytes >> 20);
-    // A "Permission denied", "Operation not permitted" or "403" in the output, told apart: what the sandbox refused (the
-    // first few; sandbox_refusals lists them all). Time and memory are said above.
+    // A "Permission denied", "Operation not permitted" or "403" in the output, told apart: what the
+    // sandbox refused (the first few; sandbox_refusals lists them all). Time and memory are said
+    // above.
     constexpr int kNamed = 3;
     int named = 0, more = int(result.sandboxRefusalsLeftOut);
     for (const SandboxRefusal &refusal : result.sandboxRefusals) {
