@@ -40,7 +40,7 @@ struct SandboxRefusal
     QString rule; // what decided: a setting (JOB_NETWORK_ALLOWED_DOMAINS ...) or the limit
     QString target; // what the job asked for (host:port, a URL); empty for a limit
     QString message; // one sentence naming all of it
-    QString syscall; // seccomp: the denied syscall (empty: calls beyond the named ones)
+    QString syscall = {}; // seccomp: the denied syscall (empty: calls beyond the named ones)
     qint64 count = 0; // seccomp: how many calls were denied; 0 for a single refusal
 };
 
