@@ -106,6 +106,13 @@ probe() {
     expect_rc 0 "probe $* with $layers"
 }
 result() { sed -n "s/^$1 //p" "$OUT"; }
+# jail_reporting SECS CMD...: like jail, with the jail's --report-fd records in $REPORT.
+REPORT=$TMPROOT/report
+jail_reporting() {
+    local secs=$1; shift
+    timeout -k 2 "$secs" "$JAIL" --policy-fd 9 --report-fd 8 -- "$@" 9<<<"$POLICY" 8>"$REPORT" >"$OUT" 2>"$ERR"
+    RC=$?
+}
 
 # deny_rows EXPECTED NAME...: each call must give EXPECTED under seccomp and something else
 # (success or another errno) without it.
@@ -221,24 +228,21 @@ counts)
     # filter's errno. clone3 is not counted (libc's fallback cue), a clean job reports [].
     need_seccomp
     policy "$SECC"
-    report=$TMPROOT/report
-    timeout -k 2 20 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -I -S "$TMPROOT/probe.py" \
-        ptrace ptrace ptrace keyctl keyctl mount inet clone3 unix 9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
-    RC=$?; expect_rc 0 "probe with --report-fd"
+    jail_reporting 20 "$PY" -I -S "$TMPROOT/probe.py" ptrace ptrace ptrace keyctl keyctl mount inet clone3 unix
+    expect_rc 0 "probe with --report-fd"
     [ "$(grep -c '^ptrace errno EPERM$' "$OUT")" = 3 ] || fail "ptrace did not fail with EPERM 3 times: $(cat "$OUT")"
     [ "$(grep -c '^keyctl errno EPERM$' "$OUT")" = 2 ] || fail "keyctl: $(cat "$OUT")"
     [ "$(result mount)" = "errno EPERM" ] && [ "$(result inet)" = "errno EAFNOSUPPORT" ] \
         && [ "$(result clone3)" = "errno ENOSYS" ] && [ "$(result unix)" = "ok 0" ] || fail "errnos: $(cat "$OUT")"
     got=$("$PY" -c 'import json, sys
 r = [json.loads(l) for l in open(sys.argv[1]) if "\"exit\"" in l][0]
-print(" ".join("%s:%s:%d" % (d["syscall"], d["errno"], d["count"]) for d in sorted(r["seccomp_denied"], key=lambda d: d["syscall"])))' "$report") \
-        || fail "no seccomp_denied in the exit record: $(cat "$report")"
+print(" ".join("%s:%s:%d" % (d["syscall"], d["errno"], d["count"]) for d in sorted(r["seccomp_denied"], key=lambda d: d["syscall"])))' "$REPORT") \
+        || fail "no seccomp_denied in the exit record: $(cat "$REPORT")"
     [ "$got" = "keyctl:EPERM:2 mount:EPERM:1 ptrace:EPERM:3 socket:EAFNOSUPPORT:1" ] || fail "seccomp_denied: '$got'"
-    timeout -k 2 20 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -c 'import threading, subprocess
-t = threading.Thread(target=print); t.start(); t.join(); subprocess.run(["/usr/bin/true"])' \
-        9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
-    RC=$?; expect_rc 0 "clean job"
-    grep -q '"seccomp_denied":\[\]' "$report" || fail "a job denied nothing: $(cat "$report")"
+    jail_reporting 20 "$PY" -c 'import threading, subprocess
+t = threading.Thread(target=print); t.start(); t.join(); subprocess.run(["/usr/bin/true"])'
+    expect_rc 0 "clean job"
+    grep -q '"seccomp_denied":\[\]' "$REPORT" || fail "a job denied nothing: $(cat "$REPORT")"
     pass "counted: $got; a threaded, spawning job: seccomp_denied []"
     ;;
 
@@ -248,8 +252,7 @@ nested)
     # denials are still answered and counted.
     need_seccomp
     policy "$SECC"
-    report=$TMPROOT/report
-    timeout -k 2 20 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -I -S -c '
+    jail_reporting 20 "$PY" -I -S -c '
 import ctypes, errno, struct
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -269,10 +272,10 @@ def sc(nr, *a):
     return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
 print("ptrace", sc(101, 0, 0, 0, 0))
 print("keyctl", sc(250, 0, 0xfffffffd, 1))
-' 9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
-    RC=$?; expect_rc 0 "nested filters"
+'
+    expect_rc 0 "nested filters"
     [ "$(tr '\n' ' ' <"$OUT")" = "listener EBUSY own ok ptrace EACCES keyctl EPERM " ] || fail "job saw: $(tr '\n' ' ' <"$OUT")"
-    grep -q '"seccomp_denied":\[{"count":1,"errno":"EPERM","syscall":"keyctl"}\]' "$report" || fail "report: $(cat "$report")"
+    grep -q '"seccomp_denied":\[{"count":1,"errno":"EPERM","syscall":"keyctl"}\]' "$REPORT" || fail "report: $(cat "$REPORT")"
     pass "own listener EBUSY; own filter's EACCES for ptrace wins, uncounted; jail's keyctl EPERM counted once"
     ;;
 
@@ -281,8 +284,7 @@ flood)
     # nothing: every one is answered (none hangs) and counted exactly.
     need_seccomp
     policy "$SECC"
-    report=$TMPROOT/report
-    timeout -k 2 30 "$JAIL" --policy-fd 9 --report-fd 8 -- "$PY" -I -S -c '
+    jail_reporting 30 "$PY" -I -S -c '
 import ctypes, errno, os, threading
 libc = ctypes.CDLL(None, use_errno=True)
 def hammer(n):
@@ -294,10 +296,10 @@ if pid == 0:
 ts = [threading.Thread(target=hammer, args=(1000,)) for _ in range(4)]
 [t.start() for t in ts]; [t.join() for t in ts]
 print(os.waitpid(pid, 0)[1])
-' 9<<<"$POLICY" 8>"$report" >"$OUT" 2>"$ERR"
-    RC=$?; expect_rc 0 "flood"
+'
+    expect_rc 0 "flood"
     [ "$(cat "$OUT")" = 0 ] || fail "child: $(cat "$OUT")"
-    grep -q '"seccomp_denied":\[{"count":5000,"errno":"EPERM","syscall":"ptrace"}\]' "$report" || fail "report: $(cat "$report")"
+    grep -q '"seccomp_denied":\[{"count":5000,"errno":"EPERM","syscall":"ptrace"}\]' "$REPORT" || fail "report: $(cat "$REPORT")"
     pass "5000 ptrace calls from 4 threads and a child: all EPERM, counted 5000"
     ;;
 
