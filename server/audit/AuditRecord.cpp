@@ -146,18 +146,22 @@ QJsonObject accounting(const QJsonObject &structured)
             out.insert(QLatin1String(field), value);
     }
     // What the sandbox refused the call's job: layer, rule and target (a URL without its query
-    // or fragment, which may carry secrets), each bounded like the message.
+    // or fragment, which may carry secrets), each bounded like the message; for the seccomp
+    // filter the syscall and how many calls.
     QJsonArray refusals;
     for (const QJsonValue &entry : structured.value(QLatin1String("sandbox_refusals")).toArray()) {
         const QJsonObject refusal = entry.toObject();
         QJsonObject kept;
-        for (const char *key : {"layer", "rule", "target"}) {
+        for (const char *key : {"layer", "rule", "target", "syscall"}) {
             QString text = refusal.value(QLatin1String(key)).toString();
             if (qstrcmp(key, "target") == 0)
                 text = text.section(QLatin1Char('?'), 0, 0).section(QLatin1Char('#'), 0, 0);
             if (!text.isEmpty())
                 kept.insert(QLatin1String(key), text.left(MaxErrorMessageLength));
         }
+        const QJsonValue count = refusal.value(QLatin1String("count"));
+        if (count.isDouble())
+            kept.insert(QLatin1String("count"), count);
         refusals.append(kept);
     }
     if (!refusals.isEmpty())

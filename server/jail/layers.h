@@ -140,14 +140,18 @@ bool applyLandlock(const Policy &policy, const Launch &launch, std::string &erro
 int landlockAbi();
 
 // seccomp.cpp: buildSeccomp compiles the policy's filter (seccomp_filter.h) while the jail may
-// still allocate; applySeccomp loads it with prctl only (no_new_privs must be set), as the last
-// step before execve.
+// still allocate; with `countDenials` (and a kernel with user notifications) its denials
+// notify a listener instead of failing at once (`notifies`). applySeccomp loads it with the
+// seccomp syscall only (no_new_privs must be set), as the last step before execve; it returns
+// the listener descriptor for a filter that notifies, 0 for one that does not, -1 on failure.
 struct SeccompProgram
 {
     std::vector<sock_filter> code;
+    bool notifies = false;
 };
-bool buildSeccomp(const Policy &policy, SeccompProgram &out, std::string &error);
-bool applySeccomp(const SeccompProgram &program, std::string &error);
+bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out, std::string &error);
+int applySeccomp(const SeccompProgram &program, std::string &error);
+bool seccompUserNotifAvailable();
 
 // exec.cpp: chdir into workspace/cwd (beneath the workspace, as the job's uid: inside the
 // minimal root by its path there, without one through launch.workspaceFd), resolve the program

@@ -19,6 +19,7 @@
 #include "jail/policy.h"
 #include "jail/report.h"
 #include "jail/template.h"
+#include "posix/DescriptorPassing.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -122,9 +123,21 @@ void runJob(const JobProcess &job)
     if (launch.passFd >= 0 && ::fcntl(launch.passFd, F_SETFD, 0) != 0)
         failJob(job.monitorFd, "identity", kExitIdentity,
                 errnoText("--pass-fd " + std::to_string(launch.passFd), errno));
-    // 7. seccomp, compiled by the monitor, loaded last.
-    if (policy.wants(Layer::Seccomp))
-        check(applySeccomp(job.seccomp, error), "seccomp", kExitSeccomp);
+    // 7. seccomp, compiled by the monitor, loaded last; the listener of a filter that notifies
+    //    goes to the monitor, which answers every denied call, and the job keeps no copy.
+    if (policy.wants(Layer::Seccomp)) {
+        const int listener = applySeccomp(job.seccomp, error);
+        check(listener >= 0, "seccomp", kExitSeccomp);
+        if (listener > 0) {
+            const bool sent = cmcp::sendDescriptor(job.listenerChannel, listener);
+            const int err = errno;
+            ::close(listener);
+            ::close(job.listenerChannel);
+            if (!sent)
+                failJob(job.monitorFd, "seccomp", kExitSeccomp,
+                        errnoText("sending the seccomp listener to the monitor", err));
+        }
+    }
     // Last guard, whatever the layers above did: never exec as uid 0.
     if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0)
         failJob(job.monitorFd, "identity", kExitIdentity, "refusing to exec the job as uid/gid 0");
@@ -221,8 +234,11 @@ int main(int argc, char *argv[])
         runViaTemplate(viaTemplate, policy, text, jobArgv, passFd);
 
     // --- compiled here, once, while allocating is harmless; loaded by the job last --------
+    // A cold start's denials notify its monitor, which counts them; a template's calls keep
+    // the plain errno filter (their monitor does not listen), so their reports have no counts.
     SeccompProgram seccomp;
-    if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, seccomp, error))
+    const bool countDenials = serveTemplate.socketPath.empty();
+    if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, countDenials, seccomp, error))
         refuse("seccomp", kExitSeccomp, error);
 
     if (!serveTemplate.socketPath.empty())

@@ -1,13 +1,19 @@
 // The monitor (see monitor.h). Single-threaded; every signal it cares about is blocked and
-// taken synchronously with sigwaitinfo, so there is no handler and no race between "the job
-// exited" and "the supervisor asked to kill it".
+// taken synchronously from a signalfd, so there is no handler and no race between "the job
+// exited" and "the supervisor asked to kill it". The same poll answers the seccomp filter's
+// notifications (seccomp_denials.h), so a denied call never waits on anything else.
 #include "jail/monitor.h"
 
 #include "jail/exit_codes.h"
 #include "jail/report.h"
+#include "jail/seccomp_denials.h"
+#include "posix/DescriptorPassing.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -35,6 +41,15 @@ Pipe makePipe()
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
         refuse("identity", kExitIdentity, errnoText("pipe2", errno));
+    return {fds[0], fds[1]};
+}
+
+// A socket pair for the seccomp listener: read is the monitor's end, write the job's.
+Pipe makeListenerChannel()
+{
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+        refuse("seccomp", kExitSeccomp, errnoText("socketpair", errno));
     return {fds[0], fds[1]};
 }
 
@@ -131,6 +146,11 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     std::string error;
     Pipe go = makePipe();
     Pipe failure = makePipe();
+    const int signalFd = ::signalfd(-1, &signals, SFD_CLOEXEC);
+    if (signalFd < 0)
+        refuse("identity", kExitIdentity, errnoText("signalfd", errno));
+    const bool countDenials = policy.wants(Layer::Seccomp) && seccomp.notifies;
+    Pipe listenerChannel = countDenials ? makeListenerChannel() : Pipe{};
     const auto started = Clock::now();
     const int flags = policy.wants(Layer::Namespaces) ? cloneFlags(policy) : 0;
     const int workspaceErrno = enterWorkspace(policy);
@@ -144,14 +164,20 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     }
     if (pid == 0) {
         ::close(failure.read);
-        JobProcess job{policy, seccomp, argv, Launch{-1, passFd, egressFd, -1, workspaceErrno},
-                       failure.write};
+        ::close(signalFd);
+        if (listenerChannel.read >= 0)
+            ::close(listenerChannel.read);
+        JobProcess job{policy,        seccomp,
+                       argv,          Launch{-1, passFd, egressFd, -1, workspaceErrno},
+                       failure.write, listenerChannel.write};
         startJob(job, go, body);
     }
     // The workspace was the monitor's working directory only for the clone to carry it.
     (void)!::chdir("/");
     ::close(go.read);
     ::close(failure.write);
+    if (listenerChannel.write >= 0)
+        ::close(listenerChannel.write);
     if (passFd >= 0)
         ::close(passFd); // the job's alone: its reader sees end-of-file when the job is gone
     if (egressFd >= 0)
@@ -178,6 +204,14 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     // End-of-file on the failure pipe: the job's exec closed it (success) or the job died.
     std::string failed = drain(failure.read);
     ::close(failure.read);
+    // The job sent its filter's listener before its exec, so it is here by now. None (it
+    // failed before): its report carries no counts.
+    UniqueFd listener;
+    if (listenerChannel.read >= 0) {
+        bool ended = false;
+        listener = receiveDescriptor(listenerChannel.read, &ended);
+        ::close(listenerChannel.read);
+    }
     if (failed.empty()) {
         std::vector<std::string> layers;
         for (Layer l : policy.layers)
@@ -186,21 +220,39 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     }
 
     ExitRecord record;
+    SeccompDenials denials;
+    if (listener.isValid())
+        record.seccompDenials = &denials;
     int status = 0;
     rusage usage{};
-    for (;;) {
-        siginfo_t info{};
-        int sig = ::sigwaitinfo(&signals, &info);
-        if (sig < 0)
+    bool reaped = false;
+    while (!reaped) {
+        pollfd watched[2] = {{signalFd, POLLIN, 0}, {listener.get(), POLLIN, 0}};
+        if (::poll(watched, listener.isValid() ? 2 : 1, -1) < 0)
             continue; // EINTR from a stop/continue
-        if (sig != SIGCHLD) {
-            record.killed = true;
-            killJob(pid, cgroup);
-            continue;
+        // Denied calls first: each one holds a task of the job until it is answered. A listener
+        // that fails is closed, which makes the kernel fail such calls (ENOSYS) rather than
+        // hold them, and the report leaves out counts that would be short.
+        if (watched[1].revents & POLLIN) {
+            if (denials.answerOne(listener.get()) == SeccompDenials::Answer::Broken) {
+                listener.reset();
+                record.seccompDenials = nullptr;
+            }
+        } else if (watched[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+            listener.reset(); // no task uses the filter any more
         }
-        pid_t done = ::wait4(pid, &status, WNOHANG, &usage);
-        if (done == pid)
-            break;
+        if (!(watched[0].revents & POLLIN))
+            continue;
+        signalfd_siginfo infos[8];
+        const ssize_t n = ::read(signalFd, infos, sizeof infos);
+        for (ssize_t i = 0; i < n / ssize_t(sizeof infos[0]); ++i) {
+            if (int(infos[i].ssi_signo) != SIGCHLD) {
+                record.killed = true;
+                killJob(pid, cgroup);
+            } else if (::wait4(pid, &status, WNOHANG, &usage) == pid) {
+                reaped = true;
+            }
+        }
     }
     record.wallMs = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());

@@ -1,7 +1,8 @@
 // The jail process itself stays outside the job, as its monitor: it clones the job (into its
 // namespaces), places it in its cgroup, lets it go, reports its start, kills the whole job when
-// the supervisor asks (SIGTERM, SIGINT, SIGHUP, SIGQUIT) or dies (parent-death signal), and
-// reports how it ended. The job process runs `body`, which applies the job-side layers and
+// the supervisor asks (SIGTERM, SIGINT, SIGHUP, SIGQUIT) or dies (parent-death signal),
+// answers and counts the calls the job's seccomp filter denies (seccomp_denials.h), and reports
+// how it ended. The job process runs `body`, which applies the job-side layers and
 // execs; the monitor never runs code of the job.
 #pragma once
 
@@ -18,6 +19,9 @@ struct JobProcess
     char **argv;
     Launch launch;
     int monitorFd = -1; // for failJob (report.h); close-on-exec
+    // The Unix socket the job sends its seccomp listener over (seccomp_denials.h), when its
+    // filter notifies; -1 otherwise.
+    int listenerChannel = -1;
 };
 
 using JobBody = void (*)(const JobProcess &job);

@@ -75,6 +75,14 @@ void reportExit(const ExitRecord &r)
         record["signal"] = *r.signal;
     if (r.peakMemoryKb)
         record["peak_memory_kb"] = *r.peakMemoryKb;
+    if (r.seccompDenials) {
+        nlohmann::json denied = nlohmann::json::array();
+        for (const SeccompDenials::Count &c : r.seccompDenials->counts())
+            denied.push_back({{"syscall", c.syscall}, {"errno", c.errnoName}, {"count", c.count}});
+        record["seccomp_denied"] = std::move(denied);
+        if (r.seccompDenials->unnamed() > 0)
+            record["seccomp_denied_unnamed"] = r.seccompDenials->unnamed();
+    }
     writeRecord(record);
 }
 

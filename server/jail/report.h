@@ -2,9 +2,16 @@
 //   {"event":"started","pid":P,"layers":[...]}         the job's exec succeeded
 //   {"event":"refused","layer":L,"code":C,"message":M} a step failed closed; the jail exits C
 //   {"event":"exit","exit_code":N|null,"signal":N|null,"wall_ms":N,"cpu_ms":N,
-//    "peak_memory_kb":N|null,"oom_killed":B,"pids_refused":N,"killed":B} the job ended
+//    "peak_memory_kb":N|null,"oom_killed":B,"pids_refused":N,"killed":B,
+//    "seccomp_denied":[{"syscall":S,"errno":E,"count":N}...],"seccomp_denied_unnamed":N}
+//                                                       the job ended
+// "seccomp_denied" is there only when the monitor counted the filter's denials (a cold start
+// on a kernel with user notifications), [] for none; "seccomp_denied_unnamed" only when calls
+// of more distinct syscalls than it names were denied.
 // and, for a refusal, one line on stderr: "cmcp-jail: <layer>: <message>".
 #pragma once
+
+#include "jail/seccomp_denials.h"
 
 #include <sys/types.h>
 
@@ -35,6 +42,7 @@ struct ExitRecord
     bool oomKilled = false;
     std::uint64_t pidsRefused = 0; // forks the cgroup's pids limit refused
     bool killed = false; // the supervisor asked the jail to kill the job
+    const SeccompDenials *seccompDenials = nullptr; // set when they were counted
 };
 void reportExit(const ExitRecord &record);
 

@@ -1,20 +1,31 @@
 // Layer: seccomp. The filter is built (seccomp_filter.cpp) while the jail may still allocate,
-// before identity; it is loaded as the very last step before execve, with prctl only, so
-// that everything the jail itself does after it is just the exec path.
+// before identity; it is loaded as the very last step before execve, with the seccomp syscall
+// only, so that everything the jail itself does after it is just the exec path.
 #include "jail/layers.h"
 #include "jail/seccomp_filter.h"
 
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 
 namespace cmcp::jail {
 
-bool buildSeccomp(const Policy &policy, SeccompProgram &out, std::string &error)
+bool seccompUserNotifAvailable()
+{
+    std::uint32_t action = SECCOMP_RET_USER_NOTIF;
+    return ::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out, std::string &error)
 {
     FilterOptions options;
     options.network = policy.seccomp.network;
+    // A kernel without user notifications (before 5.0) keeps the plain errno filter: the job
+    // is refused the same, only nobody counts it.
+    options.notify = countDenials && seccompUserNotifAvailable();
     std::string why;
     auto program = buildJobFilter(options, why);
     if (!program) {
@@ -22,29 +33,34 @@ bool buildSeccomp(const Policy &policy, SeccompProgram &out, std::string &error)
         return false;
     }
     out.code = std::move(*program);
+    out.notifies = options.notify;
     return true;
 }
 
-bool applySeccomp(const SeccompProgram &program, std::string &error)
+int applySeccomp(const SeccompProgram &program, std::string &error)
 {
     if (program.code.empty() || program.code.size() > BPF_MAXINSNS) {
         error = "no filter was built";
-        return false;
+        return -1;
     }
     // Unprivileged loading needs no_new_privs (set by identity): check rather than assume.
     int nnp = ::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
     if (nnp != 1) {
         error = nnp < 0 ? errnoText("PR_GET_NO_NEW_PRIVS", errno) : "no_new_privs is not set";
-        return false;
+        return -1;
     }
     sock_fprog prog{};
     prog.len = static_cast<unsigned short>(program.code.size());
     prog.filter = const_cast<sock_filter *>(program.code.data());
-    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
-        error = errnoText("prctl(PR_SET_SECCOMP)", errno);
-        return false;
+    // A filter that notifies must come with its listener (close-on-exec): without one the
+    // kernel would fail the denied calls with ENOSYS rather than the filter's errno.
+    const unsigned flags = program.notifies ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+    long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    if (rc < 0) {
+        error = errnoText("seccomp(SECCOMP_SET_MODE_FILTER)", errno);
+        return -1;
     }
-    return true;
+    return program.notifies ? static_cast<int>(rc) : 0;
 }
 
 } // namespace cmcp::jail

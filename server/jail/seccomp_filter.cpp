@@ -14,6 +14,8 @@
 //   EAFNOSUPPORT  socket() for any family but AF_UNIX, when the network is off.
 //   kill    any syscall of a foreign ABI: i386 (int 0x80) and x32 are not in the filter's
 //           architecture list, and the bad-architecture action kills the whole process.
+// With FilterOptions::notify every denial above but clone3's (and not the kill) is a user
+// notification instead: the monitor answers it with the same errno (deniedErrno) and counts it.
 #include "jail/seccomp_filter.h"
 
 #include <seccomp.h>
@@ -22,6 +24,7 @@
 #include <linux/sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -150,6 +153,15 @@ bool exportBpf(scmp_filter_ctx ctx, std::vector<sock_filter> &out, std::string &
 
 } // namespace
 
+int deniedErrno(long syscallNumber)
+{
+    if (syscallNumber == SYS_clone3)
+        return ENOSYS;
+    if (syscallNumber == SYS_socket)
+        return EAFNOSUPPORT;
+    return EPERM;
+}
+
 std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &options,
                                                        std::string &error)
 {
@@ -176,10 +188,17 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
         return std::nullopt;
     }
 
-    auto add = [&](const char *name, uint32_t action, unsigned count, const scmp_arg_cmp *cmps) {
+    // Every rule denies: with the errno deniedErrno gives, or (notify) through the monitor,
+    // which answers with that same errno. clone3 always fails at once: its ENOSYS is libc's cue
+    // to fall back to clone (every new thread and posix_spawn asks it), not a refusal worth
+    // counting; the clone it falls back to is judged, and counted, by its flags.
+    auto add = [&](const char *name, unsigned count, const scmp_arg_cmp *cmps) {
         int nr = resolve(name, error);
         if (nr == __NR_SCMP_ERROR)
             return false;
+        const uint32_t action = options.notify && nr != SYS_clone3
+                ? SCMP_ACT_NOTIFY
+                : SCMP_ACT_ERRNO(unsigned(deniedErrno(nr)));
         int r = seccomp_rule_add_array(ctx.get(), action, nr, count, cmps);
         if (r < 0) {
             error = libError(std::string("adding the rule for ") + name, r);
@@ -189,16 +208,16 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
     };
 
     for (const char *name : kDenyEperm)
-        if (!add(name, SCMP_ACT_ERRNO(EPERM), 0, nullptr))
+        if (!add(name, 0, nullptr))
             return std::nullopt;
 
-    if (!add("clone3", SCMP_ACT_ERRNO(ENOSYS), 0, nullptr))
+    if (!add("clone3", 0, nullptr))
         return std::nullopt;
 
     // x86_64: clone(flags, newsp, parent_tid, child_tid, tls): flags are argument 0.
     for (scmp_datum_t flag : kCloneNamespaceFlags) {
         scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag);
-        if (!add("clone", SCMP_ACT_ERRNO(EPERM), 1, &cmp))
+        if (!add("clone", 1, &cmp))
             return std::nullopt;
     }
 
@@ -207,7 +226,7 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
     for (scmp_datum_t request : {BTRFS_IOC_SUBVOL_CREATE, BTRFS_IOC_SUBVOL_CREATE_V2,
                                  BTRFS_IOC_SNAP_CREATE, BTRFS_IOC_SNAP_CREATE_V2}) {
         scmp_arg_cmp cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffU, request);
-        if (!add("ioctl", SCMP_ACT_ERRNO(EPERM), 1, &cmp))
+        if (!add("ioctl", 1, &cmp))
             return std::nullopt;
     }
 
@@ -215,7 +234,7 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
         // The family is an int: a value with garbage in the upper half is "not AF_UNIX" to
         // the filter and refused, whatever the kernel would have made of it.
         scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
-        if (!add("socket", SCMP_ACT_ERRNO(EAFNOSUPPORT), 1, &cmp))
+        if (!add("socket", 1, &cmp))
             return std::nullopt;
     }
 

@@ -15,7 +15,15 @@ struct FilterOptions
 {
     // false: socket() for any family but AF_UNIX fails with EAFNOSUPPORT.
     bool network = false;
+    // true: every denial is SECCOMP_RET_USER_NOTIF, for a listener that answers it with
+    // deniedErrno and counts it; a filter loaded without a listener would fail those calls
+    // with ENOSYS instead. false: each denial is SECCOMP_RET_ERRNO(deniedErrno).
+    bool notify = false;
 };
+
+// The errno a denied syscall of the filter gets (native syscall numbers): ENOSYS for clone3,
+// EAFNOSUPPORT for socket, EPERM for every other rule.
+int deniedErrno(long syscallNumber);
 
 // An allow-by-default filter with explicit denials (see seccomp_filter.cpp for the rules),
 // for the native architecture (x86_64) only: any other syscall ABI (i386 through int 0x80,

@@ -174,7 +174,7 @@ bool readCall(int payloadFd, const protocol::Fork &fork, std::string &payload, P
         failJob(failureFd, "identity", kExitIdentity,
                 errnoText("--pass-fd " + std::to_string(launch.passFd), errno));
     if (policy.wants(Layer::Seccomp))
-        check(applySeccomp(seccomp, error), "seccomp", kExitSeccomp);
+        check(applySeccomp(seccomp, error) >= 0, "seccomp", kExitSeccomp);
     if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0)
         failJob(failureFd, "identity", kExitIdentity, "refusing to exec the job as uid/gid 0");
     execJob(policy, launch, argv.data(), error);

@@ -621,6 +621,29 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
         result.cpuMs = exit->cpuMs;
         result.peakMemoryKb = exit->peakMemoryKb;
         result.oomKilled = exit->oomKilled;
+        if (exit->seccompDenied) {
+            for (const SeccompDenial &denial : *exit->seccompDenied)
+                result.sandboxRefusals.append(
+                        {QStringLiteral("seccomp"),
+                         QStringLiteral("denied_syscall"),
+                         {},
+                         QStringLiteral("the sandbox's seccomp filter refused %1 %2 time(s) (%3)")
+                                 .arg(denial.syscall)
+                                 .arg(denial.count)
+                                 .arg(denial.errnoName),
+                         denial.syscall,
+                         denial.count});
+            if (exit->seccompDeniedUnnamed > 0)
+                result.sandboxRefusals.append(
+                        {QStringLiteral("seccomp"),
+                         QStringLiteral("denied_syscall"),
+                         {},
+                         QStringLiteral("the sandbox's seccomp filter refused %1 more call(s) of "
+                                        "other syscalls")
+                                 .arg(exit->seccompDeniedUnnamed),
+                         {},
+                         exit->seccompDeniedUnnamed});
+        }
         const auto &cgroup = m_spec.policy.cgroup;
         if (exit->oomKilled)
             result.sandboxRefusals.append(

@@ -69,6 +69,34 @@ std::optional<JailRefusal> parseRefusal(const QJsonObject &record)
     return JailRefusal{layer.toString(), int(*code), message.toString()};
 }
 
+// "seccomp_denied": absent (not counted) or a list of {syscall, errno, count}.
+bool parseSeccompDenied(const QJsonObject &record, JailExit &exit)
+{
+    const QJsonValue list = record.value(QLatin1String("seccomp_denied"));
+    if (list.isUndefined())
+        return true;
+    if (!list.isArray())
+        return false;
+    QList<SeccompDenial> denied;
+    for (const QJsonValue &value : list.toArray()) {
+        const QJsonObject entry = value.toObject();
+        const QJsonValue syscall = entry.value(QLatin1String("syscall"));
+        const QJsonValue errnoName = entry.value(QLatin1String("errno"));
+        const std::optional<qint64> count = wholeNumber(entry.value(QLatin1String("count")));
+        if (!syscall.isString() || !errnoName.isString() || !count || *count <= 0)
+            return false;
+        denied.append({syscall.toString(), errnoName.toString(), *count});
+    }
+    exit.seccompDenied = denied;
+    std::optional<qint64> unnamed;
+    if (record.contains(QLatin1String("seccomp_denied_unnamed"))
+        && (!optionalWholeNumber(record, "seccomp_denied_unnamed", unnamed) || !unnamed
+            || *unnamed < 0))
+        return false;
+    exit.seccompDeniedUnnamed = unnamed.value_or(0);
+    return true;
+}
+
 std::optional<JailExit> parseExit(const QJsonObject &record)
 {
     JailExit exit;
@@ -82,7 +110,8 @@ std::optional<JailExit> parseExit(const QJsonObject &record)
         || !optionalWholeNumber(record, "peak_memory_kb", peak)
         || (record.contains(QLatin1String("pids_refused"))
             && !optionalWholeNumber(record, "pids_refused", pidsRefused))
-        || !wall || !cpu || !oomKilled.isBool() || !killed.isBool())
+        || !wall || !cpu || !oomKilled.isBool() || !killed.isBool()
+        || !parseSeccompDenied(record, exit))
         return std::nullopt;
     if (exitCode)
         exit.exitCode = int(*exitCode);

@@ -12,7 +12,8 @@ namespace cmcp {
 //   {"event":"started","pid":P,"layers":[...],"cgroups":[...]}
 //   {"event":"refused","layer":L,"code":C,"message":M}
 //   {"event":"exit","exit_code":N|null,"signal":N|null,"wall_ms":N,"cpu_ms":N,
-//    "peak_memory_kb":N|null,"oom_killed":B,"killed":B}
+//    "peak_memory_kb":N|null,"oom_killed":B,"pids_refused":N,"killed":B,
+//    "seccomp_denied":[{"syscall":S,"errno":E,"count":N}...],"seccomp_denied_unnamed":N}
 struct JailStarted
 {
     qint64 pid = 0; // the job's host pid
@@ -27,6 +28,14 @@ struct JailRefusal
     QString message; // "cmcp-jail: <layer>: ..."
 };
 
+// Calls of one syscall the job's seccomp filter denied.
+struct SeccompDenial
+{
+    QString syscall;
+    QString errnoName; // what the job got: EPERM, ENOSYS, EAFNOSUPPORT
+    qint64 count = 0;
+};
+
 struct JailExit
 {
     std::optional<int> exitCode; // set when the job exited
@@ -37,6 +46,10 @@ struct JailExit
     bool oomKilled = false;
     qint64 pidsRefused = 0; // forks the cgroup's pids limit refused
     bool killed = false; // the jail killed the job because it was asked to
+    // The filter's denials, when the jail counted them (not for a template's calls, nor on a
+    // kernel without seccomp user notifications); empty when it denied nothing.
+    std::optional<QList<SeccompDenial>> seccompDenied;
+    qint64 seccompDeniedUnnamed = 0; // calls of syscalls beyond the named ones
 };
 
 // Collects the records from the bytes of the report pipe as they arrive, in any split.

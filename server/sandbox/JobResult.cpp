@@ -74,6 +74,10 @@ QJsonObject JobResult::toJson() const
                               {QStringLiteral("message"), r.message}};
             if (!r.target.isEmpty())
                 entry.insert(QStringLiteral("target"), r.target);
+            if (!r.syscall.isEmpty())
+                entry.insert(QStringLiteral("syscall"), r.syscall);
+            if (r.count > 0)
+                entry.insert(QStringLiteral("count"), r.count);
             refusals.append(entry);
         }
         json.insert(QStringLiteral("sandbox_refusals"), refusals);

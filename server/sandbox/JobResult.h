@@ -36,10 +36,12 @@ struct JobRefusal
 // was reached.
 struct SandboxRefusal
 {
-    QString layer; // egress, time, memory, pids
+    QString layer; // egress, time, memory, pids, seccomp
     QString rule; // what decided: a setting (JOB_NETWORK_ALLOWED_DOMAINS ...) or the limit
     QString target; // what the job asked for (host:port, a URL); empty for a limit
     QString message; // one sentence naming all of it
+    QString syscall = {}; // seccomp: the denied syscall (empty: calls beyond the named ones)
+    qint64 count = 0; // seccomp: how many calls were denied; 0 for a single refusal
 };
 
 // The accounting record of one job: how it ended, what it cost, what isolated it.
@@ -72,7 +74,7 @@ struct JobResult
     // cancelled, oom_killed, truncated, wall_ms, cpu_ms, peak_memory_kb, layers, insecure,
     // stdout, stderr, stdout_bytes, stderr_bytes, and when they apply stdout_spill,
     // stderr_spill, spill_errors, refused {layer, code, message}, error, report_errors,
-    // workspace_quota_mb, sandbox_refusals [{layer, rule, target, message}],
+    // workspace_quota_mb, sandbox_refusals [{layer, rule, target, message, syscall, count}],
     // sandbox_refusals_left_out.
     QJsonObject toJson() const;
     // Why a job ended, in a few words for a log line: the refusal, the error, the exit code or

@@ -145,8 +145,17 @@ void probeLandlock(SandboxCapabilities &caps)
         return;
     }
     caps.landlockAbi = int(abi);
-    caps.layers.append(available("landlock", QStringLiteral("ABI %1").arg(abi),
-                                 {{QStringLiteral("abi"), int(abi)}}));
+    // A job's Landlock denials are not in its sandbox_refusals: before ABI 7 (Linux 6.15) the
+    // kernel tells only the calling process (EACCES); from ABI 7 it also writes them to the
+    // kernel's audit log, which the daemon does not read.
+    const QString denials = abi >= 7
+            ? QStringLiteral("denials not counted per job (the kernel logs them to the audit "
+                             "log only)")
+            : QStringLiteral("denials not counted per job (the kernel reports them only to the "
+                             "job)");
+    caps.layers.append(available(
+            "landlock", QStringLiteral("ABI %1; %2").arg(abi).arg(denials),
+            {{QStringLiteral("abi"), int(abi)}, {QStringLiteral("denialsCounted"), false}}));
 }
 
 bool seccompActionAvailable(quint32 action)
@@ -172,14 +181,16 @@ void probeSeccomp(SandboxCapabilities &caps)
     }
     caps.seccompUserNotif = seccompActionAvailable(SECCOMP_RET_USER_NOTIF);
     // Mode 2 means the daemon itself already runs under a filter (a container): jails stack theirs.
+    // With user notifications each job's denied calls are counted (sandbox_refusals).
     QString detail = QStringLiteral("filter, errno")
-            + (caps.seccompUserNotif ? QStringLiteral(", user-notif")
-                                     : QStringLiteral(" (no user-notif)"));
+            + (caps.seccompUserNotif ? QStringLiteral(", user-notif: denials counted per job")
+                                     : QStringLiteral(" (no user-notif: denials not counted)"));
     if (mode != 0)
         detail += QStringLiteral("; daemon already in mode %1").arg(mode);
     caps.layers.append(available("seccomp", detail,
                                  {{QStringLiteral("daemonMode"), mode},
-                                  {QStringLiteral("userNotif"), caps.seccompUserNotif}}));
+                                  {QStringLiteral("userNotif"), caps.seccompUserNotif},
+                                  {QStringLiteral("denialsCounted"), caps.seccompUserNotif}}));
 }
 
 bool isFilesystem(const char *path, long magic)

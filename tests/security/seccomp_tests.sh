@@ -106,6 +106,13 @@ probe() {
     expect_rc 0 "probe $* with $layers"
 }
 result() { sed -n "s/^$1 //p" "$OUT"; }
+# jail_reporting SECS CMD...: like jail, with the jail's --report-fd records in $REPORT.
+REPORT=$TMPROOT/report
+jail_reporting() {
+    local secs=$1; shift
+    timeout -k 2 "$secs" "$JAIL" --policy-fd 9 --report-fd 8 -- "$@" 9<<<"$POLICY" 8>"$REPORT" >"$OUT" 2>"$ERR"
+    RC=$?
+}
 
 # deny_rows EXPECTED NAME...: each call must give EXPECTED under seccomp and something else
 # (success or another errno) without it.
@@ -214,6 +221,86 @@ t = threading.Thread(target=lambda: r.append(2)); t.start(); t.join()
 print(r[0], subprocess.run(["/usr/bin/echo", "3"], capture_output=True, text=True).stdout.strip())'
     expect_rc 0; [ "$(cat "$OUT")" = "2 3" ] || fail "python threads/subprocess"
     pass "sh, ls, cat, fork/exec, python3, threads, subprocess"
+    ;;
+
+counts)
+    # The monitor counts each denied call by name in its exit record; the job still gets the
+    # filter's errno. clone3 is not counted (libc's fallback cue), a clean job reports [].
+    need_seccomp
+    policy "$SECC"
+    jail_reporting 20 "$PY" -I -S "$TMPROOT/probe.py" ptrace ptrace ptrace keyctl keyctl mount inet clone3 unix
+    expect_rc 0 "probe with --report-fd"
+    [ "$(grep -c '^ptrace errno EPERM$' "$OUT")" = 3 ] || fail "ptrace did not fail with EPERM 3 times: $(cat "$OUT")"
+    [ "$(grep -c '^keyctl errno EPERM$' "$OUT")" = 2 ] || fail "keyctl: $(cat "$OUT")"
+    [ "$(result mount)" = "errno EPERM" ] && [ "$(result inet)" = "errno EAFNOSUPPORT" ] \
+        && [ "$(result clone3)" = "errno ENOSYS" ] && [ "$(result unix)" = "ok 0" ] || fail "errnos: $(cat "$OUT")"
+    got=$("$PY" -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if "\"exit\"" in l][0]
+print(" ".join("%s:%s:%d" % (d["syscall"], d["errno"], d["count"]) for d in sorted(r["seccomp_denied"], key=lambda d: d["syscall"])))' "$REPORT") \
+        || fail "no seccomp_denied in the exit record: $(cat "$REPORT")"
+    [ "$got" = "keyctl:EPERM:2 mount:EPERM:1 ptrace:EPERM:3 socket:EAFNOSUPPORT:1" ] || fail "seccomp_denied: '$got'"
+    jail_reporting 20 "$PY" -c 'import threading, subprocess
+t = threading.Thread(target=print); t.start(); t.join(); subprocess.run(["/usr/bin/true"])'
+    expect_rc 0 "clean job"
+    grep -q '"seccomp_denied":\[\]' "$REPORT" || fail "a job denied nothing: $(cat "$REPORT")"
+    pass "counted: $got; a threaded, spawning job: seccomp_denied []"
+    ;;
+
+nested)
+    # A job's own filter stacks below the jail's: where it denies a call itself its errno
+    # wins and the jail counts nothing; a listener of its own is refused (EBUSY); the jail's
+    # denials are still answered and counted.
+    need_seccomp
+    policy "$SECC"
+    jail_reporting 20 "$PY" -I -S -c '
+import ctypes, errno, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def load(code, flags):
+    insns = b"".join(struct.pack("=HBBI", *i) for i in code)
+    buf = ctypes.create_string_buffer(insns)
+    prog = struct.pack("=HxxxxxxQ", len(code), ctypes.addressof(buf))
+    pbuf = ctypes.create_string_buffer(prog)
+    r = libc.syscall(ctypes.c_long(317), ctypes.c_ulong(1), ctypes.c_ulong(flags), ctypes.c_void_p(ctypes.addressof(pbuf)))
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+allow = [(0x06, 0, 0, 0x7fff0000)]
+print("listener", load(allow, 8))  # SECCOMP_FILTER_FLAG_NEW_LISTENER
+# ptrace: EACCES from the job'"'"'s own filter; everything else allowed by it
+print("own", load([(0x20, 0, 0, 0), (0x15, 0, 1, 101), (0x06, 0, 0, 0x00050000 | 13), (0x06, 0, 0, 0x7fff0000)], 0))
+def sc(nr, *a):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_ulong(x) for x in a])
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+print("ptrace", sc(101, 0, 0, 0, 0))
+print("keyctl", sc(250, 0, 0xfffffffd, 1))
+'
+    expect_rc 0 "nested filters"
+    [ "$(tr '\n' ' ' <"$OUT")" = "listener EBUSY own ok ptrace EACCES keyctl EPERM " ] || fail "job saw: $(tr '\n' ' ' <"$OUT")"
+    grep -q '"seccomp_denied":\[{"count":1,"errno":"EPERM","syscall":"keyctl"}\]' "$REPORT" || fail "report: $(cat "$REPORT")"
+    pass "own listener EBUSY; own filter's EACCES for ptrace wins, uncounted; jail's keyctl EPERM counted once"
+    ;;
+
+flood)
+    # Denied calls from 4 threads and a forked child at once, while the jail is asked to stop
+    # nothing: every one is answered (none hangs) and counted exactly.
+    need_seccomp
+    policy "$SECC"
+    jail_reporting 30 "$PY" -I -S -c '
+import ctypes, errno, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def hammer(n):
+    for _ in range(n):
+        assert libc.syscall(ctypes.c_long(101), 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
+pid = os.fork()
+if pid == 0:
+    hammer(1000); os._exit(0)
+ts = [threading.Thread(target=hammer, args=(1000,)) for _ in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(os.waitpid(pid, 0)[1])
+'
+    expect_rc 0 "flood"
+    [ "$(cat "$OUT")" = 0 ] || fail "child: $(cat "$OUT")"
+    grep -q '"seccomp_denied":\[{"count":5000,"errno":"EPERM","syscall":"ptrace"}\]' "$REPORT" || fail "report: $(cat "$REPORT")"
+    pass "5000 ptrace calls from 4 threads and a child: all EPERM, counted 5000"
     ;;
 
 policy)

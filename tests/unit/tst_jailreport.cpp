@@ -81,6 +81,35 @@ private Q_SLOTS:
         QVERIFY(report.exit()->killed);
     }
 
+    void seccompDenialsAreCountedOnlyWhenReported()
+    {
+        const QByteArray head = R"({"event":"exit","exit_code":0,"signal":null,"wall_ms":1,)"
+                                R"("cpu_ms":1,"peak_memory_kb":null,"oom_killed":false,)"
+                                R"("killed":false)";
+        JailReport counted;
+        counted.addBytes(head
+                         + R"(,"seccomp_denied":[{"syscall":"ptrace","errno":"EPERM","count":3}],)"
+                           R"("seccomp_denied_unnamed":2})"
+                           "\n");
+        QVERIFY(counted.errors().isEmpty());
+        QVERIFY(counted.exit() && counted.exit()->seccompDenied);
+        QCOMPARE(counted.exit()->seccompDenied->size(), 1);
+        QCOMPARE(counted.exit()->seccompDenied->at(0).syscall, "ptrace");
+        QCOMPARE(counted.exit()->seccompDenied->at(0).errnoName, "EPERM");
+        QCOMPARE(counted.exit()->seccompDenied->at(0).count, 3);
+        QCOMPARE(counted.exit()->seccompDeniedUnnamed, 2);
+
+        JailReport none;
+        none.addBytes(head
+                      + R"(,"seccomp_denied":[]})"
+                        "\n");
+        QVERIFY(none.exit() && none.exit()->seccompDenied && none.exit()->seccompDenied->isEmpty());
+
+        JailReport uncounted; // a template's call, or a kernel without user notifications
+        uncounted.addBytes(head + "}\n");
+        QVERIFY(uncounted.exit() && !uncounted.exit()->seccompDenied);
+    }
+
     void malformedLinesAreErrorsNotRecords_data()
     {
         QTest::addColumn<QByteArray>("line");
@@ -104,6 +133,19 @@ private Q_SLOTS:
                 R"({"event":"exit","exit_code":0.5,"signal":null,"wall_ms":1,)"
                 R"("cpu_ms":1,"peak_memory_kb":null,"oom_killed":false,"killed":false})"
                 "\n");
+        const QByteArray exitHead = R"({"event":"exit","exit_code":0,"signal":null,"wall_ms":1,)"
+                                    R"("cpu_ms":1,"peak_memory_kb":null,"oom_killed":false,)"
+                                    R"("killed":false,"seccomp_denied":)";
+        QTest::newRow("seccomp_denied not a list") << exitHead + "{}}\n";
+        QTest::newRow("seccomp denial without count") << exitHead
+                        + R"([{"syscall":"x","errno":"EPERM"}]})"
+                          "\n";
+        QTest::newRow("seccomp denial counted 0") << exitHead
+                        + R"([{"syscall":"x","errno":"EPERM","count":0}]})"
+                          "\n";
+        QTest::newRow("seccomp_denied_unnamed negative") << exitHead
+                        + R"([],"seccomp_denied_unnamed":-1})"
+                          "\n";
         QTest::newRow("refused without code")
                 << QByteArray(R"({"event":"refused","layer":"x","message":"m"})"
                               "\n");

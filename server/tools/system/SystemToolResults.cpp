@@ -78,12 +78,14 @@ QJsonObject accounting(const JobResult &result, int timeoutSeconds, const QStrin
                                  "with 'Disk quota exceeded'")
                           .arg(what)
                           .arg(*result.workspaceQuotaBytes >> 20);
-    // A "Permission denied" or "403" in the output, told apart: what the sandbox refused (the
-    // first few; sandbox_refusals lists them all). Time and memory are said above.
+    // A "Permission denied", "Operation not permitted" or "403" in the output, told apart: what the
+    // sandbox refused (the first few; sandbox_refusals lists them all). Time and memory are said
+    // above.
     constexpr int kNamed = 3;
     int named = 0, more = int(result.sandboxRefusalsLeftOut);
     for (const SandboxRefusal &refusal : result.sandboxRefusals) {
-        if (refusal.layer != QLatin1String("egress") && refusal.layer != QLatin1String("pids"))
+        if (refusal.layer != QLatin1String("egress") && refusal.layer != QLatin1String("pids")
+            && refusal.layer != QLatin1String("seccomp"))
             continue;
         if (named++ >= kNamed) {
             ++more;

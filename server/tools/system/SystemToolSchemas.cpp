@@ -46,7 +46,7 @@ QJsonObject withAccounting(QJsonObject schema)
         "stdout_handle":{"type":"string","description":"Set when stdout was cut to fit: read all of it with output_read."},
         "stderr_handle":{"type":"string","description":"Set when stderr was cut to fit: read all of it with output_read."},
         "truncation_note":{"type":"string"},
-        "sandbox_refusals":{"type":"array","description":"What the sandbox refused the job while it ran: connections the egress gate refused (layer egress, the rule and the target) and limits it reached (time, memory, pids).","items":{"type":"object","required":["layer","rule","message"],"properties":{"layer":{"type":"string"},"rule":{"type":"string"},"target":{"type":"string"},"message":{"type":"string"}}}},
+        "sandbox_refusals":{"type":"array","description":"What the sandbox refused the job while it ran: connections the egress gate refused (layer egress, the rule and the target), syscalls the seccomp filter denied (layer seccomp, the syscall and how many calls) and limits it reached (time, memory, pids).","items":{"type":"object","required":["layer","rule","message"],"properties":{"layer":{"type":"string"},"rule":{"type":"string"},"target":{"type":"string"},"syscall":{"type":"string"},"count":{"type":"integer"},"message":{"type":"string"}}}},
         "sandbox_refusals_left_out":{"type":"integer","description":"Refusals beyond the listed ones."},
         "job_id":{"type":"string","description":"With yield_ms, when the output was cut: read all of it with job_output."},
         "note":{"type":"string"}})");
