@@ -224,10 +224,8 @@ void MainWindow::deleteSelectedWorkspace()
         return;
     }
     const QString id = current.data(WorkspaceModel::WorkspaceIdRole).toString();
-    const QString name =
-            current.siblingAtColumn(WorkspaceModel::NameColumn).data().toString();
-    const QString owner =
-            current.siblingAtColumn(WorkspaceModel::OwnerColumn).data().toString();
+    const QString name = current.siblingAtColumn(WorkspaceModel::NameColumn).data().toString();
+    const QString owner = current.siblingAtColumn(WorkspaceModel::OwnerColumn).data().toString();
     const int jobs = current.data(WorkspaceModel::JobsRole).toInt();
     const auto answer = QMessageBox::warning(
             this, tr("Delete workspace"),
@@ -243,8 +241,7 @@ void MainWindow::deleteSelectedWorkspace()
                 if (self)
                     self->statusBar()->showMessage(
                             error.isEmpty()
-                                    ? tr("Workspace %1 deleted; %n job(s) killed.", nullptr,
-                                         killed)
+                                    ? tr("Workspace %1 deleted; %n job(s) killed.", nullptr, killed)
                                               .arg(name)
                                     : tr("Cannot delete workspace %1: %2").arg(name, error),
                             8000);
@@ -275,9 +272,9 @@ void MainWindow::createActions()
             toolbar->addAction(QIcon::fromTheme(QStringLiteral("window-close")),
                                tr("Close session"), this, &MainWindow::closeSelectedSession);
     m_closeSessionAction->setToolTip(tr("Close the selected MCP session"));
-    m_deleteWorkspaceAction = toolbar->addAction(QIcon::fromTheme(QStringLiteral("edit-delete")),
-                                                 tr("Delete workspace"), this,
-                                                 &MainWindow::deleteSelectedWorkspace);
+    m_deleteWorkspaceAction =
+            toolbar->addAction(QIcon::fromTheme(QStringLiteral("edit-delete")),
+                               tr("Delete workspace"), this, &MainWindow::deleteSelectedWorkspace);
     m_deleteWorkspaceAction->setToolTip(
             tr("Delete the selected named workspace; its running jobs are killed first"));
     toolbar->addSeparator();

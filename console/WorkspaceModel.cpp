@@ -31,8 +31,9 @@ QString WorkspaceModel::sizeText(const admin::WorkspaceRecord &workspace)
             : QStringLiteral("—");
     if (workspace.quotaBytes <= 0)
         return used;
-    return tr("%1 of %2").arg(used, locale.formattedDataSize(workspace.quotaBytes, 0,
-                                                               QLocale::DataSizeSIFormat));
+    return tr("%1 of %2")
+            .arg(used,
+                 locale.formattedDataSize(workspace.quotaBytes, 0, QLocale::DataSizeSIFormat));
 }
 
 QVariant WorkspaceModel::data(const QModelIndex &index, int role) const

@@ -255,8 +255,7 @@ private Q_SLOTS:
         QVERIFY(!model.index(0, WorkspaceModel::LastUsedColumn).data().toString().isEmpty());
         QCOMPARE(model.index(1, WorkspaceModel::OwnerColumn).data().toString(),
                  QStringLiteral("(everyone)"));
-        QCOMPARE(model.index(1, WorkspaceModel::SizeColumn).data().toString(),
-                 QStringLiteral("—"));
+        QCOMPARE(model.index(1, WorkspaceModel::SizeColumn).data().toString(), QStringLiteral("—"));
         QCOMPARE(model.index(1, WorkspaceModel::CheckpointsColumn).data().toString(),
                  QStringLiteral("—"));
         QCOMPARE(model.index(1, 0).data(WorkspaceModel::KindRole).toString(),

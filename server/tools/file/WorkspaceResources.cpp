@@ -130,8 +130,7 @@ void registerNamedOn(ResourceRegistry &registry, SessionFileManagers *managers)
             const QString id = each.id;
             const QString name = each.name;
             resources += listFiles(
-                    files,
-                    [&id](const QString &path) { return namedUriFor(id, path); },
+                    files, [&id](const QString &path) { return namedUriFor(id, path); },
                     [&name](const QString &path) { return name + QLatin1Char('/') + path; });
         }
         return resources;
