@@ -37,6 +37,7 @@ enum class MessageType { Hello, Event, Request, Reply, Error };
 //   AdminSettingRecords.h   setting; settingChanged; setSetting
 //   AdminLogRecords.h       log; subscribeLog
 //   AdminSnapshotRecords.h  counters (also an event), sandbox report, snapshot; dropped
+//   AdminWorkspaceRecords.h workspace; listWorkspaces, deleteWorkspace
 // Arguments are redacted with SecretRedaction.h, as in the audit log.
 
 // Event names.
@@ -57,6 +58,9 @@ inline constexpr char methodCloseSession[] = "closeSession"; // CloseSessionPara
 inline constexpr char methodSetSetting[] = "setSetting"; // SetSettingParams → SetSettingResult
 // SubscribeLogParams → SubscribeLogResult
 inline constexpr char methodSubscribeLog[] = "subscribeLog";
+inline constexpr char methodListWorkspaces[] = "listWorkspaces"; // {} → ListWorkspacesResult
+// DeleteWorkspaceParams → DeleteWorkspaceResult
+inline constexpr char methodDeleteWorkspace[] = "deleteWorkspace";
 
 // Error codes.
 inline constexpr char errorMalformed[] = "malformed"; // not a JSON object, or fields missing

@@ -2,6 +2,8 @@
 
 #include "console/CallModel.h"
 #include "console/SessionModel.h"
+#include "console/WorkspaceModel.h"
+#include "common/AdminWorkspaceRecords.h"
 
 namespace cmcp {
 
@@ -18,7 +20,8 @@ ConsoleSession::ConsoleSession(AdminClient &client, QObject *parent)
     : QObject(parent),
       m_client(client),
       m_calls(new CallModel(this)),
-      m_sessions(new SessionModel(this))
+      m_sessions(new SessionModel(this)),
+      m_workspaces(new WorkspaceModel(this))
 {
     connect(&client, &AdminClient::connected, this, [this] {
         m_client.request(QLatin1String(admin::SubscribeLogParams::method),
@@ -56,11 +59,40 @@ ConsoleSession::ConsoleSession(AdminClient &client, QObject *parent)
 
 void ConsoleSession::refresh()
 {
+    refreshWorkspaces();
     m_client.request(QLatin1String(admin::methodSnapshot), {},
                      [this](const QJsonObject &result, const QString &code, const QString &) {
                          if (code.isEmpty())
                              applySnapshot(result);
                      });
+}
+
+void ConsoleSession::refreshWorkspaces(Done done)
+{
+    m_client.request(
+            QLatin1String(admin::ListWorkspacesResult::method), {},
+            [this, done](const QJsonObject &result, const QString &code, const QString &message) {
+                if (code.isEmpty())
+                    m_workspaces->reset(admin::ListWorkspacesResult::fromJson(result).workspaces);
+                if (done)
+                    done(code.isEmpty() ? QString() : errorText(code, message));
+            });
+}
+
+void ConsoleSession::deleteWorkspace(const QString &workspaceId,
+                                     std::function<void(const QString &, int)> done)
+{
+    m_client.request(
+            QLatin1String(admin::DeleteWorkspaceParams::method),
+            admin::DeleteWorkspaceParams{workspaceId}.toJson(),
+            [this, done](const QJsonObject &result, const QString &code, const QString &message) {
+                if (!code.isEmpty()) {
+                    done(errorText(code, message), 0);
+                    return;
+                }
+                done({}, admin::DeleteWorkspaceResult::fromJson(result).jobsKilled);
+                refreshWorkspaces();
+            });
 }
 
 void ConsoleSession::applySnapshot(const QJsonObject &result)

@@ -16,6 +16,7 @@ namespace cmcp {
 
 class CallModel;
 class SessionModel;
+class WorkspaceModel;
 
 // What the console knows of the daemon (the Session of Transmission's Qt client): it feeds the
 // models from the client's snapshot and events, asks for a fresh snapshot after every
@@ -31,6 +32,7 @@ public:
     AdminClient &client() { return m_client; }
     CallModel &calls() { return *m_calls; }
     SessionModel &sessions() { return *m_sessions; }
+    WorkspaceModel &workspaces() { return *m_workspaces; }
     const QList<admin::SettingRecord> &config() const { return m_config; }
     const admin::SandboxReport &sandbox() const { return m_sandbox; }
     const admin::CountersRecord &counters() const { return m_counters; }
@@ -42,6 +44,11 @@ public:
     void setSetting(const QString &name, const QString &value,
                     std::function<void(const QString &error, const QString &note)> done);
     void refresh();
+    // Asks the daemon for its workspaces again (listWorkspaces); done gets "" or why not.
+    void refreshWorkspaces(Done done = {});
+    // Deletes a named workspace, its jobs killed first; on success `jobsKilled` says how many.
+    void deleteWorkspace(const QString &workspaceId,
+                         std::function<void(const QString &error, int jobsKilled)> done);
     // Replaces what the models show with a snapshot reply's result.
     void applySnapshot(const QJsonObject &snapshot);
 
@@ -67,6 +74,7 @@ private:
     AdminClient &m_client;
     CallModel *m_calls;
     SessionModel *m_sessions;
+    WorkspaceModel *m_workspaces;
     QList<admin::SettingRecord> m_config;
     admin::SandboxReport m_sandbox;
     admin::CountersRecord m_counters;

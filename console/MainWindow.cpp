@@ -7,6 +7,7 @@
 #include "console/SandboxView.h"
 #include "console/SessionModel.h"
 #include "console/SettingsEditor.h"
+#include "console/WorkspaceModel.h"
 
 #include <QAction>
 #include <QApplication>
@@ -16,6 +17,7 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QFontDatabase>
@@ -58,6 +60,8 @@ MainWindow::MainWindow(ConsoleSession &session, QWidget *parent)
     m_tabs->addTab(makeCallsPage(), QIcon::fromTheme(QStringLiteral("system-run")), tr("&Calls"));
     m_tabs->addTab(makeSessionsPage(), QIcon::fromTheme(QStringLiteral("network-workgroup")),
                    tr("S&essions"));
+    m_tabs->addTab(makeWorkspacesPage(), QIcon::fromTheme(QStringLiteral("drive-harddisk")),
+                   tr("&Workspaces"));
     m_tabs->addTab(new SettingsEditor(session, this),
                    QIcon::fromTheme(QStringLiteral("preferences-system")), tr("Se&ttings"));
     m_sandbox = new SandboxView(this);
@@ -68,6 +72,11 @@ MainWindow::MainWindow(ConsoleSession &session, QWidget *parent)
     m_log->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_tabs->addTab(m_log, QIcon::fromTheme(QStringLiteral("text-x-generic")), tr("&Log"));
     setCentralWidget(m_tabs);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        if (m_tabs->currentWidget() == m_workspaceView->parentWidget()
+            && m_session.client().state() == AdminClient::State::Connected)
+            m_session.refreshWorkspaces();
+    });
 
     m_connection = new QLabel(this);
     m_counters = new QLabel(this);
@@ -91,8 +100,13 @@ MainWindow::MainWindow(ConsoleSession &session, QWidget *parent)
     });
     // Session ages tick.
     auto *clock = new QTimer(this);
-    connect(clock, &QTimer::timeout, this,
-            [this] { m_session.sessions().setNow(QDateTime::currentDateTimeUtc()); });
+    connect(clock, &QTimer::timeout, this, [this] {
+        m_session.sessions().setNow(QDateTime::currentDateTimeUtc());
+        // Workspaces change without events (usage, jobs): the view asks again while shown.
+        if (m_tabs->currentWidget() == m_workspaceView->parentWidget()
+            && m_session.client().state() == AdminClient::State::Connected)
+            m_session.refreshWorkspaces();
+    });
     clock->start(5000);
     updateConnectionState();
     updateCounters();
@@ -165,6 +179,75 @@ QWidget *MainWindow::makeSessionsPage()
     return m_sessionView;
 }
 
+QWidget *MainWindow::makeWorkspacesPage()
+{
+    auto *page = new QWidget(this);
+    m_workspaceView = makeTable(page);
+    m_workspaceView->setModel(&m_session.workspaces());
+    QHeaderView *header = m_workspaceView->horizontalHeader();
+    header->resizeSection(WorkspaceModel::NameColumn, 150);
+    header->resizeSection(WorkspaceModel::KindColumn, 80);
+    header->resizeSection(WorkspaceModel::OwnerColumn, 110);
+    header->resizeSection(WorkspaceModel::SizeColumn, 150);
+    header->resizeSection(WorkspaceModel::CheckpointsColumn, 95);
+    header->resizeSection(WorkspaceModel::LastUsedColumn, 150);
+    header->resizeSection(WorkspaceModel::JobsColumn, 50);
+    auto *note = new QLabel(tr("Named workspaces of every principal, the shared workspace and "
+                               "the sessions' own. Only a named workspace can be deleted; its "
+                               "jobs are killed first."),
+                            page);
+    note->setWordWrap(true);
+    auto *layout = new QVBoxLayout(page);
+    layout->addWidget(note);
+    layout->addWidget(m_workspaceView, 1);
+    return page;
+}
+
+bool MainWindow::showTab(const QString &title)
+{
+    for (int index = 0; index < m_tabs->count(); ++index) {
+        if (m_tabs->tabText(index).remove(QLatin1Char('&')).compare(title, Qt::CaseInsensitive)
+            == 0) {
+            m_tabs->setCurrentIndex(index);
+            return true;
+        }
+    }
+    return false;
+}
+
+void MainWindow::deleteSelectedWorkspace()
+{
+    showTab(tr("Workspaces"));
+    const QModelIndex current = m_workspaceView->currentIndex();
+    if (!current.isValid() || current.data(WorkspaceModel::KindRole).toString() != u"named") {
+        statusBar()->showMessage(tr("Select a named workspace to delete it."), 5000);
+        return;
+    }
+    const QString id = current.data(WorkspaceModel::WorkspaceIdRole).toString();
+    const QString name = current.siblingAtColumn(WorkspaceModel::NameColumn).data().toString();
+    const QString owner = current.siblingAtColumn(WorkspaceModel::OwnerColumn).data().toString();
+    const int jobs = current.data(WorkspaceModel::JobsRole).toInt();
+    const auto answer = QMessageBox::warning(
+            this, tr("Delete workspace"),
+            tr("Delete the workspace \"%1\" of %2 (%3) with its files and checkpoints?\n\n"
+               "%n running job(s) in it will be killed first. This cannot be undone.",
+               nullptr, jobs)
+                    .arg(name, owner, id),
+            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes)
+        return;
+    m_session.deleteWorkspace(
+            id, [self = QPointer<MainWindow>(this), name](const QString &error, int killed) {
+                if (self)
+                    self->statusBar()->showMessage(
+                            error.isEmpty()
+                                    ? tr("Workspace %1 deleted; %n job(s) killed.", nullptr, killed)
+                                              .arg(name)
+                                    : tr("Cannot delete workspace %1: %2").arg(name, error),
+                            8000);
+            });
+}
+
 void MainWindow::createActions()
 {
     QToolBar *toolbar = addToolBar(tr("Actions"));
@@ -189,6 +272,11 @@ void MainWindow::createActions()
             toolbar->addAction(QIcon::fromTheme(QStringLiteral("window-close")),
                                tr("Close session"), this, &MainWindow::closeSelectedSession);
     m_closeSessionAction->setToolTip(tr("Close the selected MCP session"));
+    m_deleteWorkspaceAction =
+            toolbar->addAction(QIcon::fromTheme(QStringLiteral("edit-delete")),
+                               tr("Delete workspace"), this, &MainWindow::deleteSelectedWorkspace);
+    m_deleteWorkspaceAction->setToolTip(
+            tr("Delete the selected named workspace; its running jobs are killed first"));
     toolbar->addSeparator();
     QAction *refresh = toolbar->addAction(QIcon::fromTheme(QStringLiteral("view-refresh")),
                                           tr("Refresh"), &m_session, &ConsoleSession::refresh);
@@ -222,6 +310,7 @@ void MainWindow::updateConnectionState()
     const bool connected = client.state() == AdminClient::State::Connected;
     m_cancelAction->setEnabled(connected);
     m_closeSessionAction->setEnabled(connected);
+    m_deleteWorkspaceAction->setEnabled(connected);
 }
 
 void MainWindow::updateCounters()

@@ -26,12 +26,16 @@ public:
     // For tests and the screenshot script.
     QTableView *callView() const { return m_callView; }
     QLineEdit *filterEdit() const { return m_filter; }
+    QTableView *workspaceView() const { return m_workspaceView; }
+    // Shows the tab whose title (without its '&') is `title`; false when there is none.
+    bool showTab(const QString &title);
     // Selects the newest finished call, so that the detail pane shows it.
     void showLatestCall();
 
 private:
     QWidget *makeCallsPage();
     QWidget *makeSessionsPage();
+    QWidget *makeWorkspacesPage();
     void createActions();
     void updateConnectionState();
     void updateCounters();
@@ -40,6 +44,7 @@ private:
     void cancelSelectedCall();
     void copySelectedCall();
     void closeSelectedSession();
+    void deleteSelectedWorkspace();
 
     ConsoleSession &m_session;
     QTabWidget *m_tabs = nullptr;
@@ -48,6 +53,8 @@ private:
     QTableView *m_callView = nullptr;
     QPlainTextEdit *m_detail = nullptr;
     QTableView *m_sessionView = nullptr;
+    QTableView *m_workspaceView = nullptr;
+    QAction *m_deleteWorkspaceAction = nullptr;
     SandboxView *m_sandbox = nullptr;
     QPlainTextEdit *m_log = nullptr;
     QLabel *m_connection = nullptr;

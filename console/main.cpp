@@ -42,7 +42,11 @@ int main(int argc, char *argv[])
             QStringLiteral("screenshot-after"),
             QStringLiteral("Delay before --screenshot, in milliseconds (default 3000)."),
             QStringLiteral("MS"), QStringLiteral("3000"));
-    parser.addOptions({socketOption, screenshotOption, screenshotAfterOption});
+    const QCommandLineOption tabOption(
+            QStringLiteral("tab"),
+            QStringLiteral("Show the tab TITLE at start (e.g. Workspaces), as for --screenshot."),
+            QStringLiteral("TITLE"));
+    parser.addOptions({socketOption, screenshotOption, screenshotAfterOption, tabOption});
     parser.process(app);
     // Desktops set an icon theme; bare X servers and the offscreen platform do not.
     QIcon::setFallbackThemeName(QStringLiteral("Adwaita"));
@@ -50,6 +54,10 @@ int main(int argc, char *argv[])
     AdminClient client;
     ConsoleSession session(client);
     MainWindow window(session);
+    if (parser.isSet(tabOption) && !window.showTab(parser.value(tabOption))) {
+        std::fprintf(stderr, "cmcp-console: no tab %s\n", qPrintable(parser.value(tabOption)));
+        return 2;
+    }
     window.show();
     client.open(parser.value(socketOption));
     if (parser.isSet(screenshotOption)) {

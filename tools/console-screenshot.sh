@@ -2,11 +2,13 @@
 # Takes the README's picture of cmcp-console: starts a real cmcpd in a scratch directory, makes
 # live MCP calls over HTTP with curl (some succeed, one fails, one keeps running), and has the
 # real console save its window under Xvfb.
-#   tools/console-screenshot.sh [BUILD_DIR] [OUTPUT_PNG]
+#   tools/console-screenshot.sh [BUILD_DIR] [OUTPUT_PNG] [TAB]
+# TAB: the tab to show (e.g. Workspaces); the calls by default.
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd)
 output=${2:-$repo/docs/console.png}
+tab=${3:-}
 case $output in /*) ;; *) output=$(pwd)/$output ;; esac
 scratch=$(mktemp -d)
 daemon=
@@ -47,7 +49,7 @@ call() { # session, tool, arguments
 }
 
 QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-xcb} xvfb-run -a -s '-screen 0 1280x800x24' \
-    "$build/console/cmcp-console" --socket "$scratch/admin.sock" --screenshot "$output" --screenshot-after 6000 &
+    "$build/console/cmcp-console" --socket "$scratch/admin.sock" --screenshot "$output" --screenshot-after 6000 ${tab:+--tab "$tab"} &
 console=$!
 sleep 2
 claude=$(open_session claude-desktop)
@@ -60,6 +62,10 @@ call "$claude" file_read '{"path":"secret.key"}'
 call "$claude" system_run_command '{"command":"ls -la"}'
 call "$inspector" system_run_command '{"command":"cat notes.md"}'
 call "$claude" file_search '{"pattern":"console"}' || true
+call "$claude" workspace_create '{"name":"website"}'
+call "$claude" workspace_create '{"name":"data-analysis"}'
+call "$claude" file_write '{"workspace":"website","path":"index.md","content":"# Home"}'
+call "$inspector" system_run_command '{"workspace":"website","command":"sleep 30","background":true}' 
 # Still running when the picture is taken, printing as it goes: its row shows the progress.
 call "$inspector" system_run_command '{"command":"for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo step $i of the build; sleep 1; done","timeout":120}' &
 wait "$console"

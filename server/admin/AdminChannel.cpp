@@ -5,6 +5,7 @@
 #include "common/Logging.h"
 #include "mcp/McpServer.h"
 #include "sandbox/SandboxProbe.h"
+#include "workspace/SessionWorkspaces.h"
 
 #include <spdlog/spdlog.h>
 
@@ -34,7 +35,9 @@ std::unique_ptr<AdminServer> openAdminChannel(McpServer &mcp, AdminSettings &set
     admin::SandboxReport report{sandbox.toJson(), {}};
     for (const SandboxLayer &layer : sandbox.layers)
         report.order.append(layer.name);
-    auto server = std::make_unique<AdminServer>(mcp, settings, report);
+    // The same instance the tools use (made on first use): the console sees their workspaces.
+    auto server = std::make_unique<AdminServer>(
+            mcp, settings, SessionWorkspaces::of(mcp, settings.settings()), report);
     if (!server->listen(path, group, &error)) {
         mcp.health().report({QStringLiteral("admin socket %1").arg(path),
                              error,

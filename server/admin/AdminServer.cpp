@@ -12,6 +12,9 @@
 #include "mcp/McpServer.h"
 #include "admin/PeerCredentials.h"
 #include "mcp/ToolResult.h"
+#include "admin/WorkspaceDescription.h"
+#include "common/AdminWorkspaceRecords.h"
+#include "workspace/SessionWorkspaces.h"
 
 #include <QDir>
 #include <QFile>
@@ -73,11 +76,12 @@ bool clearSocketPath(const QString &path, QString *error)
 
 } // namespace
 
-AdminServer::AdminServer(McpServer &mcp, AdminSettings &settings,
+AdminServer::AdminServer(McpServer &mcp, AdminSettings &settings, SessionWorkspaces &workspaces,
                          admin::SandboxReport sandboxReport, QObject *parent)
     : QObject(parent),
       m_mcp(mcp),
       m_settings(settings),
+      m_workspaces(workspaces),
       m_sandboxReport(std::move(sandboxReport)),
       m_progress(new CallProgress(admin::progressIntervalMs, this))
 {
@@ -308,6 +312,8 @@ const QHash<QString, AdminServer::RequestHandler> &AdminServer::requestHandlers(
             {QLatin1String(admin::CloseSessionParams::method), &AdminServer::closeSession},
             {QLatin1String(admin::SetSettingParams::method), &AdminServer::setSetting},
             {QLatin1String(admin::SubscribeLogParams::method), &AdminServer::subscribeLog},
+            {QLatin1String(admin::ListWorkspacesResult::method), &AdminServer::listWorkspaces},
+            {QLatin1String(admin::DeleteWorkspaceParams::method), &AdminServer::deleteWorkspace},
     };
     return handlers;
 }
@@ -399,6 +405,39 @@ AdminServer::Answer AdminServer::subscribeLog(AdminPeer &peer, const QJsonObject
                                             "info, warning, error, critical, off"));
     peer.setLogLevel(*number);
     return Answer::reply(admin::SubscribeLogResult{subscription.level.toLower()}.toJson());
+}
+
+AdminServer::Answer AdminServer::listWorkspaces(AdminPeer &, const QJsonObject &)
+{
+    return Answer::reply(describeWorkspaces(m_workspaces, m_mcp).toJson());
+}
+
+AdminServer::Answer AdminServer::deleteWorkspace(AdminPeer &peer, const QJsonObject &params)
+{
+    const auto target = admin::DeleteWorkspaceParams::fromJson(params);
+    if (!target)
+        return Answer::error(admin::errorBadParams,
+                             QStringLiteral("deleteWorkspace needs a string \"workspaceId\" (a "
+                                            "named workspace's ws_ id, as listWorkspaces gives)"));
+    const std::optional<NamedWorkspace> found = m_workspaces.named().byId(target->workspaceId);
+    if (!found) {
+        if (isUnnamedWorkspace(m_workspaces, target->workspaceId))
+            return Answer::error(admin::errorInvalidValue,
+                                 QStringLiteral("%1 is not a named workspace: a session's own "
+                                                "goes with its session (closeSession), the "
+                                                "shared one is never deleted")
+                                         .arg(target->workspaceId));
+        return Answer::error(admin::errorNotFound,
+                             QStringLiteral("no named workspace %1").arg(target->workspaceId));
+    }
+    const int jobs = m_workspaces.jobsIn(found->workspace);
+    if (QString error; !m_workspaces.removeNamed(*found, &error))
+        return Answer::error(admin::errorFailed, error);
+    spdlog::info("admin: workspace '{}' ({}) of principal '{}' deleted by {}, {} job(s) killed",
+                 found->name.toStdString(), found->id.toStdString(), found->owner.toStdString(),
+                 peer.description().toStdString(), jobs);
+    return Answer::reply(
+            admin::DeleteWorkspaceResult{found->id, found->name, found->owner, jobs}.toJson());
 }
 
 } // namespace cmcp

@@ -26,6 +26,7 @@ class AdminPeer;
 class AdminSettings;
 class CallProgress;
 class McpServer;
+class SessionWorkspaces;
 struct ToolResult;
 
 // The daemon's side of the admin channel: a local socket only root, the daemon's own user and
@@ -38,8 +39,8 @@ class AdminServer : public QObject
 public:
     static constexpr int recentCallsKept = 200;
 
-    AdminServer(McpServer &mcp, AdminSettings &settings, admin::SandboxReport sandboxReport,
-                QObject *parent = nullptr);
+    AdminServer(McpServer &mcp, AdminSettings &settings, SessionWorkspaces &workspaces,
+                admin::SandboxReport sandboxReport, QObject *parent = nullptr);
     ~AdminServer() override;
 
     // Creates the socket with its final mode from the start (umask), replacing a stale socket
@@ -84,6 +85,8 @@ private:
     Answer closeSession(AdminPeer &peer, const QJsonObject &params);
     Answer setSetting(AdminPeer &peer, const QJsonObject &params);
     Answer subscribeLog(AdminPeer &peer, const QJsonObject &params);
+    Answer listWorkspaces(AdminPeer &peer, const QJsonObject &params);
+    Answer deleteWorkspace(AdminPeer &peer, const QJsonObject &params);
     admin::CountersRecord counters() const;
     QList<admin::SessionRecord> sessions() const;
     void onCallStarted(const ToolCallRecord &call);
@@ -100,6 +103,7 @@ private:
 
     McpServer &m_mcp;
     AdminSettings &m_settings;
+    SessionWorkspaces &m_workspaces;
     admin::SandboxReport m_sandboxReport;
     QLocalServer *m_server = nullptr;
     std::optional<gid_t> m_adminGroup;

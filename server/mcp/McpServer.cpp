@@ -951,9 +951,9 @@ QString toolCallOutcomeName(ToolCallOutcome outcome)
 void McpServer::listResources(const Request &request)
 {
     QJsonArray items;
-    m_resources.setCallingSession(request.session->id());
+    m_resources.setCaller(request.session->id(), request.session->principal());
     const QList<ResourceDefinition> resources = m_resources.listAll();
-    m_resources.setCallingSession({});
+    m_resources.clearCaller();
     for (const ResourceDefinition &resource : resources) {
         QJsonObject object{{QLatin1String("uri"), resource.uri},
                            {QLatin1String("name"), resource.name}};
@@ -997,7 +997,7 @@ void McpServer::readResource(const Request &request)
     const auto match = m_resources.match(uri);
     if (!match)
         return failResourceNotFound(request, uri);
-    m_resources.setCallingSession(request.session->id());
+    m_resources.setCaller(request.session->id(), request.session->principal());
     match->read(uri, match->variables, [request](const ResourceReadResult &result) {
         if (result.errorCode == jsonrpc::ResourceNotFound && request.session->isStateless())
             request.fail(jsonrpc::InvalidParams, result.error,
@@ -1010,7 +1010,7 @@ void McpServer::readResource(const Request &request)
         else
             request.reply(QJsonObject{{QLatin1String("contents"), result.contents}});
     });
-    m_resources.setCallingSession({});
+    m_resources.clearCaller();
 }
 
 void McpServer::subscribe(const Request &request)

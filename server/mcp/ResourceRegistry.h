@@ -1,5 +1,7 @@
 #pragma once
 
+#include "mcp/Principal.h"
+
 #include <QHash>
 #include <QJsonArray>
 #include <QList>
@@ -82,10 +84,17 @@ public:
     // Direct resources first, then templates in the order they were added.
     std::optional<Match> match(const QString &uri) const;
 
-    // The session whose resources/list or resources/read is being served: the core sets it
-    // around each call, so that readers and listers can answer for that session.
+    // The session whose resources/list or resources/read is being served, and its principal:
+    // the core sets them around each call, so that readers and listers can answer for that
+    // session and for what its principal owns.
     const QString &callingSession() const { return m_callingSession; }
-    void setCallingSession(const QString &sessionId) { m_callingSession = sessionId; }
+    const Principal &callingPrincipal() const { return m_callingPrincipal; }
+    void setCaller(const QString &sessionId, const Principal &principal)
+    {
+        m_callingSession = sessionId;
+        m_callingPrincipal = principal;
+    }
+    void clearCaller() { setCaller({}, Principal::local()); }
 
     // Tells subscribed sessions that the resource's content changed. `owner` names the only
     // session (Session::id) whose resource it is, as for a file of a session's own workspace;
@@ -112,6 +121,7 @@ private:
     QList<ResourceLister> m_listers;
     QList<CompiledTemplate> m_compiled;
     QString m_callingSession;
+    Principal m_callingPrincipal = Principal::local();
 };
 
 } // namespace cmcp

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <tuple>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -316,6 +317,23 @@ QList<NamedWorkspace> NamedWorkspaces::of(const Principal &owner) const
     std::sort(own.begin(), own.end(),
               [](const NamedWorkspace &a, const NamedWorkspace &b) { return a.name < b.name; });
     return own;
+}
+
+QList<NamedWorkspace> NamedWorkspaces::all() const
+{
+    QList<NamedWorkspace> everyone(m_byId.cbegin(), m_byId.cend());
+    std::sort(everyone.begin(), everyone.end(),
+              [](const NamedWorkspace &a, const NamedWorkspace &b) {
+                  return std::tie(a.owner, a.name) < std::tie(b.owner, b.name);
+              });
+    return everyone;
+}
+
+std::optional<NamedWorkspace> NamedWorkspaces::byId(const QString &id) const
+{
+    if (const auto found = m_byId.constFind(id); found != m_byId.cend())
+        return *found;
+    return std::nullopt;
 }
 
 bool NamedWorkspaces::forget(const NamedWorkspace &workspace, QString *error)

@@ -78,6 +78,10 @@ public:
                                        QString *error) const;
     // The owner's, by name.
     QList<NamedWorkspace> of(const Principal &owner) const;
+    // Everyone's, by owner and name: for the administrator only, never for a principal.
+    QList<NamedWorkspace> all() const;
+    // By id, whoever owns it: for the administrator only.
+    std::optional<NamedWorkspace> byId(const QString &id) const;
     // Takes the description away: from now on the workspace does not exist. Its directory and
     // checkpoints are the caller's to remove (once no job holds them).
     bool forget(const NamedWorkspace &workspace, QString *error);

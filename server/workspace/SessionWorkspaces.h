@@ -50,6 +50,9 @@ public:
     static std::optional<Mode> modeFromText(const QString &text);
 
     Mode mode() const { return m_mode; }
+    const Workspace &shared() const { return m_shared; }
+    // Session id -> the directory of its own workspace, for the sessions that have one now.
+    const QHash<QString, QString> &sessionDirectories() const { return m_paths; }
     // <SANDBOX_ROOT>/sessions
     QString sessionsDirectory() const;
 
@@ -62,6 +65,7 @@ public:
     std::optional<Workspace> forCall(const ToolCall &call, QString *error);
 
     NamedWorkspaces &named() { return m_named; }
+    const NamedWorkspaces &named() const { return m_named; }
     // The session's calls work in the named workspace `id` until another is selected; an empty
     // id gives it back its own.
     void select(const QString &sessionId, const QString &id);

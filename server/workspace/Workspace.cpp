@@ -138,6 +138,21 @@ bool Workspace::adoptCreated(int fd, bool isDirectory) const
     return ::fchmod(fd, isDirectory ? 02775 : 0664) == 0;
 }
 
+std::optional<qint64> Workspace::usedBytes() const
+{
+    if (m_quotaBytes <= 0)
+        return std::nullopt;
+    const UniqueFd fd(::open(QFile::encodeName(m_path).constData(),
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.isValid() || !btrfs::isSubvolumeRoot(fd.get()))
+        return std::nullopt;
+    ::syncfs(fd.get());
+    const std::optional<btrfs::QgroupUsage> usage = btrfs::usage(fd.get());
+    if (!usage)
+        return std::nullopt;
+    return qint64(usage->referencedBytes);
+}
+
 void Workspace::removeWithCheckpoints(const QString &path)
 {
     WorkspaceCheckpoints::removeAllOf(path);

@@ -2,6 +2,8 @@
 
 #include <QString>
 
+#include <optional>
+
 #include <sys/types.h>
 
 namespace cmcp {
@@ -35,6 +37,12 @@ public:
     gid_t sandboxGid() const { return m_sandboxGid; }
     // 0: no quota (a plain directory).
     qint64 quotaBytes() const { return m_quotaBytes; }
+
+    // What the workspace holds now, as its quota counts it (btrfs qgroups: shared extents
+    // included); nullopt when it is no subvolume of the workspace volume or this process cannot
+    // read the quota tree (root only). The file system is synced first, so that the figure
+    // includes what was written in the last seconds.
+    std::optional<qint64> usedBytes() const;
 
     // Only root may give its files to another group; without root, files keep the daemon's
     // group (the jobs cannot switch uid then either).

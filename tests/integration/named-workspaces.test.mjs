@@ -15,6 +15,7 @@ import { join } from 'node:path';
 
 import { eventually, withDiagnostics } from './lib/daemon.mjs';
 import { quotaSession, skipWithoutQuota, startQuotaDaemon } from './lib/quota.mjs';
+import { McpError } from './lib/sdk.mjs';
 
 skipWithoutQuota();
 
@@ -39,7 +40,7 @@ describe('named workspaces', () => {
         ({ daemon, sandbox } = await startQuotaDaemon({
             quotaMb: 64, sandbox,
             settings: {
-                MCP_PRINCIPALS_FILE: join(sandbox, 'principals'), BASH_ALLOWED_COMMANDS: 'dd,sleep,cat,ls',
+                MCP_PRINCIPALS_FILE: join(sandbox, 'principals'), BASH_ALLOWED_COMMANDS: 'dd,sleep,cat,ls,rm',
                 SANDBOX_WORKSPACE_NAMED_MAX: 3, SANDBOX_WORKSPACE_NAMED_MAX_MB: 128,
             },
         }));
@@ -136,6 +137,59 @@ describe('named workspaces', () => {
         assert.doesNotMatch(JSON.stringify(look.structuredContent), /ws_[0-9a-f]{32}/);
         assert.equal((await alice.ok('file_read', { workspace: 'project', path: 'notes.txt' })).content, 'in the project\n');
         await bob.ok('workspace_delete', { workspace: 'project' });
+    }));
+
+    test('its files are resources of its owner only, as workspace://<workspace_id>/<path>', () => withDiagnostics(daemon, async () => {
+        const everyResource = async session => {
+            const uris = [];
+            let cursor;
+            for (let pages = 0; pages < 50; ++pages) {
+                const page = await session.client.listResources(cursor ? { cursor } : {});
+                uris.push(...page.resources);
+                cursor = page.nextCursor;
+                if (!cursor)
+                    break;
+            }
+            assert.equal(cursor, undefined, 'the listing ends');
+            return uris;
+        };
+        await alice.ok('system_run_command', { workspace: 'project', command: 'dd if=/dev/zero of=data.bin bs=1k count=1' });
+        await alice.ok('system_run_command', { workspace: 'project', command: 'dd if=/dev/zero of=large.txt bs=1M count=11' });
+        const notes = `workspace://${projectId}/notes.txt`;
+        const listed = await everyResource(alice);
+        const entry = listed.find(resource => resource.uri === notes);
+        assert.ok(entry, JSON.stringify(listed.map(resource => resource.uri)));
+        assert.equal(entry.name, 'project/notes.txt');
+        assert.equal(entry.mimeType, 'text/plain');
+        // The extension policy of the file tools: a .bin is neither listed nor read.
+        assert.ok(!listed.some(resource => resource.uri.endsWith('/data.bin')));
+        await assert.rejects(alice.client.readResource({ uri: `workspace://${projectId}/data.bin` }), McpError);
+        // Nor is a file above FILE_MAX_SIZE_MB read.
+        await assert.rejects(alice.client.readResource({ uri: `workspace://${projectId}/large.txt` }),
+            error => error instanceof McpError && /FILE_MAX_SIZE_MB|too large|MB/i.test(error.message));
+        const read = await alice.client.readResource({ uri: notes });
+        assert.equal(read.contents[0].text, 'in the project\n');
+        assert.equal((await alice.client.readResource({ uri: 'workspace://project/notes.txt' })).contents[0].text, 'in the project\n');
+        // Contained as the file tools are: no way up out of the workspace.
+        for (const escape of ['..%2F..%2Fworkspace%2Fnotes.txt', '../../workspace/notes.txt', `..%2F${projectId}%2Fnotes.txt`]) {
+            const refused = await alice.client.readResource({ uri: `workspace://${projectId}/${escape}` }).then(
+                result => JSON.stringify(result), error => error.message);
+            assert.doesNotMatch(refused, /in the shared workspace/, escape);
+            assert.ok(!refused.startsWith('{'), `${escape} was read: ${refused}`);
+        }
+        // Another principal lists none of it, and reading it answers as a workspace nobody has.
+        assert.ok(!(await everyResource(bob)).some(resource => resource.uri.includes(projectId)));
+        const refusal = async uri => bob.client.readResource({ uri }).then(
+            () => assert.fail(`${uri} was read`), error => ({ code: error.code, message: error.message }));
+        const nobodys = 'ws_22222222222222222222222222222222';
+        const stolen = await refusal(notes);
+        const missing = await refusal(`workspace://${nobodys}/notes.txt`);
+        assert.equal(stolen.code, missing.code);
+        assert.equal(stolen.message, missing.message.replaceAll(nobodys, projectId));
+        assert.match(stolen.message, /no such workspace/);
+        assert.deepEqual(await refusal('workspace://project/notes.txt'), await refusal('workspace://nothing/notes.txt').then(
+            ({ code, message }) => ({ code, message: message.replaceAll('nothing', 'project') })));
+        await alice.ok('system_run_command', { workspace: 'project', command: 'rm data.bin large.txt' });
     }));
 
     test('the count and size are bounded, each refusal naming its setting; the quota holds', () => withDiagnostics(daemon, async () => {

@@ -4,6 +4,7 @@
 #include "console/CallModel.h"
 #include "ConsoleCallEvent.h"
 #include "console/SessionModel.h"
+#include "console/WorkspaceModel.h"
 
 #include <QJsonArray>
 #include <QSignalSpy>
@@ -217,6 +218,48 @@ private Q_SLOTS:
                  QStringLiteral("s2"));
         model.closed("unknown");
         QCOMPARE(model.rowCount(), 1);
+    }
+
+    // A listWorkspaces reply as the view shows it: what cannot be measured says so.
+    void workspaces()
+    {
+        WorkspaceModel model;
+        const auto reply = admin::ListWorkspacesResult::fromJson(
+                {{"workspaces",
+                  QJsonArray{QJsonObject{{"kind", "named"},
+                                         {"workspaceId", "ws_0123"},
+                                         {"name", "build"},
+                                         {"owner", "carol"},
+                                         {"usedBytes", 3000000},
+                                         {"quotaBytes", 32000000},
+                                         {"checkpoints", 2},
+                                         {"lastUsed", "2026-01-01T10:00:00.000Z"},
+                                         {"jobsRunning", 1}},
+                             QJsonObject{{"kind", "shared"},
+                                         {"workspaceId", "workspace"},
+                                         {"name", "shared"},
+                                         {"usedBytes", QJsonValue::Null},
+                                         {"quotaBytes", 0},
+                                         {"checkpoints", QJsonValue::Null}}}}});
+        model.reset(reply.workspaces);
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.index(0, WorkspaceModel::OwnerColumn).data().toString(),
+                 QStringLiteral("carol"));
+        QCOMPARE(model.index(0, WorkspaceModel::SizeColumn).data().toString(),
+                 QStringLiteral("3.0 MB of 32 MB"));
+        QCOMPARE(model.index(0, WorkspaceModel::CheckpointsColumn).data().toString(),
+                 QStringLiteral("2"));
+        QCOMPARE(model.index(0, WorkspaceModel::JobsColumn).data().toInt(), 1);
+        QCOMPARE(model.index(0, 0).data(WorkspaceModel::WorkspaceIdRole).toString(),
+                 QStringLiteral("ws_0123"));
+        QVERIFY(!model.index(0, WorkspaceModel::LastUsedColumn).data().toString().isEmpty());
+        QCOMPARE(model.index(1, WorkspaceModel::OwnerColumn).data().toString(),
+                 QStringLiteral("(everyone)"));
+        QCOMPARE(model.index(1, WorkspaceModel::SizeColumn).data().toString(), QStringLiteral("—"));
+        QCOMPARE(model.index(1, WorkspaceModel::CheckpointsColumn).data().toString(),
+                 QStringLiteral("—"));
+        QCOMPARE(model.index(1, 0).data(WorkspaceModel::KindRole).toString(),
+                 QStringLiteral("shared"));
     }
 };
 

@@ -77,14 +77,20 @@ std::shared_ptr<FileManager> SessionFileManagers::forCall(const ToolCall &call, 
         return m_shared;
     if (!m_workspaces.named().contains(workspace->path()))
         return forSession(call.sessionId(), error);
-    if (auto existing = m_named.value(workspace->path()))
+    return forNamed(*workspace, error);
+}
+
+std::shared_ptr<FileManager> SessionFileManagers::forNamed(const Workspace &workspace,
+                                                           QString *error)
+{
+    if (auto existing = m_named.value(workspace.path()))
         return existing;
     const std::shared_ptr<const ContainedRoot> root =
-            ContainedRoot::open(workspace->path(), m_shared->root().resolver(), error);
+            ContainedRoot::open(workspace.path(), m_shared->root().resolver(), error);
     if (!root)
         return nullptr;
-    auto files = std::make_shared<FileManager>(*workspace, root, m_options);
-    m_named.insert(workspace->path(), files);
+    auto files = std::make_shared<FileManager>(workspace, root, m_options);
+    m_named.insert(workspace.path(), files);
     return files;
 }
 

@@ -14,6 +14,7 @@ namespace cmcp {
 class FileManager;
 class SessionWorkspaces;
 class ToolCall;
+class Workspace;
 
 // The FileManager each session's file tools and resources use: the one of the shared workspace,
 // or in per-session mode one per session, opened (with its kernel-contained root) on the
@@ -35,6 +36,10 @@ public:
     // The manager of the workspace `call` works in (SessionWorkspaces::forCall): a named one's
     // is opened on first use and dropped when the workspace is deleted.
     std::shared_ptr<FileManager> forCall(const ToolCall &call, QString *error);
+    // The manager of the named workspace at `workspace` (one of NamedWorkspaces'), opened on
+    // first use and dropped when the workspace is deleted.
+    std::shared_ptr<FileManager> forNamed(const Workspace &workspace, QString *error);
+    SessionWorkspaces &workspaces() { return m_workspaces; }
 
 private:
     void reopen(const QString &path);

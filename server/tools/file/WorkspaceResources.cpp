@@ -4,15 +4,20 @@
 #include "mcp/JsonRpc.h"
 #include "mcp/ResourceRegistry.h"
 #include "tools/file/SessionFileManagers.h"
+#include "workspace/NamedWorkspaces.h"
+#include "workspace/SessionWorkspaces.h"
 
 #include <QStringDecoder>
 #include <QUrl>
+
+#include <functional>
 
 namespace cmcp::workspaceresources {
 
 namespace {
 
 const QString scheme = QStringLiteral("file:///");
+const QString namedScheme = QStringLiteral("workspace://");
 
 bool isTextual(const QString &mimeType)
 {
@@ -51,7 +56,10 @@ void read(const std::shared_ptr<FileManager> &files, const QString &uri,
                          {QLatin1String("blob"), QString::fromLatin1(bytes.value->toBase64())}}}));
 }
 
-QList<ResourceDefinition> listFiles(const std::shared_ptr<FileManager> &files)
+// `uriOf` and `nameOf` turn a path in the workspace into the resource's URI and name.
+QList<ResourceDefinition> listFiles(const std::shared_ptr<FileManager> &files,
+                                    const std::function<QString(const QString &)> &uriOf,
+                                    const std::function<QString(const QString &)> &nameOf)
 {
     QList<ResourceDefinition> resources;
     const std::shared_ptr<const FileOptions> options = files->options();
@@ -64,8 +72,8 @@ QList<ResourceDefinition> listFiles(const std::shared_ptr<FileManager> &files)
             || !options->checkName(entry.name).isEmpty())
             continue;
         ResourceDefinition resource;
-        resource.uri = uriFor(entry.path);
-        resource.name = entry.path;
+        resource.uri = uriOf(entry.path);
+        resource.name = nameOf(entry.path);
         resource.mimeType = mimeTypeFor(entry.name);
         resource.size = entry.size;
         resources.append(resource);
@@ -73,11 +81,72 @@ QList<ResourceDefinition> listFiles(const std::shared_ptr<FileManager> &files)
     return resources;
 }
 
+QString encodedPath(const QString &workspacePath)
+{
+    return QString::fromLatin1(QUrl::toPercentEncoding(workspacePath, "/"));
+}
+
+// The files of the caller's principal's named workspaces: workspace://<workspace_id>/<path>.
+// Only the owner lists or reads them; any other name or id answers as one nobody has.
+void registerNamedOn(ResourceRegistry &registry, SessionFileManagers *managers)
+{
+    ResourceTemplateDefinition namedFile;
+    namedFile.uriTemplate = namedScheme + QStringLiteral("{workspace}/{+path}");
+    namedFile.name = QStringLiteral("named-workspace-file");
+    namedFile.title = QStringLiteral("Named workspace file");
+    namedFile.description = QStringLiteral(
+            "A file of one of your named workspaces, by its workspace_id (or name) and its path "
+            "relative to that workspace's root.");
+    namedFile.read = [&registry, managers](const QString &uri,
+                                           const QHash<QString, QString> &variables,
+                                           ResourceReadDone done) {
+        NamedWorkspaces &named = managers->workspaces().named();
+        const QString nameOrId =
+                QUrl::fromPercentEncoding(variables.value(QStringLiteral("workspace")).toUtf8());
+        QString error;
+        const std::optional<NamedWorkspace> workspace =
+                named.find(registry.callingPrincipal(), nameOrId, &error);
+        const std::shared_ptr<FileManager> files =
+                workspace ? managers->forNamed(workspace->workspace, &error) : nullptr;
+        if (!files) {
+            done(ResourceReadResult::failure(
+                    workspace ? jsonrpc::InternalError : jsonrpc::ResourceNotFound, error));
+            return;
+        }
+        named.touch(workspace->id);
+        read(files, uri, variables, done);
+    };
+    registry.addTemplate(std::move(namedFile));
+    // Each workspace's listing is bounded by FILE_LIST_MAX_ENTRIES and a principal has at most
+    // SANDBOX_WORKSPACE_NAMED_MAX of them; resources/list pages through the whole.
+    registry.addLister([&registry, managers] {
+        QList<ResourceDefinition> resources;
+        for (const NamedWorkspace &each :
+             managers->workspaces().named().of(registry.callingPrincipal())) {
+            QString error;
+            const std::shared_ptr<FileManager> files = managers->forNamed(each.workspace, &error);
+            if (!files)
+                continue;
+            const QString id = each.id;
+            const QString name = each.name;
+            resources += listFiles(
+                    files, [&id](const QString &path) { return namedUriFor(id, path); },
+                    [&name](const QString &path) { return name + QLatin1Char('/') + path; });
+        }
+        return resources;
+    });
+}
+
 } // namespace
 
 QString uriFor(const QString &workspacePath)
 {
-    return scheme + QString::fromLatin1(QUrl::toPercentEncoding(workspacePath, "/"));
+    return scheme + encodedPath(workspacePath);
+}
+
+QString namedUriFor(const QString &workspaceId, const QString &workspacePath)
+{
+    return namedScheme + workspaceId + QLatin1Char('/') + encodedPath(workspacePath);
 }
 
 QString mimeTypeFor(const QString &name)
@@ -136,8 +205,10 @@ void registerOn(ResourceRegistry &registry, SessionFileManagers *managers)
     registry.addLister([filesOfCaller] {
         QString error;
         const std::shared_ptr<FileManager> files = filesOfCaller(&error);
-        return files ? listFiles(files) : QList<ResourceDefinition>();
+        return files ? listFiles(files, uriFor, [](const QString &path) { return path; })
+                     : QList<ResourceDefinition>();
     });
+    registerNamedOn(registry, managers);
 }
 
 } // namespace cmcp::workspaceresources
