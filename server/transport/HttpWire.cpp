@@ -100,7 +100,7 @@ void writeParts(QTcpSocket *socket, std::initializer_list<QByteArrayView> parts)
 }
 
 void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body,
-                   bool close)
+                   bool close, Delivery delivery)
 {
     if (!socket || socket->state() != QAbstractSocket::ConnectedState)
         return;
@@ -113,20 +113,25 @@ void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const
     if (close)
         out += "Connection: close\r\n";
     out += "\r\n";
-    // Through the socket's buffer, not writeParts: answers to calls in a row go out when the loop
-    // has read what else is ready, and a busy daemon serves more calls per wake-up that way.
-    socket->write(out);
-    socket->write(body);
+    // Counted first: a straight write announces its bytes at once, and ConnectionGuard must then
+    // see this answer given, or it would wait for it with no deadline.
     countResponse(socket);
+    if (delivery == Delivery::Straight) {
+        writeParts(socket, {out, body});
+    } else {
+        socket->write(out);
+        socket->write(body);
+    }
     if (close)
         socket->disconnectFromHost();
 }
 
-void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Headers &extra)
+void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Headers &extra,
+               Delivery delivery)
 {
     Headers headers{{"Content-Type", "application/json"}};
     headers.append(extra);
-    writeResponse(socket, status, headers, body);
+    writeResponse(socket, status, headers, body, false, delivery);
 }
 
 void writeAnswer(QTcpSocket *socket, const Answer &answer, bool close)

@@ -30,14 +30,22 @@ QByteArray reasonPhrase(int status);
 // kernel does not take. QAbstractSocket copies every write into a 32 KB buffer chunk that it
 // keeps for the rest of the connection once used, which is most of what an idle SSE stream would
 // cost. A direct write is announced by bytesWritten before this returns (ConnectionGuard follows
-// a connection's answers by it). Complete answers (writeResponse) go through the socket's buffer:
-// for calls in a row that is cheaper (the loop writes once it has read what else is ready).
+// a connection's answers by it).
 void writeParts(QTcpSocket *socket, std::initializer_list<QByteArrayView> parts);
+
+// How a complete answer leaves. Answers to calls go through the socket's buffer: for calls in a
+// row that is cheaper (the loop writes once it has read what else is ready, and wakes once for
+// several calls). The answers a session gets once or seldom (initialize's, the 202 of a
+// notification) go straight (writeParts): the connection that carried them often stays open
+// for the session's GET stream, and would otherwise keep the buffer's chunk while it idles.
+enum class Delivery { Buffered, Straight };
+
 // A complete response with Content-Length; the connection stays usable unless `close`.
 void writeResponse(QTcpSocket *socket, int status, const Headers &headers, const QByteArray &body,
-                   bool close = false);
+                   bool close = false, Delivery delivery = Delivery::Buffered);
 // A JSON body; `body` is compact JSON.
-void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Headers &extra = {});
+void writeJson(QTcpSocket *socket, int status, const QByteArray &body, const Headers &extra = {},
+               Delivery delivery = Delivery::Buffered);
 void writeAnswer(QTcpSocket *socket, const Answer &answer, bool close = false);
 Answer jsonRpcError(int status, int code, const QString &message, const Headers &extra = {});
 // A JSON-RPC error as the body of an HTTP error (400, 404, ...), as the MCP SDKs answer. It

@@ -52,11 +52,12 @@ class PostExchange : public Exchange
 {
 public:
     PostExchange(QTcpSocket *socket, const QString &sessionId, const HttpOptions &options,
-                 OpenResumable openResumable)
+                 OpenResumable openResumable, http::Delivery delivery = http::Delivery::Buffered)
         : m_socket(socket),
           m_sessionHeader(sessionId.toLatin1()),
           m_options(options),
-          m_openResumable(std::move(openResumable))
+          m_openResumable(std::move(openResumable)),
+          m_delivery(delivery)
     {
     }
 
@@ -142,7 +143,7 @@ private:
             empty.end();
             return;
         }
-        http::writeJson(m_socket, status, *responses, headers());
+        http::writeJson(m_socket, status, *responses, headers(), m_delivery);
     }
 
     void ensureStream()
@@ -171,6 +172,8 @@ private:
     QByteArray m_sessionHeader;
     const HttpOptions &m_options;
     OpenResumable m_openResumable;
+    // How a JSON answer leaves (http::Delivery): straight for initialize's, which comes once.
+    const http::Delivery m_delivery;
     std::shared_ptr<ResumableStream> m_resumable;
     std::unique_ptr<SseStream> m_stream;
 };
@@ -359,10 +362,11 @@ void StreamableHttpTransport::handlePost(const QHttpServerRequest &request, QTcp
                          : std::make_shared<ResumableStream>(0, m_options);
         };
     }
-    auto exchange = std::make_shared<PostExchange>(socket, session->id(), m_options,
-                                                   std::move(openResumable));
+    auto exchange = std::make_shared<PostExchange>(
+            socket, session->id(), m_options, std::move(openResumable),
+            isInitialize ? http::Delivery::Straight : http::Delivery::Buffered);
     if (!m_mcp.handlePayload(session, payload, exchange))
-        http::writeResponse(socket, 202, {}, {});
+        http::writeResponse(socket, 202, {}, {}, false, http::Delivery::Straight);
     // A failed initialize leaves no session behind.
     if (isInitialize && !session->isInitialized())
         m_mcp.closeSession(session->id(), QStringLiteral("initialize failed"));

@@ -10,7 +10,7 @@ import net from 'node:net';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { eventually, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
-import { BOTH, openSession, rawHttp } from './lib/http.mjs';
+import { BOTH, initializeRequest, openSession, rawHttp } from './lib/http.mjs';
 
 const headerTimeoutS = 3;
 const bodyTimeoutS = 3;
@@ -96,6 +96,23 @@ describe('slow clients', { timeout: 60_000 }, () => {
         idle.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
         const idleAnsweredAt = await eventually(() => idle.received.includes('"status":"ok"') && Date.now(), { timeoutMs: 3000 });
         assert.ok(idleAnsweredAt, `no answer to GET /health: ${idle.received}`);
+        // The same after a session's handshake, whose answers leave another way than /health's.
+        const handshake = rawSocket(port);
+        await handshake.connected;
+        const mcpPost = (message, session = '') => {
+            const body = JSON.stringify(message);
+            handshake.socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+                                   + `Accept: ${BOTH}\r\nContent-Length: ${body.length}\r\n`
+                                   + (session ? `Mcp-Session-Id: ${session}\r\n` : '') + `\r\n${body}`);
+        };
+        mcpPost(initializeRequest());
+        const handshakeSession = await eventually(() => /mcp-session-id: (\S+)/i.exec(handshake.received)?.[1],
+                                                  { timeoutMs: 3000 });
+        assert.ok(handshakeSession, `initialize was not answered: ${handshake.received}`);
+        mcpPost({ jsonrpc: '2.0', method: 'notifications/initialized' }, handshakeSession);
+        const handshakeAnsweredAt = await eventually(() => /HTTP\/1\.1 202 /.test(handshake.received) && Date.now(),
+                                                     { timeoutMs: 3000 });
+        assert.ok(handshakeAnsweredAt, `notifications/initialized was not answered 202: ${handshake.received}`);
         // A legacy SSE stream, silent from the client's side for longer than every deadline.
         const stream = rawSocket(port);
         await stream.connected;
@@ -131,6 +148,11 @@ describe('slow clients', { timeout: 60_000 }, () => {
         const idleHeldMs = idle.closedAt - idleAnsweredAt;
         assert.ok(idleHeldMs >= earliest(idleTimeoutS) - 100 && idleHeldMs < idleTimeoutS * 1000 + 2500,
                   `the idle connection was closed after ${idleHeldMs} ms (deadline ${idleTimeoutS} s)`);
+        await eventually(() => handshake.closedAt !== null, { timeoutMs: (idleTimeoutS + 3) * 1000 });
+        assert.notEqual(handshake.closedAt, null, 'the connection idle after a handshake is still open');
+        const handshakeHeldMs = handshake.closedAt - handshakeAnsweredAt;
+        assert.ok(handshakeHeldMs >= earliest(idleTimeoutS) - 100 && handshakeHeldMs < idleTimeoutS * 1000 + 2500,
+                  `the connection idle after a handshake was closed after ${handshakeHeldMs} ms (deadline ${idleTimeoutS} s)`);
         await sleep(Math.max(0, (idleTimeoutS + 1) * 1000 - (Date.now() - stream.openedAt)));
         assert.equal(stream.closedAt, null, 'the SSE stream was cut');
         assert.match(stream.received, /event: endpoint/);
