@@ -422,7 +422,8 @@ QList<SettingSpec> buildTable()
                     NoFlags),
             integer(web, "WEB_BROWSER_MEMORY_MB", "2048", 0, 1048576,
                     "A root daemon starts each browser worker under cmcp-jail, as its own user "
-                    "with no_new_privs and a cgroup of this many megabytes, Chromium's "
+                    "with no_new_privs, in namespaces of its own whose only way out is the "
+                    "daemon's egress gate, and in a cgroup of this many megabytes, Chromium's "
                     "processes included: a page that needs more ends the worker, and the call "
                     "says so. 0: the worker runs outside cmcp-jail.",
                     NoFlags),

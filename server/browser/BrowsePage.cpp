@@ -3,7 +3,6 @@
 #include "web/EgressPolicy.h"
 #include "web/EgressProxy.h"
 #include "browser/GateInterceptor.h"
-#include "browser/MemoryLimit.h"
 
 #include <QBuffer>
 #include <QJsonDocument>
@@ -113,16 +112,11 @@ BrowsePage::BrowsePage(const BrowseRequest &request, const EgressPolicy &policy,
                     m_loadError = info.errorString();
             });
     connect(m_page, &QWebEnginePage::loadFinished, this, &BrowsePage::onLoadFinished);
-    m_oomKillsAtStart = memoryCgroupOomKills();
+    // The daemon, which sees the worker's cgroup, tells a renderer its memory limit killed.
     connect(m_page, &QWebEnginePage::renderProcessTerminated, this,
             [this](QWebEnginePage::RenderProcessTerminationStatus, int exitCode) {
-                if (memoryCgroupOomKills() > m_oomKillsAtStart)
-                    fail(QStringLiteral("the page's renderer was killed by the browser's memory "
-                                        "limit (WEB_BROWSER_MEMORY_MB): the page needed more "
-                                        "memory than the browser may have"));
-                else
-                    fail(QStringLiteral("the page's renderer process ended (exit code %1)")
-                                 .arg(exitCode));
+                fail(QStringLiteral("the page's renderer process ended (exit code %1)")
+                             .arg(exitCode));
             });
 
     if (m_request.screenshot) {

@@ -69,7 +69,6 @@ private:
     QJsonArray m_blocked;
     QString m_mainRefusal;
     QString m_loadError;
-    std::uint64_t m_oomKillsAtStart = 0; // the memory cgroup's OOM kills when the page began
     bool m_loaded = false;
     bool m_done = false;
 };

@@ -85,6 +85,13 @@ void BrowserWorker::onInput()
 void BrowserWorker::handle(const QByteArray &line)
 {
     const QJsonObject message = QJsonDocument::fromJson(line).object();
+    // From a daemon whose gate serves this worker's network (--egress-port): a connection the
+    // gate refused after resolution.
+    if (message.contains(QLatin1String("refused"))) {
+        onProxyRefused(message.value(QLatin1String("refused")).toString(),
+                       message.value(QLatin1String("reason")).toString());
+        return;
+    }
     if (message.contains(QLatin1String("cancel"))) {
         const qint64 id = qint64(message.value(QLatin1String("cancel")).toDouble());
         if (QPointer<BrowsePage> page = m_pages.take(id))

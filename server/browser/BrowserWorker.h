@@ -13,7 +13,8 @@ namespace cmcp {
 class BrowsePage;
 
 // cmcp-browser's loop: requests as JSON lines on stdin ({"id", "url", "wait_for", "text",
-// "screenshot", "timeout_ms", "max_bytes"} or {"cancel": id}), answers as JSON lines on stdout,
+// "screenshot", "timeout_ms", "max_bytes"}, {"cancel": id}, or {"refused": target, "reason"}
+// from the daemon's gate when it serves the worker's network), answers as JSON lines on stdout,
 // one per request, in the order pages finish. The worker quits at the end of its input.
 class BrowserWorker : public QObject
 {
@@ -26,7 +27,8 @@ public:
     void start(const QString &sandboxOff);
 
 public Q_SLOTS:
-    // From the EgressProxy thread: a connection the gate refused after resolution.
+    // A connection the gate refused after resolution: from the EgressProxy thread, or from the
+    // daemon whose gate serves the worker.
     void onProxyRefused(const QString &target, const QString &reason);
 
 private:

@@ -1,14 +1,17 @@
 // cmcp-browser: web_browse's QtWebEngine worker. The daemon starts it and talks to it in JSON
 // lines (BrowserWorker.h); it never links WebEngine itself.
 //
-// Every connection Chromium makes goes through an EgressProxy on loopback in this process (its
-// own thread), given to Chromium with --proxy-server and no bypass, not even for loopback: the
-// proxy asks the same egress gate as the daemon, resolves each name once and connects to the
-// checked address, so DNS rebinding cannot slip past. Before that, a request interceptor asks the
-// gate's policy about each request and blocks what it refuses without any connection.
+// Every connection Chromium makes goes through an EgressProxy, given to Chromium with
+// --proxy-server and no bypass, not even for loopback: the proxy asks the egress gate, resolves
+// each name once and connects to the checked address, so DNS rebinding cannot slip past. With
+// --egress-port the worker runs in a network namespace of its own (a root daemon's, under
+// cmcp-jail) and the proxy is the daemon's, serving the namespace's one listener on
+// 127.0.0.1:PORT with the web tools' gate; otherwise it is in this process (its own thread).
+// Before that, a request interceptor asks the gate's policy about each request and blocks what
+// it refuses without any connection.
 //
 // Usage: cmcp-browser [--allowed-domains LIST] [--allow-private] [--trusted-origin URL]...
-//                     [--max-bytes N] [--timeout-ms N] [--uid UID --gid GID]
+//                     [--max-bytes N] [--timeout-ms N] [--uid UID --gid GID] [--egress-port N]
 
 #include "browser/BrowserWorker.h"
 #include "web/EgressGate.h"
@@ -86,13 +89,17 @@ int main(int argc, char *argv[])
     const QCommandLineOption timeoutOption(QStringLiteral("timeout-ms"),
                                            QStringLiteral("Connection time limit"),
                                            QStringLiteral("N"), QStringLiteral("30000"));
+    const QCommandLineOption egressPortOption(
+            QStringLiteral("egress-port"),
+            QStringLiteral("The daemon's gate listens on 127.0.0.1:N (no proxy in this process)"),
+            QStringLiteral("N"));
     // Read above, before QApplication; declared so that the parser accepts them.
     const QCommandLineOption uidOption(QStringLiteral("uid"), QStringLiteral("User to run as"),
                                        QStringLiteral("UID"));
     const QCommandLineOption gidOption(QStringLiteral("gid"), QStringLiteral("Group to run as"),
                                        QStringLiteral("GID"));
     parser.addOptions({domainsOption, privateOption, trustedOption, trustedPrivateOption,
-                       maxBytesOption, timeoutOption, uidOption, gidOption});
+                       maxBytesOption, timeoutOption, uidOption, gidOption, egressPortOption});
     if (!parser.parse(app.arguments())) {
         std::fprintf(stderr, "cmcp-browser: %s\n", qPrintable(parser.errorText()));
         return 2;
@@ -112,22 +119,35 @@ int main(int argc, char *argv[])
     }
     const qint64 maxBytes = parser.value(maxBytesOption).toLongLong();
 
-    // The proxy lives in a thread of its own: relaying bytes never waits for page work.
-    auto gate = std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
-    QThread proxyThread;
-    proxyThread.setObjectName(QStringLiteral("egress-proxy"));
-    auto *proxy = new EgressProxy(gate, {maxBytes, parser.value(timeoutOption).toInt()});
-    proxy->moveToThread(&proxyThread);
-    QObject::connect(&proxyThread, &QThread::finished, proxy, &QObject::deleteLater);
-    proxyThread.start();
     quint16 port = 0;
-    QMetaObject::invokeMethod(
-            proxy, [proxy, &port] { port = proxy->listen(); }, Qt::BlockingQueuedConnection);
-    if (port == 0) {
-        std::fprintf(stderr, "cmcp-browser: the egress proxy cannot listen on loopback\n");
-        proxyThread.quit();
-        proxyThread.wait();
-        return 1;
+    QThread proxyThread;
+    EgressProxy *proxy = nullptr;
+    if (parser.isSet(egressPortOption)) {
+        bool valid = false;
+        const uint given = parser.value(egressPortOption).toUInt(&valid);
+        if (!valid || given == 0 || given > 65535) {
+            std::fprintf(stderr, "cmcp-browser: --egress-port: not a port: %s\n",
+                         qPrintable(parser.value(egressPortOption)));
+            return 2;
+        }
+        port = quint16(given);
+    } else {
+        // The proxy lives in a thread of its own: relaying bytes never waits for page work.
+        auto gate =
+                std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
+        proxyThread.setObjectName(QStringLiteral("egress-proxy"));
+        proxy = new EgressProxy(gate, {maxBytes, parser.value(timeoutOption).toInt()});
+        proxy->moveToThread(&proxyThread);
+        QObject::connect(&proxyThread, &QThread::finished, proxy, &QObject::deleteLater);
+        proxyThread.start();
+        QMetaObject::invokeMethod(
+                proxy, [proxy, &port] { port = proxy->listen(); }, Qt::BlockingQueuedConnection);
+        if (port == 0) {
+            std::fprintf(stderr, "cmcp-browser: the egress proxy cannot listen on loopback\n");
+            proxyThread.quit();
+            proxyThread.wait();
+            return 1;
+        }
     }
 
     // Read by QtWebEngine when the first profile is made, below. "<-loopback>" removes
@@ -143,8 +163,9 @@ int main(int argc, char *argv[])
     qputenv("QTWEBENGINE_CHROMIUM_FLAGS", flags.trimmed());
 
     BrowserWorker worker(*policy, maxBytes);
-    QObject::connect(proxy, &EgressProxy::refused, &worker, &BrowserWorker::onProxyRefused,
-                     Qt::QueuedConnection);
+    if (proxy)
+        QObject::connect(proxy, &EgressProxy::refused, &worker, &BrowserWorker::onProxyRefused,
+                         Qt::QueuedConnection);
     worker.start(QString::fromStdString(sandboxOff));
     const int status = app.exec();
     proxyThread.quit();

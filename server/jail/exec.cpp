@@ -149,7 +149,9 @@ void holdProgram(const Policy &policy, const char *program, Launch &launch)
     // Only the path is resolved with the jail's privileges: execute permission on the file
     // itself is still checked for the job's uid at the exec, and Landlock and AppArmor judge
     // the file as they would by its path.
-    if (policy.wants(Layer::Namespaces) || program == nullptr || program[0] != '/')
+    const bool minimalRoot = policy.wants(Layer::Namespaces);
+    if ((minimalRoot && !policy.namespaces->programFromHost) || program == nullptr
+        || program[0] != '/')
         return;
     launch.programFd = ::open(program, O_PATH | O_CLOEXEC);
 }

@@ -37,7 +37,8 @@ struct Launch
     // `workspaceErrno` then says why, and the first layer that needs it fails with that.
     int workspaceFd = -1;
     int workspaceErrno = 0;
-    // Without the minimal root, a program given by its absolute path is held the same way
+    // Without the minimal root (or with namespaces.program_from_host), a program given by its
+    // absolute path is held the same way
     // (holdProgram) and executed through the descriptor: a program below a directory the job's
     // uid cannot search (the browser worker of a clone in /root) still starts. With the minimal
     // root the program is the one inside it, resolved there. -1: executed by its path.

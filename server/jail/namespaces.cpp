@@ -192,7 +192,8 @@ bool populateEtc(const Policy &policy, const std::string &root, std::string &err
         return true;
     };
     if (!bindFromHost({"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
-                       "timezone", "nsswitch.conf", "protocols", "services", "mime.types"}))
+                       "timezone", "nsswitch.conf", "protocols", "services", "mime.types",
+                       "fonts"}))
         return false;
     // TLS roots only matter to a job that may reach the network; name resolution only to one
     // on the host's network (through the egress gate, the gate resolves names).

@@ -356,6 +356,9 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
         if (key == "network") {
             if (!readBool(it.value(), where, out.network, error))
                 return false;
+        } else if (key == "program_from_host") {
+            if (!readBool(it.value(), where, out.programFromHost, error))
+                return false;
         } else if (key == "hostname") {
             if (!readString(it.value(), where, out.hostname, error))
                 return false;

@@ -88,6 +88,10 @@ struct SeccompPolicy
 //   the ELF loader start any program beneath it (Debian ships a few dozen helpers there).
 // - bin: programs (absolute paths beneath /usr, distinct names, at most 256) linked into
 //   kBinDirectory by their names, so a PATH of that directory alone finds exactly them.
+// - program_from_host (default false): the program, given by its absolute host path, is held
+//   by a descriptor before the minimal root is built and executed through it, so a program that
+//   lives outside /usr (the browser worker of a build tree) starts inside the minimal root
+//   without anything else of its directory being visible there.
 // Where the namespaces layer's "bin" links are.
 inline constexpr const char *kBinDirectory = "/cmcp/bin";
 
@@ -100,6 +104,7 @@ struct NamespacesPolicy
     std::uint64_t tmpSizeMb = 64;
     std::optional<std::vector<std::string>> execPaths;
     std::vector<std::string> bin;
+    bool programFromHost = false;
 };
 
 // The uid and gid a job has inside its user namespace.

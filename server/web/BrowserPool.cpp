@@ -2,7 +2,11 @@
 
 #include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
+#include "web/EgressGate.h"
 #include "web/EgressPolicy.h"
+#include "web/EgressProxy.h"
+#include "web/MemoryCgroup.h"
+#include "posix/DescriptorPassing.h"
 #include "posix/Pipe.h"
 #include "posix/ReadAvailable.h"
 #include "posix/WriteAll.h"
@@ -12,13 +16,16 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QSocketNotifier>
 #include <QTimer>
 
 #include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <linux/close_range.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -50,10 +57,20 @@ QProcessEnvironment workerEnvironment()
     return environment;
 }
 
-// cmcp-jail's policy for a confined worker: the account's uid, its home as the working
-// directory, the worker's environment and nothing else, a cgroup with the pool's limits. No
-// namespaces, Landlock or seccomp layer: Chromium builds its own sandbox of user namespaces and
-// seccomp for the renderers, which the jail's filter (no new user namespaces) would forbid.
+// Where a confined worker's home appears inside its minimal root, and the port of its network
+// namespace's one listener (Chromium's proxy), which the daemon serves.
+constexpr const char *confinedHome = "/home/browser";
+constexpr int confinedEgressPort = 3128;
+
+// cmcp-jail's policy for a confined worker: the account's uid, its home as the workspace (the
+// only writable directory besides its private /tmp), the worker's environment and nothing
+// else, a cgroup with the pool's limits, and namespaces with the jail's minimal root: /usr
+// read-only, no host home, no host /tmp, a network namespace whose only way out is the
+// listener the daemon serves. The program is held from the host (a build tree's worker lives
+// outside /usr) and nothing else of its directory is visible. Chromium's own sandbox cannot be
+// built in there (it needs user namespaces, which the jail's namespace forbids below it): the
+// worker turns it off and the jail's layers contain the whole browser instead. No seccomp or
+// Landlock layer yet: see README, "Security".
 QByteArray confinedPolicy(const BrowserAccount &account,
                           const BrowserPool::Options::Confinement &confinement,
                           const QProcessEnvironment &environment)
@@ -61,17 +78,48 @@ QByteArray confinedPolicy(const BrowserAccount &account,
     QJsonObject env;
     for (const QString &name : environment.keys())
         env.insert(name, environment.value(name));
-    const QJsonObject policy{{QStringLiteral("uid"), qint64(account.uid())},
-                             {QStringLiteral("gid"), qint64(account.gid())},
-                             {QStringLiteral("workspace"), account.home()},
-                             {QStringLiteral("env"), env},
-                             {QStringLiteral("layers"),
-                              QJsonArray{QStringLiteral("identity"), QStringLiteral("rlimits"),
-                                         QStringLiteral("cgroup")}},
-                             {QStringLiteral("cgroup"),
-                              QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
-                                          {QStringLiteral("pids"), confinement.pids}}}};
+    const QJsonObject policy{
+            {QStringLiteral("uid"), qint64(account.uid())},
+            {QStringLiteral("gid"), qint64(account.gid())},
+            {QStringLiteral("workspace"), account.home()},
+            {QStringLiteral("env"), env},
+            {QStringLiteral("layers"),
+             QJsonArray{QStringLiteral("identity"), QStringLiteral("rlimits"),
+                        QStringLiteral("cgroup"), QStringLiteral("namespaces")}},
+            {QStringLiteral("cgroup"),
+             QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
+                         {QStringLiteral("pids"), confinement.pids}}},
+            {QStringLiteral("namespaces"),
+             QJsonObject{{QStringLiteral("network"), false},
+                         {QStringLiteral("egress_port"), confinedEgressPort},
+                         {QStringLiteral("hostname"), QStringLiteral("browser")},
+                         {QStringLiteral("workspace_at"), QLatin1String(confinedHome)},
+                         {QStringLiteral("tmp_size_mb"), 256},
+                         {QStringLiteral("program_from_host"), true}}}};
     return QJsonDocument(policy).toJson(QJsonDocument::Compact);
+}
+
+// The channel cmcp-jail hands the worker's listener over: one message, so a datagram pair.
+std::optional<PipePair> openEgressChannel()
+{
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
+        return std::nullopt;
+    PipePair pair{UniqueFd(ends[0]), UniqueFd(ends[1])};
+    if (!moveAboveStdio(pair.read) || !moveAboveStdio(pair.write))
+        return std::nullopt;
+    return pair;
+}
+
+// The worker in a jail's cgroup: the jail's one child (its job process, which became the
+// worker); 0 when there is none.
+pid_t jailedWorker(qint64 jailPid)
+{
+    std::ifstream children("/proc/" + std::to_string(jailPid) + "/task/" + std::to_string(jailPid)
+                           + "/children");
+    pid_t child = 0;
+    children >> child;
+    return child;
 }
 
 QString describeEnd(const QProcess &process)
@@ -92,9 +140,17 @@ struct BrowserPool::Worker
     bool draining = false;
     UniqueFd report; // cmcp-jail's report of a confined worker, read when it is gone
     std::optional<PipePair> jailEnds; // the jail's ends, held until it has started
+    UniqueFd egressJailEnd; // likewise
+    // A confined worker's network: the channel its listener comes over, then the proxy of the
+    // daemon's gate serving it (a child of the process, so it goes with the worker).
+    UniqueFd egressChannel;
+    QSocketNotifier *egressNotifier = nullptr;
+    std::shared_ptr<const EgressGate> gate;
     int pagesSent = 0;
     QHash<quint64, Callback> inFlight;
     QHash<quint64, qint64> deadlines; // id -> ms since start at which the page is overdue
+    // A confined worker's memory cgroup's OOM kills when each page was sent.
+    QHash<quint64, std::uint64_t> oomKillsAtSend;
     QByteArray output;
     QByteArray errors;
 };
@@ -162,6 +218,7 @@ void BrowserPool::cancel(quint64 id)
     for (Worker *worker : std::as_const(m_workers)) {
         if (worker->inFlight.remove(id)) {
             worker->deadlines.remove(id);
+            worker->oomKillsAtSend.remove(id);
             worker->process->write(
                     QJsonDocument(QJsonObject{{QStringLiteral("cancel"), double(id)}})
                             .toJson(QJsonDocument::Compact)
@@ -173,9 +230,11 @@ void BrowserPool::cancel(quint64 id)
     }
 }
 
-void BrowserPool::setPolicy(QStringList arguments, int timeoutMs, qint64 maxBytes)
+void BrowserPool::setPolicy(QStringList arguments, std::shared_ptr<const EgressGate> gate,
+                            int timeoutMs, qint64 maxBytes)
 {
     m_options.arguments = std::move(arguments);
+    m_options.gate = std::move(gate);
     m_options.timeoutMs = timeoutMs;
     m_options.maxBytes = maxBytes;
     if (!m_workers.isEmpty() && !m_workers.last()->draining) {
@@ -215,12 +274,18 @@ BrowserPool::Worker *BrowserPool::startWorker()
         // The jail becomes the account's user itself; the worker is told nothing of it.
         for (const QString &argument : m_options.account->workerArguments())
             arguments.removeOne(argument);
+        // Inside its minimal root: its home where the jail binds it, its own /tmp.
+        environment.insert(QStringLiteral("HOME"), QLatin1String(confinedHome));
+        environment.insert(QStringLiteral("XDG_RUNTIME_DIR"), QLatin1String(confinedHome));
+        environment.remove(QStringLiteral("TMPDIR"));
+        arguments << QStringLiteral("--egress-port") << QString::number(confinedEgressPort);
         // Above 2: 0..2 become the jail's stdio.
         std::optional<PipePair> policy = openPipeAboveStdio();
         std::optional<PipePair> report = openPipeAboveStdio();
+        std::optional<PipePair> egress = openEgressChannel();
         const QByteArray text =
                 confinedPolicy(*m_options.account, *m_options.confinement, environment);
-        if (!policy || !report
+        if (!policy || !report || !egress || !m_options.gate
             || writeAll(policy->write.get(), text.constData(), std::size_t(text.size()))
                     != std::size_t(text.size())) {
             // Never a worker less confined than configured: this one fails to start.
@@ -236,21 +301,32 @@ BrowserPool::Worker *BrowserPool::startWorker()
             policy->write.reset();
             const int policyFd = policy->read.get();
             const int reportFd = report->write.get();
+            const int egressFd = egress->write.get();
             arguments = QStringList{QStringLiteral("--policy-fd"), QString::number(policyFd),
                                     QStringLiteral("--report-fd"), QString::number(reportFd),
+                                    QStringLiteral("--egress-fd"), QString::number(egressFd),
                                     QStringLiteral("--"),          m_options.program}
                     + arguments;
             worker->process->setProgram(m_options.confinement->jailProgram);
-            // Only the two pipes pass into the jail (close_range: every other descriptor
-            // above 2 is close-on-exec in this child).
-            worker->process->setChildProcessModifier([policyFd, reportFd] {
+            // Only these three pass into the jail (close_range: every other descriptor above 2
+            // is close-on-exec in this child).
+            worker->process->setChildProcessModifier([policyFd, reportFd, egressFd] {
                 ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
                 ::fcntl(policyFd, F_SETFD, 0);
                 ::fcntl(reportFd, F_SETFD, 0);
+                ::fcntl(egressFd, F_SETFD, 0);
             });
-            // The child's copies are taken at start(); the daemon keeps the report's read end.
+            // The child's copies are taken at start(); the daemon keeps the report's read end
+            // and the egress channel's.
             worker->jailEnds = {std::move(policy->read), std::move(report->write)};
+            worker->egressJailEnd = std::move(egress->write);
             worker->report = std::move(report->read);
+            worker->egressChannel = std::move(egress->read);
+            worker->gate = m_options.gate;
+            worker->egressNotifier = new QSocketNotifier(worker->egressChannel.get(),
+                                                         QSocketNotifier::Read, worker->process);
+            connect(worker->egressNotifier, &QSocketNotifier::activated, this,
+                    [this, worker] { serveEgress(worker); });
         }
     }
     worker->process->setArguments(arguments);
@@ -296,7 +372,44 @@ BrowserPool::Worker *BrowserPool::startWorker()
     worker->watchdog->start();
     worker->process->start();
     worker->jailEnds.reset();
+    worker->egressJailEnd.reset();
     return worker;
+}
+
+// The listener of a confined worker's network namespace, once: from here on the daemon's gate
+// serves it, under the rules the worker was started with. A refusal is told to the worker,
+// which names it in the result of the page that asked.
+void BrowserPool::serveEgress(Worker *worker)
+{
+    bool ended = false;
+    UniqueFd listener = receiveDescriptor(worker->egressChannel.get(), &ended);
+    if (listener.isValid()) {
+        EgressProxy::Options options;
+        options.maxResponseBytes = m_options.maxBytes;
+        options.connectTimeoutMs = m_options.timeoutMs;
+        auto *proxy = new EgressProxy(worker->gate, options, worker->process);
+        if (proxy->serveListening(listener.get())) {
+            (void)listener.release(); // the proxy's server closes it now
+            QProcess *process = worker->process;
+            connect(proxy, &EgressProxy::refused, process,
+                    [process](const QString &target, const QString &reason) {
+                        process->write(
+                                QJsonDocument(QJsonObject{{QStringLiteral("refused"), target},
+                                                          {QStringLiteral("reason"), reason}})
+                                        .toJson(QJsonDocument::Compact)
+                                + '\n');
+                    });
+        } else {
+            delete proxy;
+            spdlog::error("web_browse: the browser worker's network cannot be served");
+        }
+        ended = true; // one message is all the jail sends
+    }
+    if (ended) {
+        delete worker->egressNotifier;
+        worker->egressNotifier = nullptr;
+        worker->egressChannel.reset();
+    }
 }
 
 void BrowserPool::dispatch()
@@ -330,6 +443,9 @@ void BrowserPool::send(Worker *worker, Pending pending)
                               {QStringLiteral("max_bytes"), double(m_options.maxBytes)}};
     worker->process->write(QJsonDocument(request).toJson(QJsonDocument::Compact) + '\n');
     worker->inFlight.insert(pending.id, std::move(pending.callback));
+    if (m_options.confinement && m_options.account)
+        worker->oomKillsAtSend.insert(
+                pending.id, memoryCgroupOomKills(jailedWorker(worker->process->processId())));
     worker->deadlines.insert(pending.id, worker->started.elapsed() + m_options.timeoutMs + graceMs);
     ++worker->pagesSent;
 }
@@ -347,9 +463,18 @@ void BrowserPool::onOutput(Worker *worker)
                          worker->process->processId(), worker->started.elapsed());
             if (!message.value(QLatin1String("sandbox")).toBool() && !m_sandboxOffReported) {
                 m_sandboxOffReported = true;
-                spdlog::warn("web_browse: Chromium's sandbox is off in the browser workers ({}); "
-                             "pages are confined only by the worker's user and the egress gate",
-                             message.value(QLatin1String("sandbox_off")).toString().toStdString());
+                const std::string why =
+                        message.value(QLatin1String("sandbox_off")).toString().toStdString();
+                if (m_options.account && m_options.confinement)
+                    spdlog::info("web_browse: Chromium's sandbox is off in the browser workers "
+                                 "({}); cmcp-jail contains each whole worker instead (its own "
+                                 "uid, user, mount, pid and network namespaces, a cgroup)",
+                                 why);
+                else
+                    spdlog::warn("web_browse: Chromium's sandbox is off in the browser workers "
+                                 "({}); pages are confined only by the worker's user and the "
+                                 "egress gate",
+                                 why);
             }
             continue;
         }
@@ -364,6 +489,17 @@ void BrowserPool::onOutput(Worker *worker)
         outcome.truncated = message.value(QLatin1String("truncated")).toBool();
         outcome.blocked = message.value(QLatin1String("blocked")).toArray();
         outcome.screenshotBase64 = message.value(QLatin1String("screenshot")).toString().toLatin1();
+        // The worker cannot see its cgroup from inside its namespaces; the daemon can.
+        const std::optional<std::uint64_t> killsAtSend = worker->oomKillsAtSend.contains(id)
+                ? std::optional(worker->oomKillsAtSend.take(id))
+                : std::nullopt;
+        if (!outcome.success && killsAtSend
+            && outcome.error.startsWith(QLatin1String("the page's renderer process ended"))
+            && memoryCgroupOomKills(jailedWorker(worker->process->processId())) > *killsAtSend)
+            outcome.error = QStringLiteral("the page's renderer was killed by the browser's "
+                                           "memory limit (WEB_BROWSER_MEMORY_MB=%1): the page "
+                                           "needed more memory than the browser may have")
+                                    .arg(m_options.confinement->memoryBytes >> 20);
         finishPage(worker, id, outcome);
     }
     dispatch();
@@ -373,6 +509,7 @@ void BrowserPool::finishPage(Worker *worker, quint64 id, const BrowseOutcome &ou
 {
     const Callback callback = worker->inFlight.take(id);
     worker->deadlines.remove(id);
+    worker->oomKillsAtSend.remove(id);
     drainIfDone(worker);
     if (callback)
         callback(outcome);

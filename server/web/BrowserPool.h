@@ -18,6 +18,7 @@ class QTimer;
 namespace cmcp {
 
 class BrowserAccount;
+class EgressGate;
 class EgressPolicy;
 
 struct BrowseCall
@@ -60,9 +61,17 @@ public:
         qint64 maxBytes = 10 * 1024 * 1024;
         // The user workers run as (a root daemon's), or none to run them as the daemon.
         std::shared_ptr<const BrowserAccount> account;
+        // The gate of the web tools' rules (the same as `arguments` give the worker): it decides
+        // every connection of a confined worker, whose network namespace has no other way out.
+        std::shared_ptr<const EgressGate> gate;
         // With an account: each worker starts under cmcp-jail as that user, with no_new_privs,
         // rlimits and a cgroup of its own holding these limits (the whole browser, Chromium's
-        // helpers included). A worker the cgroup's OOM killer ended is said to be so.
+        // helpers included), in namespaces of its own (user, mount, pid, network) with the
+        // jail's minimal root, where nothing of the host's home or /tmp is. Its network
+        // namespace has loopback alone and one listener on it, which the jail hands to the
+        // daemon: the daemon serves it with `gate` (an EgressProxy), so Chromium's every
+        // connection leaves through the daemon. A worker the cgroup's OOM killer ended is said
+        // to be so.
         struct Confinement
         {
             QString jailProgram;
@@ -82,7 +91,8 @@ public:
 
     // New rules (policyArguments, a page's time and size): pages already in a worker finish
     // under the rules it was started with; the next ones go to a worker started with these.
-    void setPolicy(QStringList arguments, int timeoutMs, qint64 maxBytes);
+    void setPolicy(QStringList arguments, std::shared_ptr<const EgressGate> gate, int timeoutMs,
+                   qint64 maxBytes);
 
     // Starts a worker now rather than at the first call.
     void prestart();
@@ -103,6 +113,7 @@ private:
     };
 
     Worker *startWorker();
+    void serveEgress(Worker *worker);
     QString jailVerdict(Worker *worker) const;
     void dispatch();
     void send(Worker *worker, Pending pending);

@@ -69,8 +69,8 @@ private Q_SLOTS:
         pool.browse({QUrl(QStringLiteral("http://slow/500")), {}, false, false},
                     [&](const BrowseOutcome &o) { loading = o; });
         QTest::qWait(100); // the page is with the worker
-        pool.setPolicy(options().arguments + QStringList{QStringLiteral("--rules=new")}, 5000,
-                       1024);
+        pool.setPolicy(options().arguments + QStringList{QStringLiteral("--rules=new")}, nullptr,
+                       5000, 1024);
         const BrowseOutcome next = browse(pool, QStringLiteral("http://ok/second"));
         QVERIFY2(next.success, qPrintable(next.error));
         QCOMPARE(next.title, QStringLiteral("--rules=new"));

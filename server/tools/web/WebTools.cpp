@@ -190,8 +190,8 @@ void registerLiveWebSettings(LiveSettings &live,
                  return [current, browsers, searcher, rules = std::move(*rules)] {
                      current->replace(rules.web);
                      if (browsers)
-                         browsers->setPolicy(rules.browserArguments, rules.web->timeoutMs,
-                                             rules.web->maxBytes);
+                         browsers->setPolicy(rules.browserArguments, rules.web->gate,
+                                             rules.web->timeoutMs, rules.web->maxBytes);
                      if (searcher)
                          logPolicy(*rules.egress, *searcher);
                  };
@@ -217,6 +217,7 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
     BrowserPool::Options browserOptions;
     browserOptions.program = BrowserPool::defaultProgram();
     browserOptions.arguments = rules->browserArguments;
+    browserOptions.gate = rules->web->gate;
     browserOptions.pagesPerWorker = int(settings.integer(u"WEB_BROWSER_PAGES_PER_WORKER"));
     browserOptions.timeoutMs = rules->web->timeoutMs;
     browserOptions.maxBytes = rules->web->maxBytes;

@@ -1,4 +1,4 @@
-#include "browser/MemoryLimit.h"
+#include "web/MemoryCgroup.h"
 
 #include <fstream>
 #include <string>
@@ -21,10 +21,10 @@ std::uint64_t keyedNumber(const std::string &path, const std::string &key)
 
 } // namespace
 
-std::uint64_t memoryCgroupOomKills()
+std::uint64_t memoryCgroupOomKills(pid_t pid)
 {
     // "N:memory:/path" on v1 hierarchies, "0::/path" on the unified one.
-    std::ifstream cgroups("/proc/self/cgroup");
+    std::ifstream cgroups("/proc/" + std::to_string(pid) + "/cgroup");
     std::string line, unified;
     while (std::getline(cgroups, line)) {
         const auto first = line.find(':');
