@@ -31,7 +31,16 @@ function browserWorkers(daemonPid) {
             return [];
         }
     };
-    return [...children(daemonPid, 'cmcp-browser'), ...children(daemonPid, 'cmcp-jail').flatMap(jail => children(jail, 'cmcp-browser'))];
+    // A worker that ended stays a zombie until its jail has seen its pid namespace empty.
+    const alive = pid => {
+        try {
+            return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        } catch {
+            return false;
+        }
+    };
+    return [...children(daemonPid, 'cmcp-browser'), ...children(daemonPid, 'cmcp-jail').flatMap(jail => children(jail, 'cmcp-browser'))]
+        .filter(alive);
 }
 
 // Every process below `pid`, whichever of its threads started it.
@@ -293,6 +302,33 @@ describe('web tools', () => {
         assert.ok(settled, `workers now: ${browserWorkers(daemon.pid)}`);
     }));
 
+    // The workers while one is busy with a page that never finishes (the busy one stays until
+    // the page's call ends; the one kept warm beside it, and one that served its last page,
+    // may be there too), and that call's result.
+    const loadingWorkers = async () => {
+        const slowHits = fixture.hits(ALLOWED, '/slow').length;
+        const result = call('web_browse', { url: fixture.url('/slow') });
+        assert.ok(await eventually(() => fixture.hits(ALLOWED, '/slow').length > slowHits, { timeoutMs: 10_000 }));
+        const workers = browserWorkers(daemon.pid);
+        assert.ok(workers.length > 0, 'a worker is running');
+        return { workers, result };
+    };
+    // Runs `check` on each worker; a worker that left meanwhile (its /proc entry gone with it)
+    // is not held against the check. At least one must have been checked.
+    const checkEachWorker = (workers, check) => {
+        let checked = 0;
+        for (const worker of workers) {
+            try {
+                check(worker);
+                ++checked;
+            } catch (error) {
+                if (browserWorkers(daemon.pid).includes(worker))
+                    throw error;
+            }
+        }
+        assert.ok(checked > 0, `every worker left while it was looked at: ${workers}`);
+    };
+
     test('the browser runs as its own user, in namespaces of its own under cmcp-jail', (context) => withDiagnostics(daemon, async () => {
         if (process.getuid() !== 0)
             return context.skip('only a root daemon jails the browser; run as root');
@@ -329,16 +365,19 @@ describe('web tools', () => {
         writeFileSync(join(planted, 'secret.txt'), 'host secret\n', { mode: 0o644 });
         chmodSync(planted, 0o755);
         try {
-            assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
-            const [worker] = browserWorkers(daemon.pid);
-            assert.ok(worker, 'a worker is running');
-            // The worker's root, as the kernel resolves it for the worker: its minimal root.
-            const inWorker = path => `/proc/${worker}/root${path}`;
-            assert.ok(existsSync(inWorker('/usr/bin')), 'the worker\'s root is readable here');
-            assert.equal(existsSync(inWorker(join(planted, 'secret.txt'))), false, 'the host\'s /tmp is visible to the browser');
-            assert.deepEqual(readdirSync(inWorker('/tmp')), [], 'the browser\'s /tmp is not its own');
-            assert.equal(existsSync(inWorker('/root')), false, 'the host\'s /root is visible to the browser');
-            assert.equal(existsSync(inWorker(process.cwd())), false, 'this tree is visible to the browser');
+            // Looked at while it loads a page: a worker that just served its last page may be
+            // leaving, and its /proc/<pid>/root with it.
+            const loading = await loadingWorkers();
+            checkEachWorker(loading.workers, worker => {
+                // The worker's root, as the kernel resolves it for the worker: its minimal root.
+                const inWorker = path => `/proc/${worker}/root${path}`;
+                assert.ok(existsSync(inWorker('/usr/bin')), 'the worker\'s root is readable here');
+                assert.equal(existsSync(inWorker(join(planted, 'secret.txt'))), false, 'the host\'s /tmp is visible to the browser');
+                assert.deepEqual(readdirSync(inWorker('/tmp')), [], 'the browser\'s /tmp is not its own');
+                assert.equal(existsSync(inWorker('/root')), false, 'the host\'s /root is visible to the browser');
+                assert.equal(existsSync(inWorker(process.cwd())), false, 'this tree is visible to the browser');
+            });
+            assert.equal((await loading.result).isError, true, 'the endless page ends at WEB_TIMEOUT_DEFAULT');
         } finally {
             rmSync(planted, { recursive: true, force: true });
         }
@@ -347,17 +386,18 @@ describe('web tools', () => {
     test('the jailed browser reaches the host\'s loopback only through the daemon\'s gate', (context) => withDiagnostics(daemon, async () => {
         if (process.getuid() !== 0)
             return context.skip('only a root daemon jails the browser; run as root');
-        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
-        const [worker] = browserWorkers(daemon.pid);
-        assert.ok(worker, 'a worker is running');
-        // A TCP connection from inside the worker's network namespace, as code of a page that
-        // escaped the renderer would make it.
-        const connects = port => spawnSync('timeout', ['5', 'nsenter', `--net=/proc/${worker}/ns/net`, 'bash', '-c',
-            `exec 3<>/dev/tcp/127.0.0.1/${port}`], { encoding: 'utf8' }).status === 0;
-        assert.equal(connects(3128), true, 'the gate\'s listener is reachable in the namespace');
-        const before = fixture.allHits().length;
-        assert.equal(connects(fixture.port), false, 'the host\'s loopback listener is reachable past the gate');
-        assert.equal(fixture.allHits().length, before, 'the fixture was contacted past the gate');
+        const loading = await loadingWorkers();
+        checkEachWorker(loading.workers, worker => {
+            // A TCP connection from inside the worker's network namespace, as code of a page
+            // that escaped the renderer would make it.
+            const connects = port => spawnSync('timeout', ['5', 'nsenter', `--net=/proc/${worker}/ns/net`, 'bash', '-c',
+                `exec 3<>/dev/tcp/127.0.0.1/${port}`], { encoding: 'utf8' }).status === 0;
+            assert.equal(connects(3128), true, 'the gate\'s listener is reachable in the namespace');
+            const before = fixture.allHits().length;
+            assert.equal(connects(fixture.port), false, 'the host\'s loopback listener is reachable past the gate');
+            assert.equal(fixture.allHits().length, before, 'the fixture was contacted past the gate');
+        });
+        assert.equal((await loading.result).isError, true, 'the endless page ends at WEB_TIMEOUT_DEFAULT');
     }));
 
     test('a crashed worker fails its call clearly and is replaced', () => withDiagnostics(daemon, async () => {
