@@ -20,6 +20,7 @@ import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
 import { hostWorkspace, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { sanitizerBuild } from './lib/resources.mjs';
 
 const MiB = 1024 * 1024;
 const sha256 = bytes => createHash('sha256').update(bytes).digest('hex');
@@ -223,7 +224,8 @@ describe('file transfers', () => {
         assert.equal(put.status, 201, await put.clone().text());
         assert.deepEqual(await put.json(), { success: true, path: 'whole/large.bin', size: original.length });
         const grown = memory(daemon.pid, 'VmHWM') - idle;
-        assert.ok(grown < original.length / 4, `the daemon's peak resident memory grew by ${(grown / MiB).toFixed(1)} MiB for a body of 64 MiB`);
+        // ASan keeps freed chunks in its quarantine (256 MB), so there memory is not a measure.
+        assert.ok(sanitizerBuild || grown < original.length / 4, `the daemon's peak resident memory grew by ${(grown / MiB).toFixed(1)} MiB for a body of 64 MiB`);
         assert.equal(sha256(readFileSync(join(workspace, 'whole', 'large.bin'))), sha256(original));
         assert.deepEqual(readdirSync(join(workspace, 'whole')), ['large.bin'], 'a temporary file was left');
     }));

@@ -99,7 +99,7 @@ const listed = list => list.map(p => `${p.pid} ${p.comm} (${p.state})`).join(', 
 //   on purpose, so there the memory bound is not checked; descriptors and processes still are.
 export const DESCRIPTOR_SLACK = 2;
 export const RSS_SLACK_KB = 8 * 1024;
-const sanitizerBuild = /asan/.test(process.env.CMCPD ?? '');
+export const sanitizerBuild = /asan/.test(process.env.CMCPD ?? '');
 const rssBoundKb = sanitizerBuild ? Infinity : RSS_SLACK_KB;
 
 // Waits (bounded) until the daemon is back near `baseline`, then asserts it, naming what leaked.
