@@ -1,6 +1,7 @@
 #include "posix/Pipe.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace cmcp {
@@ -30,6 +31,17 @@ std::optional<PipePair> openPipeAboveStdio()
     if (!pipe || !moveAboveStdio(pipe->read) || !moveAboveStdio(pipe->write))
         return std::nullopt;
     return pipe;
+}
+
+std::optional<PipePair> openSocketPairAboveStdio()
+{
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
+        return std::nullopt;
+    PipePair pair{UniqueFd(ends[0]), UniqueFd(ends[1])};
+    if (!moveAboveStdio(pair.read) || !moveAboveStdio(pair.write))
+        return std::nullopt;
+    return pair;
 }
 
 } // namespace cmcp

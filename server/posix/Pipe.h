@@ -23,5 +23,8 @@ std::optional<PipePair> openPipe();
 bool moveAboveStdio(UniqueFd &fd);
 // openPipe with both ends above 2.
 std::optional<PipePair> openPipeAboveStdio();
+// A connected SOCK_SEQPACKET pair, close-on-exec, both ends above 2: a channel to a child that
+// passes descriptors (the jail's --egress-fd). Empty, with errno, when that fails.
+std::optional<PipePair> openSocketPairAboveStdio();
 
 } // namespace cmcp

@@ -50,16 +50,9 @@ std::optional<PipePair> makePipe(QString *error)
 // The egress channel: a datagram socket pair, so the listener comes as one message.
 std::optional<PipePair> makeEgressChannel(QString *error)
 {
-    int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
+    std::optional<PipePair> pair = openSocketPairAboveStdio();
+    if (!pair)
         *error = QStringLiteral("socketpair for the egress channel: ") + errnoText(errno);
-        return std::nullopt;
-    }
-    PipePair pair{UniqueFd(ends[0]), UniqueFd(ends[1])};
-    if (!moveAboveStdio(pair.read) || !moveAboveStdio(pair.write)) {
-        *error = QStringLiteral("fcntl(F_DUPFD_CLOEXEC): ") + errnoText(errno);
-        return std::nullopt;
-    }
     return pair;
 }
 

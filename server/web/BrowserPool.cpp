@@ -99,18 +99,6 @@ QByteArray confinedPolicy(const BrowserAccount &account,
     return QJsonDocument(policy).toJson(QJsonDocument::Compact);
 }
 
-// The channel cmcp-jail hands the worker's listener over: one message, so a datagram pair.
-std::optional<PipePair> openEgressChannel()
-{
-    int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0)
-        return std::nullopt;
-    PipePair pair{UniqueFd(ends[0]), UniqueFd(ends[1])};
-    if (!moveAboveStdio(pair.read) || !moveAboveStdio(pair.write))
-        return std::nullopt;
-    return pair;
-}
-
 // The worker in a jail's cgroup: the jail's one child (its job process, which became the
 // worker); 0 when there is none.
 pid_t jailedWorker(qint64 jailPid)
@@ -282,7 +270,7 @@ BrowserPool::Worker *BrowserPool::startWorker()
         // Above 2: 0..2 become the jail's stdio.
         std::optional<PipePair> policy = openPipeAboveStdio();
         std::optional<PipePair> report = openPipeAboveStdio();
-        std::optional<PipePair> egress = openEgressChannel();
+        std::optional<PipePair> egress = openSocketPairAboveStdio();
         const QByteArray text =
                 confinedPolicy(*m_options.account, *m_options.confinement, environment);
         if (!policy || !report || !egress || !m_options.gate
