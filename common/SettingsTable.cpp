@@ -431,6 +431,12 @@ QList<SettingSpec> buildTable()
                     "With WEB_BROWSER_MEMORY_MB, the tasks (processes and threads) a browser "
                     "worker's cgroup may hold at once.",
                     NoFlags),
+            integer(web, "WEB_BROWSER_RETIRE_PERCENT", "50", 1, 100,
+                    "With WEB_BROWSER_MEMORY_MB, a browser worker whose cgroup holds at least "
+                    "this share of the limit in anonymous and shared memory after a page is "
+                    "replaced by a fresh one, so that pages per worker are bounded by memory as "
+                    "well as by WEB_BROWSER_PAGES_PER_WORKER; 100: only at the limit itself.",
+                    NoFlags),
             boolean(web, "WEB_BROWSER_PRESTART", "false",
                     "Start the browser worker with the daemon rather than at the first "
                     "web_browse call; either way one is then kept warm.",

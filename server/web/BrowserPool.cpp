@@ -489,8 +489,26 @@ void BrowserPool::onOutput(Worker *worker)
                                            "needed more memory than the browser may have")
                                     .arg(m_options.confinement->memoryBytes >> 20);
         finishPage(worker, id, outcome);
+        retireIfMemoryHigh(worker);
     }
     dispatch();
+}
+
+void BrowserPool::retireIfMemoryHigh(Worker *worker)
+{
+    if (worker->draining || !m_options.confinement || !m_options.account
+        || m_options.confinement->retireAboveBytes <= 0)
+        return;
+    const pid_t pid = jailedWorker(worker->process->processId());
+    const std::uint64_t resident = memoryCgroupResidentBytes(pid);
+    if (resident < std::uint64_t(m_options.confinement->retireAboveBytes))
+        return;
+    // Its pages in flight finish; the next calls go to a fresh worker (dispatch keeps one warm).
+    spdlog::info("web_browse: browser worker {} holds {} MiB after {} page(s), at least "
+                 "WEB_BROWSER_RETIRE_PERCENT of its limit: a fresh worker takes the next pages",
+                 pid, resident >> 20, worker->pagesSent);
+    worker->draining = true;
+    drainIfDone(worker);
 }
 
 void BrowserPool::finishPage(Worker *worker, quint64 id, const BrowseOutcome &outcome)

@@ -43,7 +43,8 @@ struct BrowseOutcome
 };
 
 // The daemon's side of web_browse: cmcp-browser workers, spoken to in JSON lines. One worker is
-// kept warm once started; a worker serves at most `pagesPerWorker` pages and is then replaced
+// kept warm once started; a worker serves at most `pagesPerWorker` pages (and a confined one no
+// more once its memory reaches `retireAboveBytes`) and is then replaced
 // (the fresh one starts while the old one finishes its pages); a worker that crashes fails the
 // calls it had with a clear error and is replaced at once. Up to `concurrentPages` pages load in
 // a worker at the same time; more calls wait in order.
@@ -77,6 +78,10 @@ public:
             QString jailProgram;
             qint64 memoryBytes = 0; // WEB_BROWSER_MEMORY_MB
             qint64 pids = 0; // WEB_BROWSER_PIDS
+            // A worker whose cgroup holds at least this much anonymous and shared memory after
+            // a page is replaced, so that what a worker keeps from its pages cannot starve the
+            // next ones (WEB_BROWSER_RETIRE_PERCENT of memoryBytes); 0: only by count.
+            qint64 retireAboveBytes = 0;
         };
         std::optional<Confinement> confinement;
     };
@@ -121,6 +126,7 @@ private:
     void onGone(Worker *worker, const QString &why);
     void finishPage(Worker *worker, quint64 id, const BrowseOutcome &outcome);
     void drainIfDone(Worker *worker);
+    void retireIfMemoryHigh(Worker *worker);
     void keepOneWarm();
 
     Options m_options;

@@ -13,4 +13,8 @@ namespace cmcp {
 // 0 when there is no such process, cgroup or count.
 std::uint64_t memoryCgroupOomKills(pid_t pid);
 
+// The anonymous and shared memory, in bytes, that the memory cgroup of process `pid` holds
+// (its tasks together); 0 when there is no such process or cgroup.
+std::uint64_t memoryCgroupResidentBytes(pid_t pid);
+
 } // namespace cmcp

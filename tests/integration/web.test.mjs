@@ -545,3 +545,44 @@ describe('a root daemon\'s browser worker under its memory cgroup', () => {
         assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
     }));
 });
+
+describe('a root daemon\'s browser worker retired by its memory', () => {
+    let fixture;
+    let daemon;
+    let client;
+    const { ok } = toolCalls(() => client);
+
+    before(async () => {
+        fixture = await startWebFixture();
+        // 1 % of 512 MB: any Chromium holds more than that after a page.
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: { WEB_ALLOW_PRIVATE: 'true', WEB_ALLOWED_DOMAINS: ALLOWED, WEB_TIMEOUT_DEFAULT: 20,
+                        WEB_BROWSER_MEMORY_MB: 512, WEB_BROWSER_RETIRE_PERCENT: 1 },
+        });
+        client = await connect(daemon, 'web-retire-test');
+    });
+
+    after(async () => {
+        await client?.close().catch(() => {});
+        await daemon?.stop();
+        await fixture?.stop();
+    });
+
+    test('a worker holding WEB_BROWSER_RETIRE_PERCENT of its limit after a page serves no more pages', { timeout: 60_000 }, (context) => withDiagnostics(daemon, async () => {
+        if (process.getuid() !== 0)
+            return context.skip('only a root daemon starts the browser under cmcp-jail; run as root');
+        const retired = () => [...daemon.stderr().matchAll(/browser worker (\d+) holds \d+ MiB after (\d+) page\(s\), at least WEB_BROWSER_RETIRE_PERCENT/g)]
+            .map(match => ({ pid: Number(match[1]), pages: Number(match[2]) }));
+        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
+        assert.ok(await eventually(() => retired().length === 1, { timeoutMs: 10_000 }), daemon.stderr());
+        const [first] = retired();
+        assert.equal(first.pages, 1);
+        // The next page goes to a fresh worker, which is retired in turn; the first one leaves.
+        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
+        assert.ok(await eventually(() => retired().length === 2, { timeoutMs: 10_000 }), daemon.stderr());
+        assert.notEqual(retired()[1].pid, first.pid);
+        assert.ok(await eventually(() => !browserWorkers(daemon.pid).includes(first.pid), { timeoutMs: 10_000 }),
+                  `the retired worker ${first.pid} is still there: ${browserWorkers(daemon.pid)}`);
+    }));
+});

@@ -227,7 +227,9 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
         browserOptions.confinement = BrowserPool::Options::Confinement{
                 helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail")),
                 settings.integer(u"WEB_BROWSER_MEMORY_MB") << 20,
-                settings.integer(u"WEB_BROWSER_PIDS")};
+                settings.integer(u"WEB_BROWSER_PIDS"),
+                settings.integer(u"WEB_BROWSER_MEMORY_MB") * settings.integer(u"WEB_BROWSER_RETIRE_PERCENT")
+                        * (1 << 20) / 100};
     if (!accountError.isEmpty()) {
         *error = accountError;
         return false;
