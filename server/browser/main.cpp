@@ -136,7 +136,13 @@ int main(int argc, char *argv[])
         auto gate =
                 std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
         proxyThread.setObjectName(QStringLiteral("egress-proxy"));
-        proxy = new EgressProxy(gate, {maxBytes, parser.value(timeoutOption).toInt()});
+        // On the host's loopback every local user could reach it: only this worker's uid (its
+        // Chromium processes) is served.
+        EgressProxy::Options options;
+        options.maxResponseBytes = maxBytes;
+        options.connectTimeoutMs = parser.value(timeoutOption).toInt();
+        options.onlyPeerUid = ::getuid();
+        proxy = new EgressProxy(gate, options);
         proxy->moveToThread(&proxyThread);
         QObject::connect(&proxyThread, &QThread::finished, proxy, &QObject::deleteLater);
         proxyThread.start();

@@ -1,5 +1,7 @@
 #include "web/EgressProxy.h"
 
+#include "web/LoopbackPeer.h"
+
 #include <QPointer>
 #include <QTcpSocket>
 #include <QTimer>
@@ -311,6 +313,19 @@ EgressProxy::EgressProxy(std::shared_ptr<const EgressGate> gate, Options options
                 client->abort();
                 client->deleteLater();
                 continue;
+            }
+            if (m_options.onlyPeerUid) {
+                const std::optional<uid_t> peer = loopbackPeerUid(*client);
+                if (peer != m_options.onlyPeerUid) {
+                    spdlog::warn("egress proxy: a connection from {} (uid {}) closed: only uid {} "
+                                 "may use this proxy",
+                                 client->peerAddress().toString().toStdString(),
+                                 peer ? std::to_string(*peer) : std::string("unknown"),
+                                 *m_options.onlyPeerUid);
+                    client->abort();
+                    client->deleteLater();
+                    continue;
+                }
             }
             new ProxyConnection(this, client);
         }

@@ -7,7 +7,10 @@
 #include <QSet>
 #include <QTcpServer>
 
+#include <sys/types.h>
+
 #include <memory>
+#include <optional>
 
 namespace cmcp {
 
@@ -32,6 +35,9 @@ public:
         int connectTimeoutMs = 30000;
         // Connections open at once; a further one is closed unanswered. 0: no bound.
         qsizetype maxConnections = 0;
+        // For a proxy listening on the host's loopback, which every local user can reach: the
+        // one uid whose connections it serves (loopbackPeerUid); others are closed unanswered.
+        std::optional<uid_t> onlyPeerUid;
     };
 
     EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent = nullptr);

@@ -6,6 +6,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -584,5 +585,58 @@ describe('a root daemon\'s browser worker retired by its memory', () => {
         assert.notEqual(retired()[1].pid, first.pid);
         assert.ok(await eventually(() => !browserWorkers(daemon.pid).includes(first.pid), { timeoutMs: 10_000 }),
                   `the retired worker ${first.pid} is still there: ${browserWorkers(daemon.pid)}`);
+    }));
+});
+
+describe('a browser worker outside the jail serves its proxy to its own uid only', () => {
+    let fixture;
+    let daemon;
+    let client;
+    const { ok } = toolCalls(() => client);
+
+    before(async () => {
+        fixture = await startWebFixture();
+        // WEB_BROWSER_MEMORY_MB=0: the worker runs outside cmcp-jail, its proxy on the host's
+        // loopback, where every local user can connect.
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: { WEB_ALLOW_PRIVATE: 'true', WEB_ALLOWED_DOMAINS: ALLOWED, WEB_TIMEOUT_DEFAULT: 20, WEB_BROWSER_MEMORY_MB: 0 },
+        });
+        client = await connect(daemon, 'web-unjailed-test');
+    });
+
+    after(async () => {
+        await client?.close().catch(() => {});
+        await daemon?.stop();
+        await fixture?.stop();
+    });
+
+    test('another local user\'s connection to the worker\'s proxy is closed unanswered', { timeout: 60_000 }, (context) => withDiagnostics(daemon, async () => {
+        if (process.getuid() !== 0)
+            return context.skip('only a root daemon runs the worker as a user of its own; run as root');
+        // The worker's pages go through its proxy.
+        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
+        const [worker] = browserWorkers(daemon.pid);
+        assert.ok(worker, 'a worker is running');
+        // Its proxy: the worker's one listening TCP socket.
+        const listening = execFileSync('ss', ['-Hltnp'], { encoding: 'utf8' }).split('\n')
+            .filter(line => line.includes(`pid=${worker},`));
+        const port = Number(/127\.0\.0\.1:(\d+)/.exec(listening.join('\n'))?.[1]);
+        assert.ok(port > 0, `the worker's proxy port: ${listening}`);
+        // This process is another user than the worker (root, or whoever runs the tests).
+        const hits = fixture.hits(ALLOWED, '/static.html').length;
+        const answer = await new Promise(resolve => {
+            let received = '';
+            const socket = net.connect(port, '127.0.0.1', () =>
+                socket.write(`GET ${fixture.url('/static.html')} HTTP/1.1\r\nHost: 127.0.0.1:${fixture.port}\r\n\r\n`));
+            socket.on('data', chunk => { received += chunk.toString('latin1'); });
+            socket.on('close', () => resolve(received));
+            socket.on('error', () => {});
+            socket.setTimeout(10_000, () => socket.destroy());
+        });
+        assert.equal(answer, '', 'the proxy answered another user');
+        assert.equal(fixture.hits(ALLOWED, '/static.html').length, hits, 'the fixture was reached through the worker\'s proxy');
+        // The worker's own pages still load.
+        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
     }));
 });
