@@ -50,8 +50,8 @@ std::optional<uid_t> ownerIn(const char *table, const std::string &local, const 
         std::istringstream fields(line);
         std::string slot, localField, remoteField, state, queues, timer, retransmits;
         uid_t uid = 0;
-        if (!(fields >> slot >> localField >> remoteField >> state >> queues >> timer
-                     >> retransmits >> uid))
+        if (!(fields >> slot >> localField >> remoteField >> state >> queues >> timer >> retransmits
+              >> uid))
             continue;
         if (localField == local && remoteField == remote)
             return uid;

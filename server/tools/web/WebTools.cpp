@@ -228,8 +228,8 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
                 helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail")),
                 settings.integer(u"WEB_BROWSER_MEMORY_MB") << 20,
                 settings.integer(u"WEB_BROWSER_PIDS"),
-                settings.integer(u"WEB_BROWSER_MEMORY_MB") * settings.integer(u"WEB_BROWSER_RETIRE_PERCENT")
-                        * (1 << 20) / 100};
+                settings.integer(u"WEB_BROWSER_MEMORY_MB")
+                        * settings.integer(u"WEB_BROWSER_RETIRE_PERCENT") * (1 << 20) / 100};
     if (!accountError.isEmpty()) {
         *error = accountError;
         return false;
