@@ -515,108 +515,77 @@ test('a WEB_ALLOWED_DOMAINS entry or search URL that cannot be read stops start-
     }
 });
 
-describe('a root daemon\'s browser worker under its memory cgroup', () => {
-    let fixture;
-    let daemon;
-    let client;
-    const { call, ok } = toolCalls(() => client);
-
+// The setup of a suite about one browser setting: the web fixture, allowed, and a daemon with
+// `settings`; the suite's tests read `fixture` and `daemon` from the object returned.
+function browserSuite(clientName, settings) {
+    const suite = {};
+    Object.assign(suite, toolCalls(() => suite.client));
     before(async () => {
-        fixture = await startWebFixture();
-        daemon = await startDaemon({
+        suite.fixture = await startWebFixture();
+        suite.daemon = await startDaemon({
             fixtures: false,
-            settings: { WEB_ALLOW_PRIVATE: 'true', WEB_ALLOWED_DOMAINS: ALLOWED, WEB_TIMEOUT_DEFAULT: 20, WEB_BROWSER_MEMORY_MB: 512 },
+            settings: { WEB_ALLOW_PRIVATE: 'true', WEB_ALLOWED_DOMAINS: ALLOWED, WEB_TIMEOUT_DEFAULT: 20, ...settings },
         });
-        client = await connect(daemon, 'web-memory-test');
+        suite.client = await connect(suite.daemon, clientName);
     });
-
     after(async () => {
-        await client?.close().catch(() => {});
-        await daemon?.stop();
-        await fixture?.stop();
+        await suite.client?.close().catch(() => {});
+        await suite.daemon?.stop();
+        await suite.fixture?.stop();
     });
+    return suite;
+}
 
-    test('a page that allocates gigabytes is stopped by the cgroup, with a clear error', { timeout: 60_000 }, (context) => withDiagnostics(daemon, async () => {
+describe('a root daemon\'s browser worker under its memory cgroup', () => {
+    const suite = browserSuite('web-memory-test', { WEB_BROWSER_MEMORY_MB: 512 });
+    const { call, ok } = suite;
+
+    test('a page that allocates gigabytes is stopped by the cgroup, with a clear error', { timeout: 60_000 }, (context) => withDiagnostics(suite.daemon, async () => {
         if (process.getuid() !== 0)
             return context.skip('only a root daemon starts the browser under cmcp-jail; run as root');
-        const result = await call('web_browse', { url: fixture.url('/memory-bomb.html') });
+        const result = await call('web_browse', { url: suite.fixture.url('/memory-bomb.html') });
         assert.equal(result.isError, true, JSON.stringify(result.structuredContent));
         assert.match(result.structuredContent.error, /memory limit \(WEB_BROWSER_MEMORY_MB(=512)?\)?/);
         // The next page loads (in the same worker, or a fresh one).
-        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
+        assert.equal((await ok('web_browse', { url: suite.fixture.url('/static.html') })).title, 'Static fixture');
     }));
 });
 
 describe('a root daemon\'s browser worker retired by its memory', () => {
-    let fixture;
-    let daemon;
-    let client;
-    const { ok } = toolCalls(() => client);
+    // 1 % of 512 MB: any Chromium holds more than that after a page.
+    const suite = browserSuite('web-retire-test', { WEB_BROWSER_MEMORY_MB: 512, WEB_BROWSER_RETIRE_PERCENT: 1 });
+    const { ok } = suite;
 
-    before(async () => {
-        fixture = await startWebFixture();
-        // 1 % of 512 MB: any Chromium holds more than that after a page.
-        daemon = await startDaemon({
-            fixtures: false,
-            settings: { WEB_ALLOW_PRIVATE: 'true', WEB_ALLOWED_DOMAINS: ALLOWED, WEB_TIMEOUT_DEFAULT: 20,
-                        WEB_BROWSER_MEMORY_MB: 512, WEB_BROWSER_RETIRE_PERCENT: 1 },
-        });
-        client = await connect(daemon, 'web-retire-test');
-    });
-
-    after(async () => {
-        await client?.close().catch(() => {});
-        await daemon?.stop();
-        await fixture?.stop();
-    });
-
-    test('a worker holding WEB_BROWSER_RETIRE_PERCENT of its limit after a page serves no more pages', { timeout: 60_000 }, (context) => withDiagnostics(daemon, async () => {
+    test('a worker holding WEB_BROWSER_RETIRE_PERCENT of its limit after a page serves no more pages', { timeout: 60_000 }, (context) => withDiagnostics(suite.daemon, async () => {
         if (process.getuid() !== 0)
             return context.skip('only a root daemon starts the browser under cmcp-jail; run as root');
-        const retired = () => [...daemon.stderr().matchAll(/browser worker (\d+) holds \d+ MiB after (\d+) page\(s\), at least WEB_BROWSER_RETIRE_PERCENT/g)]
+        const retired = () => [...suite.daemon.stderr().matchAll(/browser worker (\d+) holds \d+ MiB after (\d+) page\(s\), at least WEB_BROWSER_RETIRE_PERCENT/g)]
             .map(match => ({ pid: Number(match[1]), pages: Number(match[2]) }));
-        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
-        assert.ok(await eventually(() => retired().length === 1, { timeoutMs: 10_000 }), daemon.stderr());
+        assert.equal((await ok('web_browse', { url: suite.fixture.url('/static.html') })).title, 'Static fixture');
+        assert.ok(await eventually(() => retired().length === 1, { timeoutMs: 10_000 }), suite.daemon.stderr());
         const [first] = retired();
         assert.equal(first.pages, 1);
         // The next page goes to a fresh worker, which is retired in turn; the first one leaves.
-        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
-        assert.ok(await eventually(() => retired().length === 2, { timeoutMs: 10_000 }), daemon.stderr());
+        assert.equal((await ok('web_browse', { url: suite.fixture.url('/static.html') })).title, 'Static fixture');
+        assert.ok(await eventually(() => retired().length === 2, { timeoutMs: 10_000 }), suite.daemon.stderr());
         assert.notEqual(retired()[1].pid, first.pid);
-        assert.ok(await eventually(() => !browserWorkers(daemon.pid).includes(first.pid), { timeoutMs: 10_000 }),
-                  `the retired worker ${first.pid} is still there: ${browserWorkers(daemon.pid)}`);
+        assert.ok(await eventually(() => !browserWorkers(suite.daemon.pid).includes(first.pid), { timeoutMs: 10_000 }),
+                  `the retired worker ${first.pid} is still there: ${browserWorkers(suite.daemon.pid)}`);
     }));
 });
 
 describe('a browser worker outside the jail serves its proxy to its own uid only', () => {
-    let fixture;
-    let daemon;
-    let client;
-    const { ok } = toolCalls(() => client);
+    // WEB_BROWSER_MEMORY_MB=0: the worker runs outside cmcp-jail, its proxy on the host's
+    // loopback, where every local user can connect.
+    const suite = browserSuite('web-unjailed-test', { WEB_BROWSER_MEMORY_MB: 0 });
+    const { ok } = suite;
 
-    before(async () => {
-        fixture = await startWebFixture();
-        // WEB_BROWSER_MEMORY_MB=0: the worker runs outside cmcp-jail, its proxy on the host's
-        // loopback, where every local user can connect.
-        daemon = await startDaemon({
-            fixtures: false,
-            settings: { WEB_ALLOW_PRIVATE: 'true', WEB_ALLOWED_DOMAINS: ALLOWED, WEB_TIMEOUT_DEFAULT: 20, WEB_BROWSER_MEMORY_MB: 0 },
-        });
-        client = await connect(daemon, 'web-unjailed-test');
-    });
-
-    after(async () => {
-        await client?.close().catch(() => {});
-        await daemon?.stop();
-        await fixture?.stop();
-    });
-
-    test('another local user\'s connection to the worker\'s proxy is closed unanswered', { timeout: 60_000 }, (context) => withDiagnostics(daemon, async () => {
+    test('another local user\'s connection to the worker\'s proxy is closed unanswered', { timeout: 60_000 }, (context) => withDiagnostics(suite.daemon, async () => {
         if (process.getuid() !== 0)
             return context.skip('only a root daemon runs the worker as a user of its own; run as root');
         // The worker's pages go through its proxy.
-        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
-        const [worker] = browserWorkers(daemon.pid);
+        assert.equal((await ok('web_browse', { url: suite.fixture.url('/static.html') })).title, 'Static fixture');
+        const [worker] = browserWorkers(suite.daemon.pid);
         assert.ok(worker, 'a worker is running');
         // Its proxy: the worker's one listening TCP socket.
         const listening = execFileSync('ss', ['-Hltnp'], { encoding: 'utf8' }).split('\n')
@@ -624,19 +593,19 @@ describe('a browser worker outside the jail serves its proxy to its own uid only
         const port = Number(/127\.0\.0\.1:(\d+)/.exec(listening.join('\n'))?.[1]);
         assert.ok(port > 0, `the worker's proxy port: ${listening}`);
         // This process is another user than the worker (root, or whoever runs the tests).
-        const hits = fixture.hits(ALLOWED, '/static.html').length;
+        const hits = suite.fixture.hits(ALLOWED, '/static.html').length;
         const answer = await new Promise(resolve => {
             let received = '';
             const socket = net.connect(port, '127.0.0.1', () =>
-                socket.write(`GET ${fixture.url('/static.html')} HTTP/1.1\r\nHost: 127.0.0.1:${fixture.port}\r\n\r\n`));
+                socket.write(`GET ${suite.fixture.url('/static.html')} HTTP/1.1\r\nHost: 127.0.0.1:${suite.fixture.port}\r\n\r\n`));
             socket.on('data', chunk => { received += chunk.toString('latin1'); });
             socket.on('close', () => resolve(received));
             socket.on('error', () => {});
             socket.setTimeout(10_000, () => socket.destroy());
         });
         assert.equal(answer, '', 'the proxy answered another user');
-        assert.equal(fixture.hits(ALLOWED, '/static.html').length, hits, 'the fixture was reached through the worker\'s proxy');
+        assert.equal(suite.fixture.hits(ALLOWED, '/static.html').length, hits, 'the fixture was reached through the worker\'s proxy');
         // The worker's own pages still load.
-        assert.equal((await ok('web_browse', { url: fixture.url('/static.html') })).title, 'Static fixture');
+        assert.equal((await ok('web_browse', { url: suite.fixture.url('/static.html') })).title, 'Static fixture');
     }));
 });
