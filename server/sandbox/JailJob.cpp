@@ -662,6 +662,14 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
                              .arg(exit->pidsRefused)});
         if (result.exitCode.value_or(0) != 0 || result.signal)
             result.workspaceQuotaBytes = reachedWorkspaceQuota(m_spec.policy.workspace);
+        if (result.workspaceQuotaBytes)
+            result.sandboxRefusals.append(
+                    {QStringLiteral("quota"),
+                     QStringLiteral("SANDBOX_WORKSPACE_QUOTA_MB"),
+                     {},
+                     QStringLiteral("the sandbox's workspace quota of %1 MiB was reached: writes "
+                                    "failed with EDQUOT/ENOSPC ('Disk quota exceeded')")
+                             .arg(*result.workspaceQuotaBytes >> 20)});
     } else {
         // The jail itself was killed (SIGKILL after the grace) or did not report: its own exit
         // status is all there is; cpu and memory stay unknown.
