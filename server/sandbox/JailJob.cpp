@@ -602,8 +602,9 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
                 {QStringLiteral("time"),
                  QStringLiteral("timeout"),
                  {},
+                 // The timer's: a warm job's limit is given with its input, not in its spec.
                  QStringLiteral("the sandbox ended the job at its time limit of %1 ms")
-                         .arg(m_spec.timeoutMs)});
+                         .arg(m_timeoutTimer.interval())});
 
     if (const auto &refusal = m_report.refusal()) {
         result.refusal = JobRefusal{refusal->layer, refusal->code, refusal->message};

@@ -91,6 +91,8 @@ describe('the workspace quota cannot be escaped', () => {
             command: `dd if=/dev/zero of=f bs=1M count=${QUOTA_MB * 2}; cat /dev/zero > /dev/null`, timeout: 2,
         });
         assert.equal(job.timed_out, true, JSON.stringify(job));
+        assert.deepEqual(job.sandbox_refusals.filter(x => x.layer === 'time').map(x => x.message),
+            ['the sandbox ended the job at its time limit of 2000 ms']);
         assertQuotaRefusal(job);
         assert.match(job.message, /time limit of 2 s.*; the sandbox's workspace quota of \d+ MiB was reached/, job.message);
         await clean();
