@@ -370,7 +370,10 @@ bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &e
 
     // The workspace is reached through the descriptor the job holds (workspace.cpp): the stage
     // may hide its host path, and the job's uid may not be able to search the directories
-    // above it.
+    // above it. The job's mountinfo still names the workspace's path within its file system
+    // (the kernel prints a bind's root so, whatever clone or namespace it came from): on the
+    // workspace volume that is /sessions/ws_… of the volume, on a plain directory its host
+    // path (README, "What a job learns of the host's paths").
     if (launch.workspaceFd < 0) {
         error = workspaceError(policy, launch);
         return false;
