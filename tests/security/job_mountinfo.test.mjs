@@ -10,6 +10,7 @@
 // the one the kernel forces, and it names that workspace alone; no other mount (the minimal
 // root, /usr, the /etc files, /dev, /proc, /tmp) names the daemon's tree. Needs root (jobs
 // switch to pool uids); the volume part needs btrfs and loop devices and skips without them.
+// The job's /proc/self/cgroup, another place a host path could show, reads "/" everywhere.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -96,6 +97,28 @@ describe('a job\'s mount table', needsRoot, () => {
                     await stop(d);
                 }
             });
+        }
+    });
+
+    // Not a mount, the same question: a cgroup namespace made before the monitor had placed the
+    // job was rooted above the job's cgroup, and /proc/self/cgroup named it ("0::/cmcp/job-<pid>").
+    test('and /proc/self/cgroup names no cgroup of the host, in every hierarchy', { timeout: 120_000 }, async () => {
+        const d = await daemonWith({ SANDBOX_WORKSPACE_QUOTA_MB: 0, JOB_CALL_TEMPLATES: true });
+        try {
+            await withDiagnostics(d.daemon, async () => {
+                const tables = {
+                    command: (await d.s.ok('system_run_command', { command: 'cat /proc/self/cgroup' })).stdout,
+                    'command with working_dir': (await d.s.ok('system_run_command', { command: 'cat /proc/self/cgroup', working_dir: '.' })).stdout,
+                    python: (await d.s.ok('system_run_python', { code: 'print(open("/proc/self/cgroup").read(), end="")' })).output,
+                };
+                for (const [job, table] of Object.entries(tables)) {
+                    const lines = table.trim().split('\n');
+                    assert.ok(lines.some(line => /^\d+:[^:]*:/.test(line)), `${job}: ${table}`);
+                    assert.deepEqual(lines.filter(line => !line.endsWith(':/')), [], `${job}'s cgroup namespace is not rooted at its own cgroup`);
+                }
+            });
+        } finally {
+            await stop(d);
         }
     });
 
