@@ -103,6 +103,9 @@ void removeCgroup(const JobCgroup &cgroup);
 int cloneFlags(const Policy &policy);
 bool writeIdMaps(const Policy &policy, pid_t pid, std::string &error);
 bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error);
+// A cgroup namespace rooted at the cgroup the process is in: called once the monitor has placed
+// it (awaitPlacement), so that /proc/self/cgroup reads "/" and names no cgroup of the host.
+bool enterCgroupNamespace(std::string &error);
 // egress.cpp, in the job process inside its network namespace (loopback up): listens on
 // 127.0.0.1:egress_port, sends the listening socket over launch.egressFd and closes both, so
 // that the job itself holds neither.

@@ -117,6 +117,9 @@ void runJob(const JobProcess &job)
         check(applyLandlock(policy, launch, error), "landlock", kExitLandlock);
     // 2 (end). resources: in its cgroup before anything of the job runs.
     check(awaitPlacement(launch, error), "cgroup", kExitCgroup);
+    //    The cgroup namespace, rooted at the cgroup the job is now in.
+    if (policy.wants(Layer::Namespaces))
+        check(enterCgroupNamespace(error), "namespaces", kExitNamespaces);
     // 6. every capability gone, verified; descriptors close on exec.
     check(sealIdentity(policy, error), "identity", kExitIdentity);
     // The one descriptor the supervisor hands the job survives the exec.

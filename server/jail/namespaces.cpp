@@ -356,21 +356,32 @@ bool enterCallNamespaces(const Policy &policy, std::string &error)
             && (ns.network || loopbackUp(error));
 }
 
-bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error)
+// Not part of enterMinimalRoot: the monitor joins the job to its cgroup while the job builds
+// its root, so a namespace made here was rooted wherever the job happened to be (the daemon's
+// cgroup, or the hierarchy's root), and /proc/self/cgroup named the job's cgroup path on the
+// host ("/cmcp/job-<pid>", "/../../cmcp/job-<pid>" on a v1 hierarchy).
+bool enterCgroupNamespace(std::string &error)
 {
-    const NamespacesPolicy &ns = *policy.namespaces;
-    // The cgroup namespace starts here, rooted at the job's own cgroup (joined already).
     if (::unshare(CLONE_NEWCGROUP) != 0) {
         error = errnoText("unshare(CLONE_NEWCGROUP)", errno);
         return false;
     }
+    return true;
+}
+
+bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &error)
+{
+    const NamespacesPolicy &ns = *policy.namespaces;
     // Nothing mounted from here on may propagate back to the host.
     if (!mountOrFail(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr, error))
         return false;
 
     // The workspace is reached through the descriptor the job holds (workspace.cpp): the stage
     // may hide its host path, and the job's uid may not be able to search the directories
-    // above it.
+    // above it. The job's mountinfo still names the workspace's path within its file system
+    // (the kernel prints a bind's root so, whatever clone or namespace it came from): on the
+    // workspace volume that is /sessions/ws_… of the volume, on a plain directory its host
+    // path (README, "What a job learns of the host's paths").
     if (launch.workspaceFd < 0) {
         error = workspaceError(policy, launch);
         return false;

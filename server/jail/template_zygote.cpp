@@ -312,6 +312,8 @@ void runTemplateProcess(const Policy &policy, const SeccompProgram &seccomp, Lau
         failJob(failureFd, "namespaces", kExitNamespaces, error);
     if (!awaitPlacement(launch, error))
         failJob(failureFd, "cgroup", kExitCgroup, error);
+    if (!enterCgroupNamespace(error))
+        failJob(failureFd, "namespaces", kExitNamespaces, error);
     if (launch.workspaceFd >= 0)
         ::close(launch.workspaceFd); // calls reach the workspace by its path inside
     // Shepherds are reaped as they end (never waited for): their CPU time, and through theirs

@@ -602,8 +602,9 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
                 {QStringLiteral("time"),
                  QStringLiteral("timeout"),
                  {},
+                 // The timer's: a warm job's limit is given with its input, not in its spec.
                  QStringLiteral("the sandbox ended the job at its time limit of %1 ms")
-                         .arg(m_spec.timeoutMs)});
+                         .arg(m_timeoutTimer.interval())});
 
     if (const auto &refusal = m_report.refusal()) {
         result.refusal = JobRefusal{refusal->layer, refusal->code, refusal->message};
@@ -662,6 +663,14 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
                              .arg(exit->pidsRefused)});
         if (result.exitCode.value_or(0) != 0 || result.signal)
             result.workspaceQuotaBytes = reachedWorkspaceQuota(m_spec.policy.workspace);
+        if (result.workspaceQuotaBytes)
+            result.sandboxRefusals.append(
+                    {QStringLiteral("quota"),
+                     QStringLiteral("SANDBOX_WORKSPACE_QUOTA_MB"),
+                     {},
+                     QStringLiteral("the sandbox's workspace quota of %1 MiB was reached: writes "
+                                    "failed with EDQUOT/ENOSPC ('Disk quota exceeded')")
+                             .arg(*result.workspaceQuotaBytes >> 20)});
     } else {
         // The jail itself was killed (SIGKILL after the grace) or did not report: its own exit
         // status is all there is; cpu and memory stay unknown.

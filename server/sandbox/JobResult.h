@@ -36,7 +36,7 @@ struct JobRefusal
 // was reached.
 struct SandboxRefusal
 {
-    QString layer; // egress, time, memory, pids, seccomp
+    QString layer; // egress, time, memory, pids, seccomp, quota
     QString rule; // what decided: a setting (JOB_NETWORK_ALLOWED_DOMAINS ...) or the limit
     QString target; // what the job asked for (host:port, a URL); empty for a limit
     QString message; // one sentence naming all of it

@@ -9,10 +9,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { withDiagnostics } from '../integration/lib/daemon.mjs';
+import { eventually, withDiagnostics } from '../integration/lib/daemon.mjs';
 import { quotaSession, skipWithoutQuota, startQuotaDaemon } from '../integration/lib/quota.mjs';
 
 skipWithoutQuota();
@@ -24,6 +25,8 @@ describe('the workspace quota cannot be escaped', () => {
     let daemon;
     let sandbox;
     let s;
+    let auditDir;
+    let auditLog;
 
     // What the kernel counts for the workspace, after a sync (qgroups count at commit).
     const referencedBytes = () => {
@@ -34,6 +37,13 @@ describe('the workspace quota cannot be escaped', () => {
         assert.ok(row, `no qgroup row for the workspace in:\n${table}`);
         return Number(row.trim().split(/\s+/)[1]);
     };
+    // The quota in sandbox_refusals, as it would be listed beside an egress or seccomp refusal.
+    const assertQuotaRefusal = job => {
+        const quota = (job.sandbox_refusals ?? []).filter(x => x.layer === 'quota');
+        assert.equal(quota.length, 1, JSON.stringify(job.sandbox_refusals));
+        assert.equal(quota[0].rule, 'SANDBOX_WORKSPACE_QUOTA_MB');
+        assert.match(quota[0].message, new RegExp(`the sandbox's workspace quota of ${QUOTA_MB} MiB was reached: writes failed with EDQUOT/ENOSPC`));
+    };
     const assertWithinQuota = () => {
         const used = referencedBytes();
         assert.ok(used <= QUOTA_BYTES, `the workspace refers to ${used} bytes, more than the quota of ${QUOTA_BYTES}`);
@@ -42,8 +52,10 @@ describe('the workspace quota cannot be escaped', () => {
     const clean = () => s.ok('system_run_command', { command: 'rm -rf -- * .[!.]*' });
 
     before(async () => {
+        auditDir = mkdtempSync(join(tmpdir(), 'cmcp-quota-audit-'));
+        auditLog = join(auditDir, 'audit.jsonl');
         ({ daemon, sandbox } = await startQuotaDaemon({
-            quotaMb: QUOTA_MB, settings: { BASH_ALLOWED_COMMANDS: 'dd,rm,ln,truncate,fallocate,ls,cat' },
+            quotaMb: QUOTA_MB, settings: { BASH_ALLOWED_COMMANDS: 'dd,rm,ln,truncate,fallocate,ls,cat', AUDIT_LOG: auditLog },
         }));
         s = await quotaSession(daemon);
     });
@@ -52,6 +64,8 @@ describe('the workspace quota cannot be escaped', () => {
         await daemon?.stop();
         if (sandbox)
             rmSync(sandbox, { recursive: true, force: true });
+        if (auditDir)
+            rmSync(auditDir, { recursive: true, force: true });
     });
 
     const links = Array.from({ length: 9 }, (_, i) => `link${i}`);
@@ -64,7 +78,31 @@ describe('the workspace quota cannot be escaped', () => {
         assert.notEqual(job.exit_code, 0, JSON.stringify(job));
         assert.match(job.stderr, /Disk quota exceeded/);
         assert.equal(job.workspace_quota_mb, QUOTA_MB);
+        assertQuotaRefusal(job);
+        assert.match(job.message, new RegExp(`workspace full: it holds the ${QUOTA_MB} MB that SANDBOX_WORKSPACE_QUOTA_MB allows`));
+        assert.ok(await eventually(() => readFileSync(auditLog, 'utf8').includes(
+            '{"layer":"quota","rule":"SANDBOX_WORKSPACE_QUOTA_MB"}')), 'the audit record lists the quota refusal');
         assertWithinQuota();
+        await clean();
+    }));
+
+    test('a job killed at its time limit after filling its workspace is told both', () => withDiagnostics(daemon, async () => {
+        const job = await s.ok('system_run_command', {
+            command: `dd if=/dev/zero of=f bs=1M count=${QUOTA_MB * 2}; cat /dev/zero > /dev/null`, timeout: 2,
+        });
+        assert.equal(job.timed_out, true, JSON.stringify(job));
+        assert.deepEqual(job.sandbox_refusals.filter(x => x.layer === 'time').map(x => x.message),
+            ['the sandbox ended the job at its time limit of 2000 ms']);
+        assertQuotaRefusal(job);
+        assert.match(job.message, /time limit of 2 s.*; the sandbox's workspace quota of \d+ MiB was reached/, job.message);
+        await clean();
+    }));
+
+    test('a job that fails with room left in its workspace lists no quota refusal', () => withDiagnostics(daemon, async () => {
+        const job = await s.ok('system_run_command', { command: 'dd if=/dev/zero of=f bs=1M count=1 && cat missing' });
+        assert.notEqual(job.exit_code, 0, JSON.stringify(job));
+        assert.equal(job.workspace_quota_mb, undefined, JSON.stringify(job));
+        assert.deepEqual((job.sandbox_refusals ?? []).filter(x => x.layer === 'quota'), []);
         await clean();
     }));
 

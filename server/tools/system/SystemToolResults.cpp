@@ -61,6 +61,7 @@ QJsonObject accounting(const JobResult &result, int timeoutSeconds, const QStrin
     json.insert(QLatin1String("exit_code"), exitCode);
     json.insert(QLatin1String("timeout_seconds"), timeoutSeconds);
     QString message;
+    bool quotaSaid = false;
     if (result.timedOut)
         message = QStringLiteral("%1 was killed after its time limit of %2 s; the output up to "
                                  "then is kept")
@@ -72,20 +73,24 @@ QJsonObject accounting(const JobResult &result, int timeoutSeconds, const QStrin
         message = QStringLiteral("%1 was killed: it reached its memory limit").arg(what);
     else if (result.signal)
         message = QStringLiteral("%1 was killed by signal %2").arg(what).arg(*result.signal);
-    else if (result.workspaceQuotaBytes)
+    else if (result.workspaceQuotaBytes) {
         message = QStringLiteral("%1 failed with its workspace full: it holds the %2 MB that "
                                  "SANDBOX_WORKSPACE_QUOTA_MB allows, and writes past it fail "
                                  "with 'Disk quota exceeded'")
                           .arg(what)
                           .arg(*result.workspaceQuotaBytes >> 20);
+        quotaSaid = true;
+    }
     // A "Permission denied", "Operation not permitted" or "403" in the output, told apart: what the
     // sandbox refused (the first few; sandbox_refusals lists them all). Time and memory are said
-    // above.
+    // above, and so is the quota unless the job ended for something said before it (a job
+    // killed at its time limit may have filled its workspace too).
     constexpr int kNamed = 3;
     int named = 0, more = int(result.sandboxRefusalsLeftOut);
     for (const SandboxRefusal &refusal : result.sandboxRefusals) {
+        const bool quota = refusal.layer == QLatin1String("quota");
         if (refusal.layer != QLatin1String("egress") && refusal.layer != QLatin1String("pids")
-            && refusal.layer != QLatin1String("seccomp"))
+            && refusal.layer != QLatin1String("seccomp") && !(quota && !quotaSaid))
             continue;
         if (named++ >= kNamed) {
             ++more;
