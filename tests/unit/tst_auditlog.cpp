@@ -436,9 +436,16 @@ void TestAuditLog::secretsAreRedacted()
 void TestAuditLog::recordsSummarizeResults()
 {
     ToolCallRecord call = sampleCall();
+    const QDateTime before = QDateTime::currentDateTimeUtc();
     const QJsonObject started = audit::callStartedFields(call);
     QCOMPARE(started.value(u"event"_s).toString(), u"call_started"_s);
     QCOMPARE(started.value(u"call"_s).toInt(), 7);
+    // The time in the form Qt writes a UTC time with milliseconds, and the time of the record.
+    const QString time = started.value(u"time"_s).toString();
+    const QDateTime at = QDateTime::fromString(time, Qt::ISODateWithMs);
+    QCOMPARE(time, at.toString(Qt::ISODateWithMs));
+    QVERIFY(time.endsWith(u'Z'));
+    QVERIFY(at >= before.addMSecs(-1) && at <= QDateTime::currentDateTimeUtc());
     QCOMPARE(started.value(u"arguments"_s).toObject().value(u"api_key"_s).toString(),
              u"[redacted]"_s);
     QVERIFY(!QJsonDocument(started).toJson().contains("k-999"));
@@ -465,6 +472,7 @@ void TestAuditLog::recordsSummarizeResults()
     QCOMPARE(summary.value(u"accounting"_s).toObject().value(u"exit_code"_s).toInt(), 3);
     QCOMPARE(summary.value(u"accounting"_s).toObject().value(u"wall_ms"_s).toInt(), 40);
     QVERIFY(summary.value(u"bytes"_s).toInt() > 20);
+    QCOMPARE(summary.value(u"contentBlocks"_s).toInt(), job.contentBlocks().size());
     QVERIFY(!QJsonDocument(finished).toJson().contains("TOPSECRET"));
 
     call.outcome = ToolCallOutcome::InvalidArguments;
