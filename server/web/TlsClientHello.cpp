@@ -62,7 +62,7 @@ public:
     }
 
 private:
-    template <typename T>
+    template<typename T>
     bool number(std::size_t count, T *value)
     {
         std::string_view part;
@@ -134,8 +134,7 @@ HelloScan readHelloBody(std::string_view body)
     if (!reader.u16(&suitesLength) || suitesLength < 2 || suitesLength % 2 != 0
         || !reader.skip(suitesLength))
         return refused("its ClientHello has a wrong cipher suites length");
-    if (!reader.u8(&compressionLength) || compressionLength < 1
-        || !reader.skip(compressionLength))
+    if (!reader.u8(&compressionLength) || compressionLength < 1 || !reader.skip(compressionLength))
         return refused("its ClientHello has a wrong compression methods length");
 
     HelloScan scan;
@@ -248,8 +247,8 @@ HelloScan scanClientHello(std::string_view bytes, std::size_t maxBytes)
                 return refused("its ClientHello is cut by a record of type "
                                + contentTypeName(std::uint8_t(rest[0])));
             if (rest.size() >= 2 && std::uint8_t(rest[1]) != 3)
-                return refused("its handshake record has version "
-                               + number(std::uint8_t(rest[1])) + ".x, not 3.x");
+                return refused("its handshake record has version " + number(std::uint8_t(rest[1]))
+                               + ".x, not 3.x");
             return needMore(offset + kRecordHeader);
         }
         Reader header(rest);
@@ -287,8 +286,8 @@ HelloScan scanClientHello(std::string_view bytes, std::size_t maxBytes)
             handshake.u8(&handshakeType);
             handshake.u24(&handshakeLength);
             if (handshakeType != kClientHello)
-                return refused("its first handshake message is of type "
-                               + number(handshakeType) + ", not a ClientHello");
+                return refused("its first handshake message is of type " + number(handshakeType)
+                               + ", not a ClientHello");
             if (std::size_t(handshakeLength) + 4 + kRecordHeader > maxBytes)
                 return refused("its ClientHello declares " + number(handshakeLength)
                                + " bytes, more than the " + number(unsigned(maxBytes))
@@ -300,8 +299,7 @@ HelloScan scanClientHello(std::string_view bytes, std::size_t maxBytes)
         offset += kRecordHeader + length;
         if (message.size() < 4)
             continue;
-        const std::size_t needed =
-                4
+        const std::size_t needed = 4
                 + ((std::size_t(std::uint8_t(message[1])) << 16)
                    | (std::size_t(std::uint8_t(message[2])) << 8) | std::uint8_t(message[3]));
         if (message.size() < needed)

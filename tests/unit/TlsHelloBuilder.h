@@ -73,9 +73,9 @@ inline QByteArray records(const QByteArray &message, int fragment = 16384)
 // A whole hello naming `name`, with the extensions real clients send around it.
 inline QByteArray clientHello(const QByteArray &name)
 {
-    return records(handshake(helloBody({extension(10, QByteArray("\x00\x02\x00\x1d", 4)),
-                                        serverNameExtension(name),
-                                        extension(43, QByteArray("\x02\x03\x04", 3))})));
+    return records(handshake(
+            helloBody({extension(10, QByteArray("\x00\x02\x00\x1d", 4)), serverNameExtension(name),
+                       extension(43, QByteArray("\x02\x03\x04", 3))})));
 }
 
 } // namespace cmcp::test

@@ -123,17 +123,17 @@ private Q_SLOTS:
         QTest::addColumn<QString>("problem");
         const QByteArray good = handshake(helloBody({serverNameExtension("site.test")}));
 
-        QTest::newRow("application data first")
-                << QByteArray("\x17\x03\x03\x00\x05hello", 10) << "first TLS record is application_data";
+        QTest::newRow("application data first") << QByteArray("\x17\x03\x03\x00\x05hello", 10)
+                                                << "first TLS record is application_data";
         QTest::newRow("alert first") << QByteArray("\x15\x03\x03\x00\x02\x01\x00", 7) << "alert";
         QTest::newRow("handshake record of version 2.x")
                 << QByteArray("\x16\x02\x00\x00\x04", 5) << "version 2.x";
-        QTest::newRow("empty handshake record") << QByteArray("\x16\x03\x01\x00\x00", 5)
-                                                << "empty handshake record";
+        QTest::newRow("empty handshake record")
+                << QByteArray("\x16\x03\x01\x00\x00", 5) << "empty handshake record";
         QTest::newRow("record longer than TLS allows")
                 << QByteArray("\x16\x03\x01\x40\x01", 5) << "more than TLS allows";
-        QTest::newRow("not a ClientHello") << records(handshake(helloBody({}), 2))
-                                           << "type 2, not a ClientHello";
+        QTest::newRow("not a ClientHello")
+                << records(handshake(helloBody({}), 2)) << "type 2, not a ClientHello";
         QTest::newRow("hello cut by an alert")
                 << records(good.left(20)) + QByteArray("\x15\x03\x03\x00\x02\x01\x00", 7)
                 << "cut by a record of type alert";
@@ -147,44 +147,39 @@ private Q_SLOTS:
                 << "session id";
         QByteArray oddSuites = helloBody({});
         oddSuites[2 + 32 + 1 + 32 + 1] = 3;
-        QTest::newRow("odd cipher suites length") << records(handshake(oddSuites)) << "cipher suites";
+        QTest::newRow("odd cipher suites length")
+                << records(handshake(oddSuites)) << "cipher suites";
         QTest::newRow("extensions length too long")
                 << records(handshake(helloBody({}, false) + bigEndian(10, 2) + "abcd"))
                 << "extensions length";
-        QTest::newRow("extension runs past the hello")
-                << records(handshake(helloBody({}, false) + bigEndian(4, 2) + bigEndian(0, 2)
-                                     + bigEndian(9, 2)))
-                << "runs past the hello";
-        QTest::newRow("two server_name extensions")
-                << records(handshake(helloBody(
-                           {serverNameExtension("site.test"), serverNameExtension("evil.test")})))
-                << "extension 0 twice";
-        QTest::newRow("several host names")
-                << records(handshake(
-                           helloBody({serverNameExtension({{0, "site.test"}, {0, "evil.test"}})})))
-                << "several host names";
+        QTest::newRow("extension runs past the hello") << records(handshake(
+                helloBody({}, false) + bigEndian(4, 2) + bigEndian(0, 2) + bigEndian(9, 2)))
+                                                       << "runs past the hello";
+        QTest::newRow("two server_name extensions") << records(handshake(
+                helloBody({serverNameExtension("site.test"), serverNameExtension("evil.test")})))
+                                                    << "extension 0 twice";
+        QTest::newRow("several host names") << records(
+                handshake(helloBody({serverNameExtension({{0, "site.test"}, {0, "evil.test"}})})))
+                                            << "several host names";
         QTest::newRow("a name of another type")
                 << records(handshake(helloBody({serverNameExtension({{1, "site.test"}})})))
                 << "type 1";
         QTest::newRow("empty server_name extension")
                 << records(handshake(helloBody({extension(0, {})}))) << "wrong list length";
-        QTest::newRow("list length wrong")
-                << records(handshake(helloBody(
-                           {extension(0, bigEndian(20, 2) + char(0) + bigEndian(3, 2) + "abc")})))
-                << "wrong list length";
-        QTest::newRow("name runs past the list")
-                << records(handshake(helloBody(
-                           {extension(0, bigEndian(6, 2) + char(0) + bigEndian(9, 2) + "abc")})))
-                << "runs past the list";
-        QTest::newRow("empty name") << records(handshake(helloBody({serverNameExtension("")})))
-                                    << "0 bytes long";
-        QTest::newRow("NUL in the name")
-                << records(handshake(helloBody({serverNameExtension(QByteArray("site.test\0.evil", 15))})))
-                << "not printable ASCII";
-        QTest::newRow("encrypted ClientHello")
-                << records(handshake(helloBody({serverNameExtension("site.test"),
-                                                extension(0xfe0d, "opaque")})))
-                << "ECH";
+        QTest::newRow("list length wrong") << records(handshake(
+                helloBody({extension(0, bigEndian(20, 2) + char(0) + bigEndian(3, 2) + "abc")})))
+                                           << "wrong list length";
+        QTest::newRow("name runs past the list") << records(handshake(
+                helloBody({extension(0, bigEndian(6, 2) + char(0) + bigEndian(9, 2) + "abc")})))
+                                                 << "runs past the list";
+        QTest::newRow("empty name")
+                << records(handshake(helloBody({serverNameExtension("")}))) << "0 bytes long";
+        QTest::newRow("NUL in the name") << records(
+                handshake(helloBody({serverNameExtension(QByteArray("site.test\0.evil", 15))})))
+                                         << "not printable ASCII";
+        QTest::newRow("encrypted ClientHello") << records(handshake(
+                helloBody({serverNameExtension("site.test"), extension(0xfe0d, "opaque")})))
+                                               << "ECH";
         QTest::newRow("declared larger than the bound")
                 << QByteArray("\x16\x03\x01\x40\x00\x01\x00\x50\x00", 9) << "more than the 16389";
         QTest::newRow("larger than the bound in many records")
@@ -221,7 +216,8 @@ private Q_SLOTS:
         // An address: no name, or that address; any name would front another site.
         QVERIFY(mismatch(nullptr, "93.184.216.34", true).empty());
         QVERIFY(mismatch("93.184.216.34", "93.184.216.34", true).empty());
-        QVERIFY(mismatch("example.com", "93.184.216.34", true).find("address") != std::string::npos);
+        QVERIFY(mismatch("example.com", "93.184.216.34", true).find("address")
+                != std::string::npos);
     }
 };
 
