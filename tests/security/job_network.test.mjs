@@ -87,7 +87,8 @@ describe('job networks through the egress gate', needsRoot, () => {
     async function withDaemon(settings, body) {
         const scratch = mkdtempSync(join(tmpdir(), 'cmcp-job-network-'));
         const auditLog = join(scratch, 'audit.jsonl');
-        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', AUDIT_LOG: auditLog, ...settings } });
+        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', AUDIT_LOG: auditLog, ...settings } })
+            .catch(error => { rmSync(scratch, { recursive: true, force: true }); throw error; });
         daemon.auditLines = () => readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line));
         const client = new Client({ name: 'job-network', version: '1.0.0' });
         try {
