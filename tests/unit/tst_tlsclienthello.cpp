@@ -1,6 +1,7 @@
-// The egress proxy's ClientHello scanner: the hellos real clients send (captured from OpenSSL
-// and Python), hellos cut into segments and records, and every field made wrong in turn. A
-// tunnel's first bytes come from the job or the page, so nothing here may be trusted.
+// The egress proxy's ClientHello scanner: the hellos real clients send (captured from OpenSSL,
+// Python and the browser worker's Chromium), hellos cut into segments and records, and every
+// field made wrong in turn. A tunnel's first bytes come from the job or the page, so nothing
+// here may be trusted.
 
 #include "web/TlsClientHello.h"
 #include "TlsHelloBuilder.h"
@@ -46,6 +47,10 @@ private Q_SLOTS:
         QTest::newRow("python ssl, files.pythonhosted.org")
                 << captured("python-sni-files.pythonhosted.org")
                 << QStringLiteral("files.pythonhosted.org");
+        // QtWebEngine 6.4's Chromium 102 (BoringSSL, GREASE values), as cmcp-browser sends it.
+        QTest::newRow("chromium 102, chromium-sni.example")
+                << captured("chromium-102-sni-chromium-sni.example")
+                << QStringLiteral("chromium-sni.example");
         QTest::newRow("openssl s_client -noservername") << captured("openssl-no-sni") << QString();
     }
 
