@@ -237,6 +237,11 @@ QList<SettingSpec> buildTable()
                     "other non-public addresses through the egress gate, for a package mirror "
                     "on the local network; the daemon's own ports are among them.",
                     NoFlags),
+            integer(sandbox, "EGRESS_IDLE_SECONDS", "300", 1, 86400,
+                    "A connection through the egress gate (a job's with BASH_NETWORK or "
+                    "PYTHON_NETWORK true, a browser worker's) on which no byte has moved either "
+                    "way for this many seconds is closed, a CONNECT tunnel included.",
+                    NoFlags),
 
             choice(sandbox, "SANDBOX_WORKSPACE", "shared", {"shared", "session"},
                    "shared: one workspace for every session; session: each MCP session gets a "

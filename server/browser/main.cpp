@@ -89,6 +89,13 @@ int main(int argc, char *argv[])
     const QCommandLineOption timeoutOption(QStringLiteral("timeout-ms"),
                                            QStringLiteral("Connection time limit"),
                                            QStringLiteral("N"), QStringLiteral("30000"));
+    const QCommandLineOption idleOption(QStringLiteral("egress-idle-ms"),
+                                        QStringLiteral("EGRESS_IDLE_SECONDS, in milliseconds"),
+                                        QStringLiteral("N"), QStringLiteral("300000"));
+    const QCommandLineOption maxConnectionsOption(
+            QStringLiteral("egress-max-connections"),
+            QStringLiteral("Connections open at once through the proxy"), QStringLiteral("N"),
+            QStringLiteral("128"));
     const QCommandLineOption egressPortOption(
             QStringLiteral("egress-port"),
             QStringLiteral("The daemon's gate listens on 127.0.0.1:N (no proxy in this process)"),
@@ -99,7 +106,8 @@ int main(int argc, char *argv[])
     const QCommandLineOption gidOption(QStringLiteral("gid"), QStringLiteral("Group to run as"),
                                        QStringLiteral("GID"));
     parser.addOptions({domainsOption, privateOption, trustedOption, trustedPrivateOption,
-                       maxBytesOption, timeoutOption, uidOption, gidOption, egressPortOption});
+                       maxBytesOption, timeoutOption, uidOption, gidOption, egressPortOption,
+                       idleOption, maxConnectionsOption});
     if (!parser.parse(app.arguments())) {
         std::fprintf(stderr, "cmcp-browser: %s\n", qPrintable(parser.errorText()));
         return 2;
@@ -138,11 +146,13 @@ int main(int argc, char *argv[])
         proxyThread.setObjectName(QStringLiteral("egress-proxy"));
         // On the host's loopback every local user could reach it: only this worker's uid (its
         // Chromium processes) is served.
-        EgressProxy::Options options;
-        options.maxResponseBytes = maxBytes;
-        options.connectTimeoutMs = parser.value(timeoutOption).toInt();
-        options.onlyPeerUid = ::getuid();
-        proxy = new EgressProxy(gate, options);
+        EgressProxy::Options proxyOptions;
+        proxyOptions.maxResponseBytes = maxBytes;
+        proxyOptions.connectTimeoutMs = parser.value(timeoutOption).toInt();
+        proxyOptions.maxConnections = parser.value(maxConnectionsOption).toLongLong();
+        proxyOptions.idleTimeoutMs = parser.value(idleOption).toInt();
+        proxyOptions.onlyPeerUid = ::getuid();
+        proxy = new EgressProxy(gate, proxyOptions);
         proxy->moveToThread(&proxyThread);
         QObject::connect(&proxyThread, &QThread::finished, proxy, &QObject::deleteLater);
         proxyThread.start();

@@ -166,7 +166,8 @@ QString BrowserPool::defaultProgram()
     return helperProgram(QStringLiteral("cmcp-browser"), QStringLiteral("browser"));
 }
 
-QStringList BrowserPool::policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs)
+QStringList BrowserPool::policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs,
+                                         int egressIdleMs)
 {
     QStringList arguments{QStringLiteral("--allowed-domains"), policy.allowedDomains().join(u',')};
     if (policy.allowsPrivate())
@@ -176,7 +177,12 @@ QStringList BrowserPool::policyArguments(const EgressPolicy &policy, qint64 maxB
     for (const QString &origin : policy.trustedOrigins())
         arguments << QStringLiteral("--trusted-origin") << origin;
     arguments << QStringLiteral("--max-bytes") << QString::number(maxBytes)
-              << QStringLiteral("--timeout-ms") << QString::number(timeoutMs);
+              << QStringLiteral("--timeout-ms")
+              << QString::number(timeoutMs)
+              // For the worker's own proxy, when it has one (a worker not confined).
+              << QStringLiteral("--egress-idle-ms") << QString::number(egressIdleMs)
+              << QStringLiteral("--egress-max-connections")
+              << QString::number(kMaxEgressConnectionsPerWorker);
     return arguments;
 }
 
@@ -375,6 +381,8 @@ void BrowserPool::serveEgress(Worker *worker)
         EgressProxy::Options options;
         options.maxResponseBytes = m_options.maxBytes;
         options.connectTimeoutMs = m_options.timeoutMs;
+        options.maxConnections = kMaxEgressConnectionsPerWorker;
+        options.idleTimeoutMs = m_options.egressIdleMs;
         auto *proxy = new EgressProxy(worker->gate, options, worker->process);
         if (proxy->serveListening(listener.get())) {
             (void)listener.release(); // the proxy's server closes it now

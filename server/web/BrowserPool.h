@@ -60,6 +60,9 @@ public:
         int concurrentPages = 4;
         int timeoutMs = 30000; // a page's limit; the worker enforces it
         qint64 maxBytes = 10 * 1024 * 1024;
+        // A connection of a worker through its gate with no byte moving for this long is
+        // closed (EGRESS_IDLE_SECONDS), whether the daemon's gate serves it or the worker's own.
+        int egressIdleMs = 300 * 1000;
         // The user workers run as (a root daemon's), or none to run them as the daemon.
         std::shared_ptr<const BrowserAccount> account;
         // The gate of the web tools' rules (the same as `arguments` give the worker): it decides
@@ -86,13 +89,18 @@ public:
         std::optional<Confinement> confinement;
     };
 
+    // Connections one worker may have open through its gate at once: Chromium opens at most 32
+    // to a proxy for pages, its WebSockets aside, and a worker loads 4 pages at once.
+    static constexpr qsizetype kMaxEgressConnectionsPerWorker = 128;
+
     explicit BrowserPool(Options options, QObject *parent = nullptr);
     ~BrowserPool() override;
 
     // cmcp-browser beside the running program, or in browser/ beneath it (the build tree).
     static QString defaultProgram();
     // The command line that gives cmcp-browser the same rules as `policy`.
-    static QStringList policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs);
+    static QStringList policyArguments(const EgressPolicy &policy, qint64 maxBytes, int timeoutMs,
+                                       int egressIdleMs);
 
     // New rules (policyArguments, a page's time and size): pages already in a worker finish
     // under the rules it was started with; the next ones go to a worker started with these.

@@ -1,12 +1,15 @@
 #include "web/EgressProxy.h"
 
 #include "web/LoopbackPeer.h"
+#include "web/TlsClientHello.h"
 
 #include <QPointer>
 #include <QTcpSocket>
 #include <QTimer>
 
 #include <spdlog/spdlog.h>
+
+#include <chrono>
 
 namespace cmcp {
 
@@ -58,22 +61,34 @@ public:
             if (m_state == State::Connecting)
                 connectNext(QStringLiteral("no connection within %1 ms")
                                     .arg(m_proxy->m_options.connectTimeoutMs));
+            else if (m_state == State::Inspecting)
+                refuseTunnel("tls_client_hello",
+                             QStringLiteral("its ClientHello was not whole within %1 ms")
+                                     .arg(m_proxy->m_options.connectTimeoutMs));
             else
                 close();
         });
         // A client that never sends a whole head is not kept.
         m_timer.start(m_proxy->m_options.connectTimeoutMs);
+        m_idleTimer.setSingleShot(true);
+        connect(&m_idleTimer, &QTimer::timeout, this, &ProxyConnection::checkIdle);
     }
 
     ~ProxyConnection() override { m_proxy->m_open.remove(this); }
 
 private:
-    enum class State { ReadingHead, Deciding, Connecting, Relaying, Closing };
+    // Inspecting: a tunnel is open, and the client's first bytes are held until they show
+    // whether they are a ClientHello and which name it carries; the server's bytes flow.
+    enum class State { ReadingHead, Deciding, Connecting, Inspecting, Relaying, Closing };
 
     void onClientData()
     {
         if (m_state == State::Relaying) {
             pump(m_client, m_upstream);
+            return;
+        }
+        if (m_state == State::Inspecting) {
+            inspectHello();
             return;
         }
         if (m_state != State::ReadingHead)
@@ -164,42 +179,120 @@ private:
     void onConnected()
     {
         m_timer.stop();
-        m_state = State::Relaying;
+        touch();
+        if (m_proxy->m_options.idleTimeoutMs > 0)
+            m_idleTimer.start(m_proxy->m_options.idleTimeoutMs);
         connect(m_upstream, &QTcpSocket::readyRead, this, &ProxyConnection::onUpstreamData);
         connect(m_upstream, &QTcpSocket::bytesWritten, this, &ProxyConnection::onClientData);
         connect(m_upstream, &QTcpSocket::disconnected, this, &ProxyConnection::onUpstreamGone);
         if (m_tunnel) {
             m_client->write(m_version + " 200 Connection Established\r\n\r\n");
-        } else {
-            QByteArray head = m_method + ' ';
-            QByteArray path = m_url.path(QUrl::FullyEncoded).toLatin1();
-            if (path.isEmpty())
-                path = "/";
-            head += path;
-            if (m_url.hasQuery())
-                head += '?' + m_url.query(QUrl::FullyEncoded).toLatin1();
-            head += ' ' + m_version + "\r\nHost: " + m_decision.target.authority().toLatin1()
-                    + "\r\n";
-            for (const QByteArray &line : std::as_const(m_headerLines)) {
-                const QByteArray trimmed = line.trimmed();
-                if (trimmed.isEmpty())
-                    continue;
-                const qsizetype colon = trimmed.indexOf(':');
-                if (colon <= 0 || isHopHeader(trimmed.left(colon)))
-                    continue;
-                head += trimmed + "\r\n";
-            }
-            head += "Connection: close\r\n\r\n";
-            m_upstream->write(head);
+            m_state = State::Inspecting;
+            m_hello = std::exchange(m_early, {});
+            inspectHello();
+            return;
         }
+        m_state = State::Relaying;
+        QByteArray head = m_method + ' ';
+        QByteArray path = m_url.path(QUrl::FullyEncoded).toLatin1();
+        if (path.isEmpty())
+            path = "/";
+        head += path;
+        if (m_url.hasQuery())
+            head += '?' + m_url.query(QUrl::FullyEncoded).toLatin1();
+        head += ' ' + m_version + "\r\nHost: " + m_decision.target.authority().toLatin1() + "\r\n";
+        for (const QByteArray &line : std::as_const(m_headerLines)) {
+            const QByteArray trimmed = line.trimmed();
+            if (trimmed.isEmpty())
+                continue;
+            const qsizetype colon = trimmed.indexOf(':');
+            if (colon <= 0 || isHopHeader(trimmed.left(colon)))
+                continue;
+            head += trimmed + "\r\n";
+        }
+        head += "Connection: close\r\n\r\n";
+        m_upstream->write(head);
         if (!m_early.isEmpty())
             m_upstream->write(std::exchange(m_early, {}));
         pump(m_client, m_upstream);
     }
 
+    // The tunnel's first client bytes, held in m_hello: forwarded once they are known not to be
+    // TLS, or to be a ClientHello for the granted host; otherwise the tunnel is closed with
+    // nothing of them sent.
+    void inspectHello()
+    {
+        const qint64 room = qint64(tls::kMaxHelloBytes) - m_hello.size();
+        if (room > 0 && m_client->bytesAvailable() > 0) {
+            m_hello.append(m_client->read(room));
+            touch();
+        }
+        if (m_hello.isEmpty() || m_hello.size() < m_helloNeeded)
+            return;
+        const tls::HelloScan scan =
+                tls::scanClientHello(std::string_view(m_hello.constData(), m_hello.size()));
+        switch (scan.verdict) {
+        case tls::HelloScan::Verdict::NeedMore:
+            m_helloNeeded = qsizetype(scan.helloBytes);
+            // A hello that has begun must be whole soon: it holds a slot of the client's.
+            if (!m_timer.isActive())
+                m_timer.start(m_proxy->m_options.connectTimeoutMs);
+            return;
+        case tls::HelloScan::Verdict::Refused:
+            refuseTunnel("tls_client_hello", QString::fromStdString(scan.problem));
+            return;
+        case tls::HelloScan::Verdict::Hello: {
+            const std::string mismatch =
+                    tls::serverNameMismatch(scan.serverName, m_decision.target.host.toStdString(),
+                                            m_decision.target.literal.has_value());
+            if (!mismatch.empty()) {
+                refuseTunnel("tls_server_name", QString::fromStdString(mismatch));
+                return;
+            }
+            break;
+        }
+        case tls::HelloScan::Verdict::NotTls:
+            break;
+        }
+        m_timer.stop();
+        m_state = State::Relaying;
+        m_upstream->write(std::exchange(m_hello, {}));
+        pump(m_client, m_upstream);
+    }
+
+    void refuseTunnel(const char *rule, const QString &problem)
+    {
+        const QString reason =
+                QStringLiteral("refused (%1): %2; the tunnel was closed before any of it was "
+                               "forwarded")
+                        .arg(QLatin1String(rule), problem);
+        spdlog::debug("egress proxy: {}: {}", m_targetText.toStdString(), reason.toStdString());
+        Q_EMIT m_proxy->refused(m_targetText, reason);
+        close();
+    }
+
+    void touch() { m_lastActivity = std::chrono::steady_clock::now(); }
+
+    // Runs when the idle bound may have passed: closes the connection if no byte moved since,
+    // else waits for the rest of the bound (so a busy tunnel costs a clock read per chunk, not
+    // a timer restart).
+    void checkIdle()
+    {
+        using namespace std::chrono;
+        const auto idle = steady_clock::now() - m_lastActivity;
+        const milliseconds bound(m_proxy->m_options.idleTimeoutMs);
+        if (idle < bound) {
+            m_idleTimer.start(int(duration_cast<milliseconds>(bound - idle).count()) + 1);
+            return;
+        }
+        spdlog::debug("egress proxy: {}: nothing moved for {} ms; closed",
+                      m_targetText.toStdString(), m_proxy->m_options.idleTimeoutMs);
+        close();
+    }
+
     void onUpstreamData()
     {
-        if (m_state != State::Relaying && m_state != State::Closing)
+        if (m_state != State::Relaying && m_state != State::Inspecting && m_state != State::Closing)
             return;
         if (!m_upstream)
             return;
@@ -232,6 +325,8 @@ private:
             to->write(chunk);
             moved += chunk.size();
         }
+        if (moved > 0)
+            touch();
         return moved;
     }
 
@@ -283,9 +378,13 @@ private:
     QTcpSocket *m_client;
     QTcpSocket *m_upstream = nullptr;
     QTimer m_timer;
+    QTimer m_idleTimer;
+    std::chrono::steady_clock::time_point m_lastActivity;
     State m_state = State::ReadingHead;
     QByteArray m_head;
     QByteArray m_early; // client bytes that came with the head
+    QByteArray m_hello; // a tunnel's first client bytes, while they are inspected
+    qsizetype m_helloNeeded = 0; // bytes m_hello must have before it is scanned again
     QByteArray m_method;
     QByteArray m_version;
     QList<QByteArray> m_headerLines;

@@ -20,6 +20,14 @@ namespace cmcp {
 // address the gate resolved, never to a second DNS answer. It speaks the two forms browsers use:
 // CONNECT host:port (https, wss) as a tunnel, and GET http://host/path (plain http), which it
 // forwards with the path alone and Connection: close. Refusals answer 403 with the reason.
+//
+// A tunnel's first bytes are held until they show what they are: a TLS ClientHello (whole,
+// however many segments it comes in, up to tls::kMaxHelloBytes) must name the host the CONNECT
+// was granted for, or none, so that a tunnel granted for one site cannot be fronted to another
+// behind the same address; a hello naming another host, or malformed, or too large, closes the
+// tunnel before any of it is forwarded, and is reported like any refusal (rule
+// tls_server_name or tls_client_hello). Bytes that do not begin a TLS record (a plain protocol)
+// go through unchecked. Only that first hello is copied; then bytes flow as before.
 class EgressProxy : public QObject
 {
     Q_OBJECT
@@ -33,8 +41,15 @@ public:
         // Bytes one connection may bring from the server; beyond it the connection is cut.
         qint64 maxResponseBytes = 10 * 1024 * 1024;
         int connectTimeoutMs = 30000;
-        // Connections open at once; a further one is closed unanswered. 0: no bound.
+        // Connections open at once; a further one is closed unanswered. 0: no bound. Each
+        // client of the gate (a job, a browser worker) has a proxy of its own, so this is a
+        // bound per client.
         qsizetype maxConnections = 0;
+        // A connection whose request was answered (a tunnel, a forwarded request) and on which
+        // no byte has moved either way for this long is closed (EGRESS_IDLE_SECONDS). A
+        // connection still sending its request head has connectTimeoutMs for all of it, and
+        // so has a tunnel's ClientHello once it has begun. 0: no bound.
+        int idleTimeoutMs = 300 * 1000;
         // For a proxy listening on the host's loopback, which every local user can reach: the
         // one uid whose connections it serves (loopbackPeerUid); others are closed unanswered.
         std::optional<uid_t> onlyPeerUid;

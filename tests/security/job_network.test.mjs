@@ -87,7 +87,8 @@ describe('job networks through the egress gate', needsRoot, () => {
     async function withDaemon(settings, body) {
         const scratch = mkdtempSync(join(tmpdir(), 'cmcp-job-network-'));
         const auditLog = join(scratch, 'audit.jsonl');
-        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', AUDIT_LOG: auditLog, ...settings } });
+        const daemon = await startDaemon({ fixtures: false, settings: { PYTHON_NETWORK: 'true', AUDIT_LOG: auditLog, ...settings } })
+            .catch(error => { rmSync(scratch, { recursive: true, force: true }); throw error; });
         daemon.auditLines = () => readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line));
         const client = new Client({ name: 'job-network', version: '1.0.0' });
         try {
@@ -179,6 +180,96 @@ _ = [head.decode(), rest.decode()]
             assert.deepEqual(received, ['CONNECT 10.0.0.5:22 HTTP/1.1\r\n\r\n']);
             assert.equal(out.sandbox_refusals, undefined);
         }));
+
+    // A tunnel's far end that records every byte it gets, per connection, and hangs up once a
+    // TLS record has come (it speaks no TLS: the client's handshake then fails, as it would
+    // against a refused tunnel, and only what reached it tells the two apart).
+    async function withRawTarget(body) {
+        const got = [];
+        const server = net.createServer(socket => {
+            let bytes = Buffer.alloc(0);
+            socket.on('data', chunk => {
+                bytes = Buffer.concat([bytes, chunk]);
+                if (bytes.length >= 5)
+                    socket.destroy();
+            });
+            socket.on('close', () => { if (bytes.length > 0) got.push(bytes.toString('latin1')); });
+            socket.on('error', () => {});
+        });
+        await new Promise(resolve => server.listen(0, '127.0.0.1', resolve));
+        try {
+            return await body(server.address().port, got);
+        } finally {
+            await new Promise(resolve => server.close(resolve));
+        }
+    }
+
+    test("a tunnel's TLS server name must be the host it was granted for (no fronting)", { timeout: 60_000 }, () => withRawTarget(
+        (rawPort, got) => withDaemon(
+            { JOB_NETWORK_ALLOWED_DOMAINS: `127.0.0.1:${rawPort},localhost:${rawPort}`, JOB_NETWORK_ALLOW_PRIVATE: 'true' },
+            async run => {
+                const out = await run(`
+import socket, ssl
+def tls_through_tunnel(target, name):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+    s.sendall(b'CONNECT ' + target + b' HTTP/1.1\\r\\n\\r\\n')
+    head = b''
+    while b'\\r\\n\\r\\n' not in head:
+        head += s.recv(1)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        context.wrap_socket(s, server_hostname=name)
+        outcome = 'handshake done'
+    except Exception as e:
+        outcome = type(e).__name__
+    return head.split(b'\\r\\n')[0].decode() + ' / ' + outcome
+_ = {
+    'fronted': tls_through_tunnel(b'localhost:${rawPort}', 'evil.example'),
+    'name_on_address': tls_through_tunnel(b'127.0.0.1:${rawPort}', 'evil.example'),
+    'matching': tls_through_tunnel(b'localhost:${rawPort}', 'localhost'),
+}
+`);
+                const r = out.result;
+                assert.ok(r, JSON.stringify(out));
+                // Each tunnel was granted (200); the fronted ones were closed under the client.
+                for (const key of ['fronted', 'name_on_address', 'matching'])
+                    assert.match(r[key], /^HTTP\/1\.1 200 Connection Established \/ (SSL|Connection|OSError)/, `${key}: ${r[key]}`);
+                // Only the hello that names its tunnel's host reached the target.
+                const names = got.map(bytes => ['evil.example', 'localhost'].find(name => bytes.includes(name)) ?? 'no name');
+                assert.deepEqual(names, ['localhost'], 'the hellos that reached the target');
+                assert.equal(got[0].charCodeAt(0), 0x16, 'a TLS handshake record');
+                assert.ok(got[0].includes('localhost') && !got.some(bytes => bytes.includes('evil.example')));
+                const egress = (out.sandbox_refusals ?? []).filter(x => x.layer === 'egress');
+                assert.deepEqual(egress.map(x => [x.rule, x.target]), [
+                    ['tls_server_name', `localhost:${rawPort}`],
+                    ['tls_server_name', `127.0.0.1:${rawPort}`],
+                ], JSON.stringify(out.sandbox_refusals));
+                assert.match(egress[0].message, /the tunnel was granted for localhost, but its TLS ClientHello names 'evil\.example'/);
+                assert.match(egress[1].message, /granted for the address 127\.0\.0\.1, but its TLS ClientHello names 'evil\.example'/);
+            })));
+
+    test('a tunnel nothing moves on is closed after EGRESS_IDLE_SECONDS', { timeout: 60_000 }, () => withRawTarget(
+        rawPort => withDaemon(
+            { JOB_NETWORK_ALLOWED_DOMAINS: `127.0.0.1:${rawPort}`, JOB_NETWORK_ALLOW_PRIVATE: 'true', EGRESS_IDLE_SECONDS: '1' },
+            async run => {
+                const out = await run(`
+import socket, time
+s = socket.create_connection(('127.0.0.1', 3128), timeout=20)
+s.sendall(b'CONNECT 127.0.0.1:${rawPort} HTTP/1.1\\r\\n\\r\\n')
+head = b''
+while b'\\r\\n\\r\\n' not in head:
+    head += s.recv(1)
+start = time.monotonic()
+rest = s.recv(100)
+_ = [head.split(b'\\r\\n')[0].decode(), rest.decode(), round(time.monotonic() - start, 2)]
+`);
+                const [status, rest, seconds] = out.result;
+                assert.match(status, /^HTTP\/1\.1 200 /);
+                assert.equal(rest, '', 'the gate closed the tunnel');
+                assert.ok(seconds >= 0.9 && seconds < 10, `closed after ${seconds} s`);
+            })));
 
     test('a job stopped by its memory or time limit is told so', { timeout: 60_000 }, () => withDaemon({ PYTHON_MEMORY_LIMIT: 64 },
         async run => {

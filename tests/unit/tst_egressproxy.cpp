@@ -1,16 +1,20 @@
 // The browser's egress proxy against loopback servers: plain http is forwarded to the checked
 // address with the path alone, CONNECT becomes a tunnel to the checked address, and refused
 // targets get 403 with the gate's reason and no connection at all, a rebinding name included.
+// A tunnel's TLS ClientHello must name the host the tunnel was granted for (no fronting), and
+// a tunnel nothing moves on is closed.
 
 #include "web/EgressProxy.h"
 #include "FakeResolver.h"
 #include "LoopbackHttpServer.h"
+#include "TlsHelloBuilder.h"
 
 #include <QSignalSpy>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
 
@@ -31,6 +35,73 @@ class TestEgressProxy : public QObject
     LoopbackHttpServer *m_first = nullptr;
     LoopbackHttpServer *m_second = nullptr;
     quint16 m_port = 0;
+
+    // A TCP server that records every byte it receives, as a tunnel's far end.
+    struct RawServer
+    {
+        QTcpServer server;
+        QByteArray received;
+        int connections = 0;
+        QList<QTcpSocket *> sockets;
+
+        quint16 listen()
+        {
+            QObject::connect(&server, &QTcpServer::newConnection, &server, [this] {
+                while (QTcpSocket *socket = server.nextPendingConnection()) {
+                    ++connections;
+                    sockets.append(socket);
+                    QObject::connect(socket, &QTcpSocket::readyRead, socket,
+                                     [this, socket] { received += socket->readAll(); });
+                }
+            });
+            return server.listen(loopback1) ? server.serverPort() : 0;
+        }
+    };
+
+    // Opens a tunnel to host:port through `gate` and returns the client's socket once the 200
+    // has come.
+    static std::unique_ptr<QTcpSocket> openTunnel(const EgressProxy &gate, const QString &host,
+                                                  quint16 port)
+    {
+        // The proxy runs in this thread: wait in the event loop, never in the socket.
+        auto socket = std::make_unique<QTcpSocket>();
+        socket->connectToHost(QHostAddress::LocalHost, gate.port());
+        socket->write(
+                QStringLiteral("CONNECT %1:%2 HTTP/1.1\r\n\r\n").arg(host).arg(port).toLatin1());
+        QByteArray answer;
+        QElapsedTimer clock;
+        clock.start();
+        while (!answer.contains("\r\n\r\n") && clock.elapsed() < 5000) {
+            QTest::qWait(5);
+            while (!answer.contains("\r\n\r\n") && socket->bytesAvailable() > 0)
+                answer += socket->read(1);
+        }
+        if (!answer.startsWith("HTTP/1.1 200 Connection Established\r\n\r\n"))
+            return nullptr;
+        return socket;
+    }
+
+    static bool closedWithin(QTcpSocket &socket, int ms)
+    {
+        QElapsedTimer clock;
+        clock.start();
+        while (socket.state() != QAbstractSocket::UnconnectedState && clock.elapsed() < ms)
+            QTest::qWait(10);
+        return socket.state() == QAbstractSocket::UnconnectedState;
+    }
+
+    std::unique_ptr<EgressProxy> proxyWith(const QStringList &domains, EgressProxy::Options options)
+    {
+        QString error;
+        std::optional<EgressPolicy> policy = EgressPolicy::create({domains, true, {}}, &error);
+        if (!policy)
+            qFatal("%s", qPrintable(error));
+        auto made = std::make_unique<EgressProxy>(
+                std::make_shared<const EgressGate>(*policy, m_resolver), options);
+        if (!made->listen())
+            qFatal("the proxy cannot listen");
+        return made;
+    }
 
     std::unique_ptr<EgressProxy> proxy(const QStringList &domains, bool allowPrivate,
                                        qint64 maxBytes = 10 * 1024 * 1024)
@@ -256,6 +327,144 @@ private Q_SLOTS:
                                      .arg(m_port)
                                      .toLatin1())
                             .startsWith("HTTP/1.1 200"));
+        QTRY_COMPARE(gate->openConnections(), 0);
+    }
+
+    void aTunnelsClientHelloMustNameItsHost_data()
+    {
+        QTest::addColumn<QString>("host"); // what the CONNECT asks for
+        QTest::addColumn<QList<QByteArray>>("segments"); // what the client then writes
+        QTest::addColumn<QString>("refusal"); // empty: the bytes reach the server
+
+        const QByteArray site = test::clientHello("site.test");
+        const QByteArray evil = test::clientHello("evil.test");
+        const QByteArray noName = test::records(test::handshake(test::helloBody({})));
+        QTest::newRow("the granted name") << "site.test" << QList<QByteArray>{site} << QString();
+        QTest::newRow("the granted name, other case, trailing dot")
+                << "site.test" << QList<QByteArray>{test::clientHello("SITE.Test.")} << QString();
+        QTest::newRow("no name") << "site.test" << QList<QByteArray>{noName} << QString();
+        QTest::newRow("the granted name in three segments")
+                << "site.test" << QList<QByteArray>{site.left(3), site.mid(3, 50), site.mid(53)}
+                << QString();
+        QTest::newRow("a plain protocol")
+                << "site.test" << QList<QByteArray>{"SSH-2.0-x\r\n"} << QString();
+        QTest::newRow("another name (fronting)")
+                << "site.test" << QList<QByteArray>{evil}
+                << "refused (tls_server_name): the tunnel was granted for site.test, but its TLS "
+                   "ClientHello names 'evil.test'; the tunnel was closed before any of it was "
+                   "forwarded";
+        QTest::newRow("another name, in three segments")
+                << "site.test" << QList<QByteArray>{evil.left(1), evil.mid(1, 60), evil.mid(61)}
+                << "refused (tls_server_name): the tunnel was granted for site.test";
+        QTest::newRow("another name, in small records")
+                << "site.test"
+                << QList<QByteArray>{test::records(
+                           test::handshake(
+                                   test::helloBody({test::serverNameExtension("evil.test")})),
+                           16)}
+                << "refused (tls_server_name)";
+        QTest::newRow("a name on an address")
+                << "127.0.0.1" << QList<QByteArray>{site}
+                << "refused (tls_server_name): the tunnel was granted for the address 127.0.0.1";
+        QTest::newRow("no name on an address")
+                << "127.0.0.1" << QList<QByteArray>{noName} << QString();
+        QTest::newRow("a malformed hello")
+                << "site.test"
+                << QList<QByteArray>{site.left(9) + QByteArray(site.size() - 9, '\xff')}
+                << "refused (tls_client_hello): ";
+        QTest::newRow("a hello larger than the bound")
+                << "site.test"
+                << QList<QByteArray>{QByteArray("\x16\x03\x01\x40\x00\x01\x01\x00\x00", 9)}
+                << "refused (tls_client_hello): its ClientHello declares 65536 bytes";
+    }
+
+    void aTunnelsClientHelloMustNameItsHost()
+    {
+        QFETCH(QString, host);
+        QFETCH(QList<QByteArray>, segments);
+        QFETCH(QString, refusal);
+        RawServer server;
+        const quint16 port = server.listen();
+        QVERIFY(port);
+        m_resolver->answer(QStringLiteral("site.test"), {{loopback1}});
+        const auto gate = proxyWith({QStringLiteral("*")}, {1024 * 1024, 5000});
+        QSignalSpy refusals(gate.get(), &EgressProxy::refused);
+        const std::unique_ptr<QTcpSocket> client = openTunnel(*gate, host, port);
+        QVERIFY(client);
+        QByteArray sent;
+        for (const QByteArray &segment : segments) {
+            client->write(segment);
+            client->flush();
+            sent += segment;
+            QTest::qWait(30); // each its own segment
+        }
+        if (refusal.isEmpty()) {
+            client->write("and then more");
+            sent += "and then more";
+            QTRY_COMPARE(server.received, sent);
+            QCOMPARE(refusals.size(), 0);
+            QCOMPARE(client->state(), QAbstractSocket::ConnectedState);
+            return;
+        }
+        QVERIFY(closedWithin(*client, 3000));
+        QCOMPARE(refusals.size(), 1);
+        QCOMPARE(refusals.at(0).at(0).toString(), QStringLiteral("%1:%2").arg(host).arg(port));
+        QVERIFY2(refusals.at(0).at(1).toString().startsWith(refusal),
+                 qPrintable(refusals.at(0).at(1).toString()));
+        QTest::qWait(50);
+        QCOMPARE(server.connections, 1);
+        QCOMPARE(server.received, QByteArray()); // not a byte of the hello was forwarded
+    }
+
+    // A hello begun and never finished holds a connection only for the connect time limit.
+    void aHelloThatNeverEndsIsRefused()
+    {
+        RawServer server;
+        const quint16 port = server.listen();
+        QVERIFY(port);
+        const auto gate = proxyWith({QStringLiteral("*")}, {1024 * 1024, 300});
+        QSignalSpy refusals(gate.get(), &EgressProxy::refused);
+        const std::unique_ptr<QTcpSocket> client =
+                openTunnel(*gate, QStringLiteral("127.0.0.1"), port);
+        QVERIFY(client);
+        client->write(test::clientHello("127.0.0.1").left(20));
+        QVERIFY(closedWithin(*client, 3000));
+        QCOMPARE(refusals.size(), 1);
+        QVERIFY2(
+                refusals.at(0).at(1).toString().startsWith(QStringLiteral(
+                        "refused (tls_client_hello): its ClientHello was not whole within 300 ms")),
+                qPrintable(refusals.at(0).at(1).toString()));
+        QCOMPARE(server.received, QByteArray());
+    }
+
+    // Nothing either way for the idle bound closes a tunnel; bytes in either direction keep it.
+    void anIdleTunnelIsClosed()
+    {
+        RawServer server;
+        const quint16 port = server.listen();
+        QVERIFY(port);
+        EgressProxy::Options options{1024 * 1024, 5000};
+        options.idleTimeoutMs = 400;
+        const auto gate = proxyWith({QStringLiteral("*")}, options);
+        const std::unique_ptr<QTcpSocket> busy =
+                openTunnel(*gate, QStringLiteral("127.0.0.1"), port);
+        QVERIFY(busy);
+        busy->write("plain\n");
+        QTRY_COMPARE(server.sockets.size(), 1);
+        QElapsedTimer clock;
+        clock.start();
+        for (int i = 0; clock.elapsed() < 1200; ++i) {
+            // Alternately the client and the server speak, every 100 ms.
+            if (i % 2 == 0)
+                busy->write("c");
+            else
+                server.sockets.at(0)->write("s");
+            QTest::qWait(100);
+            QCOMPARE(busy->state(), QAbstractSocket::ConnectedState);
+        }
+        clock.restart();
+        QVERIFY(closedWithin(*busy, 3000));
+        QVERIFY2(clock.elapsed() >= 200, qPrintable(QString::number(clock.elapsed())));
         QTRY_COMPARE(gate->openConnections(), 0);
     }
 };

@@ -21,11 +21,17 @@ std::shared_ptr<JobNetworkGate> JobNetworkGate::fromSettings(const Settings &set
         *error = QStringLiteral("JOB_NETWORK_ALLOWED_DOMAINS: ") + why;
         return nullptr;
     }
-    return std::make_shared<JobNetworkGate>(std::make_shared<const EgressGate>(
-            std::move(*policy), std::make_shared<SystemHostResolver>()));
+    return std::make_shared<JobNetworkGate>(
+            std::make_shared<const EgressGate>(std::move(*policy),
+                                               std::make_shared<SystemHostResolver>()),
+            int(settings.integer(u"EGRESS_IDLE_SECONDS") * 1000));
 }
 
-JobNetworkGate::JobNetworkGate(std::shared_ptr<const EgressGate> gate) : m_gate(std::move(gate)) { }
+JobNetworkGate::JobNetworkGate(std::shared_ptr<const EgressGate> gate, int idleTimeoutMs)
+    : m_gate(std::move(gate)),
+      m_idleTimeoutMs(idleTimeoutMs)
+{
+}
 
 QObject *JobNetworkGate::serve(UniqueFd listener, Refused refused, QObject *parent, QString *error)
 {
@@ -33,6 +39,7 @@ QObject *JobNetworkGate::serve(UniqueFd listener, Refused refused, QObject *pare
     // A job downloads what it needs (packages, archives): its time limit bounds it, not a size.
     options.maxResponseBytes = std::numeric_limits<qint64>::max();
     options.maxConnections = kMaxConnectionsPerJob;
+    options.idleTimeoutMs = m_idleTimeoutMs;
     auto *proxy = new EgressProxy(m_gate, options, parent);
     if (!proxy->serveListening(listener.get())) {
         *error = QStringLiteral("the job's egress listener cannot be served");

@@ -168,7 +168,9 @@ std::optional<WebRules> webRulesFromSettings(const Settings &settings,
     const int timeoutMs = int(settings.integer(u"WEB_TIMEOUT_DEFAULT") * 1000);
     rules.web = std::make_shared<const WebPolicy>(WebPolicy{
             std::make_shared<const EgressGate>(*rules.egress, resolver), maxBytes, timeoutMs});
-    rules.browserArguments = BrowserPool::policyArguments(*rules.egress, maxBytes, timeoutMs);
+    rules.browserArguments =
+            BrowserPool::policyArguments(*rules.egress, maxBytes, timeoutMs,
+                                         int(settings.integer(u"EGRESS_IDLE_SECONDS") * 1000));
     return rules;
 }
 
@@ -221,6 +223,7 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
     browserOptions.pagesPerWorker = int(settings.integer(u"WEB_BROWSER_PAGES_PER_WORKER"));
     browserOptions.timeoutMs = rules->web->timeoutMs;
     browserOptions.maxBytes = rules->web->maxBytes;
+    browserOptions.egressIdleMs = int(settings.integer(u"EGRESS_IDLE_SECONDS") * 1000);
     QString accountError;
     browserOptions.account = BrowserAccount::forDaemon(settings, &accountError);
     if (browserOptions.account && settings.integer(u"WEB_BROWSER_MEMORY_MB") > 0)
