@@ -286,7 +286,14 @@ struct HelperChannels
         }
     }
     record.wallMs = millisecondsSince(started);
-    killCgroup(cgroup); // whatever the call left behind
+    // Whatever the call left behind. A call that ended on its own leaves nothing: the call
+    // process was the init of its pid namespace, and the shepherd reaped it only after the
+    // kernel had killed and reaped every process of that namespace (and of those below it),
+    // which no process of the call can leave. The lists are read to be sure; the kill itself
+    // (cgroup.kill takes cgroup_mutex, held through an RCU grace period by any task migration
+    // on the machine, the next arm's among them: 6.5 ms measured) only when one is not empty.
+    if (!ended || record.killed || cgroupHoldsTasks(cgroup))
+        killCgroup(cgroup);
     const CgroupStats stats = cgroupStats(cgroup);
     // The cgroup goes once the client has its answer: removing it waits for the kernel to
     // finish the call's tasks, which the answer need not.

@@ -116,7 +116,8 @@ const calls = {
 async function callOnce(client, server, kind) {
     const { tool, args, expect } = calls[kind];
     const result = await withTimeout(client.callTool({ name: tool, arguments: args }), 60_000, `${server.name} ${tool}`);
-    const stdout = result.structuredContent?.stdout;
+    // cmcpd's system_run_python names its standard output `output`.
+    const stdout = result.structuredContent?.stdout ?? result.structuredContent?.output;
     if (result.isError || stdout !== expect)
         throw new Error(`${server.name} ${tool}: unexpected answer ${JSON.stringify(result).slice(0, 400)}`);
 }
