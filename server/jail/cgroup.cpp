@@ -513,6 +513,20 @@ void killCgroup(const JobCgroup &cgroup)
     killListedProcesses(cgroup.dirs);
 }
 
+bool cgroupHoldsTasks(const JobCgroup &cgroup)
+{
+    for (const std::string &dir : cgroup.dirs) {
+        std::string text;
+        if (!readWholeFile(dir + "/cgroup.procs", text))
+            return true;
+        for (std::string_view line : split(text, '\n')) {
+            if (const auto pid = parseNumber(line); pid && *pid > 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 CgroupStats cgroupStats(const JobCgroup &cgroup)
 {
     CgroupStats stats;

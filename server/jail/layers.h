@@ -89,6 +89,10 @@ bool enterCgroup(const JobCgroup &cgroup, pid_t pid, std::string &error);
 // tasks die asynchronously), else each listed pid, again until the lists are empty (at most
 // ~100 rounds).
 void killCgroup(const JobCgroup &cgroup);
+// Whether any task is listed in one of the job's cgroups (true when a list cannot be read).
+// Reads only: unlike cgroup.kill it does not wait for cgroup_mutex, which a task migration
+// elsewhere on the machine may hold through an RCU grace period.
+bool cgroupHoldsTasks(const JobCgroup &cgroup);
 // Read before removeCgroup: the counters go with the directories.
 CgroupStats cgroupStats(const JobCgroup &cgroup);
 // Removes the job's cgroups once empty, retrying for up to ~200 ms while the kernel finishes

@@ -43,8 +43,11 @@
 //     policy, a failure before the call could run), it returns and the caller builds the jail
 //     cold, as without a template.
 //
-// A call's end: the helper kills everything left in the call's cgroup, reads its CPU time and
-// peak memory, removes the cgroup and reports. A template that dies takes its calls' processes
+// A call's end: the helper kills everything left in the call's cgroup (a call that ended on its
+// own leaves nothing: its pid namespace went with its init; the lists are checked and killed
+// only when not empty), reads its CPU time and peak memory, reports, then removes the cgroup.
+// The shepherd holds the call's mount namespace until it has reported, so that the unmount of
+// the call's tree (an RCU grace period) is paid after the result, not in the call's exit. A template that dies takes its calls' processes
 // with it (its pid namespace), and their helpers report them killed.
 #pragma once
 

@@ -59,6 +59,12 @@ constexpr std::uint32_t kMostArgvBytes = 16u << 20;
 constexpr unsigned kMostCallNamespaces = 8192;
 // Call processes kept made and placed ahead of their calls, per template.
 constexpr std::size_t kArmedAhead = 4;
+// Arming moves a process into a cgroup, which on cgroup v1 stalls every fork and exit on the
+// machine for an RCU grace period and takes CPU: right after a connection was taken, the call
+// it brings is running. While this many are still armed, a replacement waits until no
+// connection was taken for kArmQuietMs.
+constexpr std::size_t kArmedLow = 2;
+constexpr int kArmQuietMs = 40;
 
 struct Template
 {
@@ -286,7 +292,14 @@ struct HelperChannels
         }
     }
     record.wallMs = millisecondsSince(started);
-    killCgroup(cgroup); // whatever the call left behind
+    // Whatever the call left behind. A call that ended on its own leaves nothing: the call
+    // process was the init of its pid namespace, and the shepherd reaped it only after the
+    // kernel had killed and reaped every process of that namespace (and of those below it),
+    // which no process of the call can leave. The lists are read to be sure; the kill itself
+    // (cgroup.kill takes cgroup_mutex, held through an RCU grace period by any task migration
+    // on the machine, the next arm's among them: 6.5 ms measured) only when one is not empty.
+    if (!ended || record.killed || cgroupHoldsTasks(cgroup))
+        killCgroup(cgroup);
     const CgroupStats stats = cgroupStats(cgroup);
     // The cgroup goes once the client has its answer: removing it waits for the kernel to
     // finish the call's tasks, which the answer need not.
@@ -458,6 +471,7 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
     const HelperChannels channels{listenFd, taken[1], disarm[0]};
     std::vector<pid_t> armedHelpers;
     auto armFailedAt = Clock::now() - std::chrono::seconds(10);
+    auto lastTakenAt = Clock::now() - std::chrono::seconds(10);
     int helpers = 0;
     bool templateEnded = false, stopping = false;
     int status = 0;
@@ -485,8 +499,12 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
         // kArmedAhead armed at all times; after a helper ended before its call came (it could
         // not make or place its call process), none for a second, so a broken template does
         // not spin.
-        const bool armingPaused = Clock::now() - armFailedAt < std::chrono::seconds(1);
-        if (!retiring && !armingPaused && armedHelpers.size() < kArmedAhead) {
+        const auto now = Clock::now();
+        const bool armingPaused = now - armFailedAt < std::chrono::seconds(1);
+        const auto quietFor = now - lastTakenAt;
+        const bool quiet = armedHelpers.size() < kArmedLow
+                || quietFor >= std::chrono::milliseconds(kArmQuietMs);
+        if (!retiring && !armingPaused && quiet && armedHelpers.size() < kArmedAhead) {
             const pid_t helper = ::fork();
             if (helper == 0) {
                 ::close(signalFd);
@@ -505,7 +523,13 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
         }
         pollfd p[3] = {{signalFd, POLLIN, 0}, {taken[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
         const bool wantArm = !retiring && armedHelpers.size() < kArmedAhead;
-        if (::poll(p, retiring ? 2 : 3, wantArm ? 100 : -1) < 0)
+        int timeoutMs = -1;
+        if (wantArm && armingPaused)
+            timeoutMs = 100;
+        else if (wantArm) // not quiet yet
+            timeoutMs = 1 + kArmQuietMs
+                    - int(std::chrono::duration_cast<std::chrono::milliseconds>(quietFor).count());
+        if (::poll(p, retiring ? 2 : 3, timeoutMs) < 0)
             continue;
         if (p[0].revents) {
             signalfd_siginfo info{};
@@ -515,8 +539,10 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
         }
         if (p[1].revents) {
             pid_t helper = 0;
-            while (::read(taken[0], &helper, sizeof helper) == sizeof helper)
+            while (::read(taken[0], &helper, sizeof helper) == sizeof helper) {
                 std::erase(armedHelpers, helper);
+                lastTakenAt = Clock::now();
+            }
         }
         if (!retiring && p[2].revents) {
             char byte;

@@ -237,6 +237,22 @@ describe('calls forked from a template', needsRoot, () => {
         }, { timeoutMs: 3000 }), `a cgroup still holds processes of uid ${uid}`);
     }));
 
+    test('a call that ends on its own takes every process it left running with it', () => withDiagnostics(daemon, async () => {
+        // No kill follows such a call when its cgroup lists nothing: its processes must go with
+        // the init of its pid namespace, detached or not, before its result comes.
+        const before = await served('command');
+        const started = Date.now();
+        const result = await command('(sleep 30 &) ; sleep 30 & cat /proc/self/uid_map; echo ended');
+        assert.equal(result.timed_out, false, JSON.stringify(result));
+        assert.equal(result.exit_code, 0, JSON.stringify(result));
+        assert.match(result.stdout, /ended\n$/, result.stdout);
+        assert.ok(Date.now() - started < 8000, 'the call waited for the processes it left');
+        assert.ok(await served('command') > before, 'the call was not forked from the template');
+        const uid = Number(result.stdout.trim().split('\n')[0].trim().split(/\s+/)[1]);
+        assert.ok(await eventually(() => processesOf(uid).length === 0, { timeoutMs: 3000 }),
+                  `processes of uid ${uid} outlived the call`);
+    }));
+
     test('a live change of the allowed commands retires the template, and its calls in flight finish', () => withDiagnostics(daemon, async () => {
         const old = (await templates()).command.socket;
         const inFlight = command('sleep 2; echo finished-under-the-old-template');

@@ -1,0 +1,228 @@
+// Jailed calls against an unsandboxed exec server, through the same official SDK client over
+// Streamable HTTP, in one interleaved run: cmcpd with its defaults (a jail per call, started
+// ahead by BASH_WARM_JOBS / PYTHON_WARM_JOBS), cmcpd with JOB_CALL_TEMPLATES=true (calls forked
+// from a template) and tests/bench/unsandboxed_exec_server.mjs (bash -c / python3 -c, no
+// isolation). Prints the p50/p99 of `echo hi` and `print(1)` per server, the calls per second
+// of 8 sessions at once calling `echo hi`, and every ratio to the unsandboxed server.
+//
+//   node tests/bench/exec_vs_unsandboxed.mjs [--cmcpd PATH] [--n N] [--warmup W]
+//                                            [--seconds S] [--rounds R]
+//
+// Runs as root (cmcpd's jobs switch to host uids of its pool). Each daemon gets a SANDBOX_ROOT
+// of its own under /tmp, removed afterwards, and a uid pool of its own (as cmcp-system-bench).
+// Not part of ctest. All traffic goes to 127.0.0.1; every wait is bounded.
+
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { withTimeout } from './measure.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const sdk = resolve(here, '../clients/node_modules/@modelcontextprotocol/sdk/dist/esm/client');
+const { Client } = await import(`${sdk}/index.js`);
+const { StreamableHTTPClientTransport } = await import(`${sdk}/streamableHttp.js`);
+
+function parseArgs(argv) {
+    const options = { cmcpd: process.env.CMCPD ?? '', n: 200, warmup: 20, seconds: 5, rounds: 2 };
+    for (let i = 0; i < argv.length; ++i) {
+        const name = argv[i];
+        if (name === '--help' || name === '-h') {
+            console.log('usage: node tests/bench/exec_vs_unsandboxed.mjs [--cmcpd PATH] [--n N] [--warmup W] '
+                        + '[--seconds S] [--rounds R]');
+            process.exit(0);
+        }
+        const value = argv[++i];
+        if (value === undefined)
+            throw new Error(`${name} needs a value`);
+        switch (name) {
+        case '--cmcpd': options.cmcpd = value; break;
+        case '--n': options.n = Math.max(1, parseInt(value, 10)); break;
+        case '--warmup': options.warmup = Math.max(0, parseInt(value, 10)); break;
+        case '--seconds': options.seconds = Math.min(60, Math.max(1, Number(value))); break;
+        case '--rounds': options.rounds = Math.min(10, Math.max(1, parseInt(value, 10))); break;
+        default: throw new Error(`unknown option ${name}`);
+        }
+    }
+    if (!options.cmcpd)
+        options.cmcpd = resolve(here, '../../build/server/cmcpd');
+    if (!existsSync(options.cmcpd))
+        throw new Error(`no cmcpd at ${options.cmcpd} (build it, or pass --cmcpd)`);
+    return options;
+}
+
+function freePort() {
+    return new Promise((resolvePort, reject) => {
+        const server = createServer();
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+            const { port } = server.address();
+            server.close(() => resolvePort(port));
+        });
+    });
+}
+
+// A server process and its MCP URL, once it accepts an initialize.
+async function startCmcpd(cmcpd, name, uidBase, settings) {
+    const root = mkdtempSync(join(tmpdir(), 'cmcp-exec-bench-'));
+    chmodSync(root, 0o755);
+    const port = await freePort();
+    const all = { SANDBOX_ROOT: root, SANDBOX_UID_BASE: uidBase, SANDBOX_UID_COUNT: 16, LOG_LEVEL: 'warning', ...settings };
+    const args = ['--host', '127.0.0.1', '--port', String(port),
+                  ...Object.entries(all).flatMap(([k, v]) => ['--set', `${k}=${v}`])];
+    const child = spawn(cmcpd, args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    return { name, child, root, url: new URL(`http://127.0.0.1:${port}/mcp`) };
+}
+
+async function startUnsandboxed() {
+    const child = spawn(process.execPath, [join(here, 'unsandboxed_exec_server.mjs'), '--port', '0'],
+                        { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port = await withTimeout(new Promise((resolvePort, reject) => {
+        let text = '';
+        child.stdout.on('data', (chunk) => {
+            text += chunk;
+            const match = /listening (\d+)/.exec(text);
+            if (match)
+                resolvePort(Number(match[1]));
+        });
+        child.once('exit', (code) => reject(new Error(`the unsandboxed server exited (${code})`)));
+    }), 20_000, 'the unsandboxed server');
+    return { name: 'unsandboxed', child, root: null, url: new URL(`http://127.0.0.1:${port}/mcp`) };
+}
+
+async function connect(server) {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+        const client = new Client({ name: 'exec-vs-unsandboxed', version: '1.0.0' });
+        try {
+            await client.connect(new StreamableHTTPClientTransport(server.url));
+            return client;
+        } catch (error) {
+            await client.close().catch(() => {});
+            if (Date.now() > deadline)
+                throw new Error(`${server.name}: no session within 30 s: ${error.message}`);
+            await new Promise((r) => setTimeout(r, 100));
+        }
+    }
+}
+
+const calls = {
+    echo: { tool: 'system_run_command', args: { command: 'echo hi' }, expect: 'hi\n' },
+    python: { tool: 'system_run_python', args: { code: 'print(1)' }, expect: '1\n' },
+};
+
+async function callOnce(client, server, kind) {
+    const { tool, args, expect } = calls[kind];
+    const result = await withTimeout(client.callTool({ name: tool, arguments: args }), 60_000, `${server.name} ${tool}`);
+    // cmcpd's system_run_python names its standard output `output`.
+    const stdout = result.structuredContent?.stdout ?? result.structuredContent?.output;
+    if (result.isError || stdout !== expect)
+        throw new Error(`${server.name} ${tool}: unexpected answer ${JSON.stringify(result).slice(0, 400)}`);
+}
+
+async function timed(client, server, kind) {
+    const start = process.hrtime.bigint();
+    await callOnce(client, server, kind);
+    return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function quantile(sorted, q) {
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+// Calls per second of `sessions` clients calling `echo hi` back to back for `seconds`.
+async function throughput(server, sessions, seconds) {
+    const clients = await Promise.all(Array.from({ length: sessions }, () => connect(server)));
+    let done = 0;
+    const end = Date.now() + seconds * 1000;
+    const start = process.hrtime.bigint();
+    await Promise.all(clients.map(async (client) => {
+        while (Date.now() < end) {
+            await callOnce(client, server, 'echo');
+            ++done;
+        }
+    }));
+    const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+    await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    return done / elapsed;
+}
+
+async function main() {
+    const options = parseArgs(process.argv.slice(2));
+    if (process.getuid() !== 0)
+        throw new Error('run as root: cmcpd\'s jobs switch to host uids of its pool');
+    const servers = [];
+    const stopAll = () => {
+        for (const s of servers) {
+            s.child.kill('SIGTERM');
+        }
+    };
+    process.on('exit', stopAll);
+    try {
+        servers.push(await startCmcpd(options.cmcpd, 'cmcpd (warm jobs)', 120400, {}));
+        servers.push(await startCmcpd(options.cmcpd, 'cmcpd (templates)', 120420, { JOB_CALL_TEMPLATES: 'true' }));
+        servers.push(await startUnsandboxed());
+        const clients = [];
+        for (const s of servers)
+            clients.push(await connect(s));
+
+        const samples = servers.map(() => ({ echo: [], python: [] }));
+        for (const kind of ['echo', 'python']) {
+            for (let i = 0; i < options.warmup + options.n; ++i) {
+                // Each round calls every server once, in an order that rotates: a change of
+                // load hits all three alike.
+                for (let k = 0; k < servers.length; ++k) {
+                    const j = (i + k) % servers.length;
+                    const ms = await timed(clients[j], servers[j], kind);
+                    if (i >= options.warmup)
+                        samples[j][kind].push(ms);
+                }
+            }
+        }
+        await Promise.all(clients.map((c) => c.close().catch(() => {})));
+
+        const rates = servers.map(() => []);
+        for (let round = 0; round < options.rounds; ++round) {
+            for (let k = 0; k < servers.length; ++k) {
+                const j = (round + k) % servers.length;
+                rates[j].push(await throughput(servers[j], 8, options.seconds));
+            }
+        }
+
+        const stats = samples.map((s) => Object.fromEntries(Object.entries(s).map(([kind, values]) => {
+            const sorted = [...values].sort((a, b) => a - b);
+            return [kind, { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }];
+        })));
+        const rate = rates.map((r) => [...r].sort((a, b) => a - b)[Math.floor(r.length / 2)]);
+        const base = servers.length - 1;
+        console.log(`n=${options.n} per call and server (after ${options.warmup} warm-up), `
+                    + `throughput ${options.rounds} x ${options.seconds} s per server, 8 sessions`);
+        console.log('| server | `echo hi` p50 / p99 ms | ÷ unsandboxed p50 | `print(1)` p50 / p99 ms | ÷ unsandboxed p50 | 8 sessions `echo hi` calls/s (median of rounds) | ÷ unsandboxed |');
+        console.log('|---|---|---:|---|---:|---|---:|');
+        servers.forEach((s, j) => {
+            const e = stats[j].echo;
+            const p = stats[j].python;
+            console.log(`| ${s.name} | ${e.p50.toFixed(2)} / ${e.p99.toFixed(2)} | ${(e.p50 / stats[base].echo.p50).toFixed(2)} `
+                        + `| ${p.p50.toFixed(2)} / ${p.p99.toFixed(2)} | ${(p.p50 / stats[base].python.p50).toFixed(2)} `
+                        + `| ${rate[j].toFixed(1)} (${rates[j].map((r) => r.toFixed(1)).join(', ')}) | ${(rate[j] / rate[base]).toFixed(2)} |`);
+        });
+        const t = stats[1].echo.p50 / stats[0].echo.p50;
+        console.log(`templates ÷ warm jobs, echo hi p50: ${t.toFixed(2)}; print(1) p50: `
+                    + `${(stats[1].python.p50 / stats[0].python.p50).toFixed(2)}`);
+    } finally {
+        stopAll();
+        await Promise.all(servers.map((s) => new Promise((r) => {
+            if (s.child.exitCode !== null || s.child.signalCode !== null)
+                return r();
+            const timer = setTimeout(() => { s.child.kill('SIGKILL'); r(); }, 10_000);
+            s.child.once('exit', () => { clearTimeout(timer); r(); });
+        })));
+        for (const s of servers)
+            if (s.root)
+                rmSync(s.root, { recursive: true, force: true });
+    }
+}
+
+await main();
