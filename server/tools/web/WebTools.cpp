@@ -2,6 +2,7 @@
 
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
+#include "tools/web/BrowserConfinement.h"
 
 #include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
@@ -200,8 +201,8 @@ void registerLiveWebSettings(LiveSettings &live,
 
 } // namespace
 
-bool registerWebTools(McpServer &server, const Settings &settings, QString *error,
-                      LiveSettings *live)
+bool registerWebTools(McpServer &server, const Settings &settings,
+                      const SandboxCapabilities &sandbox, QString *error, LiveSettings *live)
 {
     const auto resolver = std::make_shared<SystemHostResolver>();
     const std::optional<WebRules> rules = webRulesFromSettings(settings, resolver, error);
@@ -223,11 +224,8 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
     browserOptions.maxBytes = rules->web->maxBytes;
     QString accountError;
     browserOptions.account = BrowserAccount::forDaemon(settings, &accountError);
-    if (browserOptions.account && settings.integer(u"WEB_BROWSER_MEMORY_MB") > 0)
-        browserOptions.confinement = BrowserPool::Options::Confinement{
-                helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail")),
-                settings.integer(u"WEB_BROWSER_MEMORY_MB") << 20,
-                settings.integer(u"WEB_BROWSER_PIDS")};
+    if (browserOptions.account)
+        browserOptions.confinement = browserConfinement(settings, sandbox);
     if (!accountError.isEmpty()) {
         *error = accountError;
         return false;
