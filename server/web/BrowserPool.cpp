@@ -600,7 +600,9 @@ void BrowserPool::onGone(Worker *worker, const QString &exitWhy)
     worker->watchdog->stop();
     const QHash<quint64, Callback> lost = std::move(worker->inFlight);
     const bool expected = worker->draining && lost.isEmpty();
-    if (!expected)
+    if (expected)
+        spdlog::debug("web_browse: a browser worker ended after its last page");
+    else
         spdlog::warn("web_browse: the browser worker {}{}", why.toStdString(),
                      worker->errors.isEmpty() ? std::string()
                                               : "; its last words: "
