@@ -90,21 +90,20 @@ QByteArray confinedPolicy(const BrowserAccount &account,
         env.insert(name, environment.value(name));
     QJsonArray layers{QStringLiteral("identity"), QStringLiteral("rlimits"),
                       QStringLiteral("cgroup"), QStringLiteral("namespaces")};
-    QJsonObject policy{
-            {QStringLiteral("uid"), qint64(account.uid())},
-            {QStringLiteral("gid"), qint64(account.gid())},
-            {QStringLiteral("workspace"), account.home()},
-            {QStringLiteral("env"), env},
-            {QStringLiteral("cgroup"),
-             QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
-                         {QStringLiteral("pids"), confinement.pids}}},
-            {QStringLiteral("namespaces"),
-             QJsonObject{{QStringLiteral("network"), false},
-                         {QStringLiteral("egress_port"), confinedEgressPort},
-                         {QStringLiteral("hostname"), QStringLiteral("browser")},
-                         {QStringLiteral("workspace_at"), QLatin1String(confinedHome)},
-                         {QStringLiteral("tmp_size_mb"), 256},
-                         {QStringLiteral("program_from_host"), true}}}};
+    QJsonObject policy{{QStringLiteral("uid"), qint64(account.uid())},
+                       {QStringLiteral("gid"), qint64(account.gid())},
+                       {QStringLiteral("workspace"), account.home()},
+                       {QStringLiteral("env"), env},
+                       {QStringLiteral("cgroup"),
+                        QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
+                                    {QStringLiteral("pids"), confinement.pids}}},
+                       {QStringLiteral("namespaces"),
+                        QJsonObject{{QStringLiteral("network"), false},
+                                    {QStringLiteral("egress_port"), confinedEgressPort},
+                                    {QStringLiteral("hostname"), QStringLiteral("browser")},
+                                    {QStringLiteral("workspace_at"), QLatin1String(confinedHome)},
+                                    {QStringLiteral("tmp_size_mb"), 256},
+                                    {QStringLiteral("program_from_host"), true}}}};
     if (confinement.landlock) {
         layers.append(QStringLiteral("landlock"));
         policy.insert(QStringLiteral("landlock"),

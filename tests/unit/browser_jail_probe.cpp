@@ -104,9 +104,8 @@ std::string checks()
             return errno;
         }));
     // Allowed to any process without seccomp (the parent becomes its tracer).
-    add("ptrace traceme", inChild([] {
-            return ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : errno;
-        }));
+    add("ptrace traceme",
+        inChild([] { return ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : errno; }));
     add("Seccomp", statusLine("Seccomp"));
     add("NoNewPrivs", statusLine("NoNewPrivs"));
     return out;

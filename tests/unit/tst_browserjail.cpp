@@ -63,9 +63,10 @@ private Q_SLOTS:
         for (const char *name : {"namespaces", "cgroup", "landlock", "seccomp"}) {
             const SandboxLayer *layer = m_sandbox.layer(QString::fromLatin1(name));
             if (!layer || layer->state != SandboxLayerState::Available)
-                QSKIP(qPrintable(QStringLiteral("the %1 layer is unavailable: %2")
-                                         .arg(QLatin1String(name),
-                                              layer ? layer->reason : QStringLiteral("not probed"))));
+                QSKIP(qPrintable(
+                        QStringLiteral("the %1 layer is unavailable: %2")
+                                .arg(QLatin1String(name),
+                                     layer ? layer->reason : QStringLiteral("not probed"))));
         }
         QString error;
         m_executables = browserExecutables(&error);
@@ -76,7 +77,8 @@ private Q_SLOTS:
         const std::optional<EgressPolicy> policy =
                 EgressPolicy::create({{QStringLiteral("example.com")}, false, {}, false}, &error);
         QVERIFY2(policy, qPrintable(error));
-        m_gate = std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
+        m_gate =
+                std::make_shared<const EgressGate>(*policy, std::make_shared<SystemHostResolver>());
     }
 
     void theWorkerWritesOnlyItsHomeTmpAndSharedMemory()

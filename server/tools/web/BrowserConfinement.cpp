@@ -27,15 +27,18 @@ QStringList browserExecutables(QString *error)
     return files.executables();
 }
 
-std::optional<BrowserPool::Options::Confinement> browserConfinement(const Settings &settings,
-                                                                    const SandboxCapabilities &sandbox)
+std::optional<BrowserPool::Options::Confinement>
+browserConfinement(const Settings &settings, const SandboxCapabilities &sandbox)
 {
     if (settings.integer(u"WEB_BROWSER_MEMORY_MB") <= 0)
         return std::nullopt;
     BrowserPool::Options::Confinement confinement{
             helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail")),
-            settings.integer(u"WEB_BROWSER_MEMORY_MB") << 20, settings.integer(u"WEB_BROWSER_PIDS"),
-            false, false, {}};
+            settings.integer(u"WEB_BROWSER_MEMORY_MB") << 20,
+            settings.integer(u"WEB_BROWSER_PIDS"),
+            false,
+            false,
+            {}};
     for (const char *name : {"landlock", "seccomp"}) {
         const SandboxLayer *layer = sandbox.layer(QString::fromLatin1(name));
         const bool available = layer && layer->state == SandboxLayerState::Available;

@@ -21,7 +21,7 @@ QStringList browserExecutables(QString *error);
 // WEB_BROWSER_PIDS for the cgroup, and Landlock and seccomp where this kernel has them (a layer
 // it lacks is left out and said so in the log, as the sandbox table says it for jobs). nullopt
 // when the browser is not confined (WEB_BROWSER_MEMORY_MB=0).
-std::optional<BrowserPool::Options::Confinement> browserConfinement(const Settings &settings,
-                                                                    const SandboxCapabilities &sandbox);
+std::optional<BrowserPool::Options::Confinement>
+browserConfinement(const Settings &settings, const SandboxCapabilities &sandbox);
 
 } // namespace cmcp
