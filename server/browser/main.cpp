@@ -40,6 +40,22 @@ extern "C" const char *__asan_default_options()
 }
 #endif
 
+namespace {
+
+// --egress-port: a root daemon started this worker under cmcp-jail, whose gate serves the
+// worker's network namespace.
+bool servedByDaemonGate(int argc, char *argv[])
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string argument = argv[i];
+        if (argument == "--egress-port" || argument.rfind("--egress-port=", 0) == 0)
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
 int main(int argc, char *argv[])
 {
     // Before anything else is loaded: become the worker's own user when the daemon says so.
@@ -60,6 +76,11 @@ int main(int argc, char *argv[])
     std::string sandboxOff;
     if (geteuid() == 0)
         sandboxOff = "the worker runs as root";
+    else if (servedByDaemonGate(argc, argv))
+        // Under cmcp-jail: its namespace allows no user namespace below it, and its seccomp
+        // filter refuses unshare. Not even probed, so that filter's count of refused calls is
+        // only ever something Chromium or a page tried.
+        sandboxOff = "cmcp-jail allows no user namespace below its own";
     else
         chromiumSandboxUsable(sandboxOff);
     if (!sandboxOff.empty())

@@ -109,7 +109,7 @@ bool registerToolFamilies(McpServer &mcp, const Settings &settings,
     registerWorkspaceTools(mcp, settings);
     registerTransferTools(mcp, settings);
     return registerSystemTools(mcp, settings, sandbox, error, &live)
-            && registerWebTools(mcp, settings, error, &live);
+            && registerWebTools(mcp, settings, sandbox, error, &live);
 }
 
 QString httpBase(const QString &host, quint16 port)

@@ -240,6 +240,12 @@ bool applyLandlock(const Policy &policy, const Launch &launch, std::string &erro
                           error)) {
         return false;
     }
+    // A program held from the host (namespaces.program_from_host) lives outside the minimal
+    // root, where no path of the policy can name it: exactly that file may be executed.
+    if (policy.namespaces && policy.namespaces->programFromHost && launch.programFd >= 0
+        && !addFdRule(ruleset.get(), launch.programFd, "the program held from the host",
+                      kExecute & handled, error))
+        return false;
     // The jail's own /proc/<pid> (resolved now, so not its children's): the identity layer,
     // which runs after this one, verifies itself through /proc/self/status.
     if (!addPathRule(ruleset.get(), "/proc/self", kRead & handled, false, error))

@@ -91,7 +91,8 @@ struct SeccompPolicy
 // - program_from_host (default false): the program, given by its absolute host path, is held
 //   by a descriptor before the minimal root is built and executed through it, so a program that
 //   lives outside /usr (the browser worker of a build tree) starts inside the minimal root
-//   without anything else of its directory being visible there.
+//   without anything else of its directory being visible there. With the landlock layer,
+//   exactly that file may be executed (its ELF loader must still be in "execute").
 // Where the namespaces layer's "bin" links are.
 inline constexpr const char *kBinDirectory = "/cmcp/bin";
 

@@ -62,15 +62,25 @@ QProcessEnvironment workerEnvironment()
 constexpr const char *confinedHome = "/home/browser";
 constexpr int confinedEgressPort = 3128;
 
-// cmcp-jail's policy for a confined worker: the account's uid, its home as the workspace (the
-// only writable directory besides its private /tmp), the worker's environment and nothing
-// else, a cgroup with the pool's limits, and namespaces with the jail's minimal root: /usr
-// read-only, no host home, no host /tmp, a network namespace whose only way out is the
-// listener the daemon serves. The program is held from the host (a build tree's worker lives
-// outside /usr) and nothing else of its directory is visible. Chromium's own sandbox cannot be
-// built in there (it needs user namespaces, which the jail's namespace forbids below it): the
-// worker turns it off and the jail's layers contain the whole browser instead. No seccomp or
-// Landlock layer yet: see README, "Security".
+// cmcp-jail's policy for a confined worker: the account's uid, its home as the workspace, the
+// worker's environment and nothing else, a cgroup with the pool's limits, and namespaces with
+// the jail's minimal root: /usr read-only, no host home, no host /tmp, a network namespace whose
+// only way out is the listener the daemon serves. The program is held from the host (a build
+// tree's worker lives outside /usr) and nothing else of its directory is visible. Chromium's own
+// sandbox cannot be built in there (it needs user namespaces, which the jail's namespace forbids
+// below it): the worker turns it off and the jail's layers contain the whole browser instead.
+//
+// Landlock, where the kernel has it: the minimal root's /usr, /etc, /proc and /dev are read
+// only (fonts, ICU data, locales, its processes' /proc entries), writable are only the home
+// (its profile and caches), its private /tmp and /dev/shm (Chromium's shared memory between
+// its processes). Nothing else may be written even where the mount or the file's mode would
+// let it (/dev/null, /proc/<pid>/ files of its own processes). Execute: the worker itself and
+// Chromium's helper process with the ELF loader, nothing else. TCP is left to the network
+// namespace, whose one listener is the gate's: Landlock's TCP rule would refuse that too.
+//
+// seccomp: the jail's job filter (no ptrace, mount, namespaces, bpf, keyrings, io_uring, ...).
+// Chromium without its own sandbox needs none of what it refuses; the network stays open to
+// socket() (Chromium reaches its proxy over TCP inside its namespace).
 QByteArray confinedPolicy(const BrowserAccount &account,
                           const BrowserPool::Options::Confinement &confinement,
                           const QProcessEnvironment &environment)
@@ -78,24 +88,39 @@ QByteArray confinedPolicy(const BrowserAccount &account,
     QJsonObject env;
     for (const QString &name : environment.keys())
         env.insert(name, environment.value(name));
-    const QJsonObject policy{
-            {QStringLiteral("uid"), qint64(account.uid())},
-            {QStringLiteral("gid"), qint64(account.gid())},
-            {QStringLiteral("workspace"), account.home()},
-            {QStringLiteral("env"), env},
-            {QStringLiteral("layers"),
-             QJsonArray{QStringLiteral("identity"), QStringLiteral("rlimits"),
-                        QStringLiteral("cgroup"), QStringLiteral("namespaces")}},
-            {QStringLiteral("cgroup"),
-             QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
-                         {QStringLiteral("pids"), confinement.pids}}},
-            {QStringLiteral("namespaces"),
-             QJsonObject{{QStringLiteral("network"), false},
-                         {QStringLiteral("egress_port"), confinedEgressPort},
-                         {QStringLiteral("hostname"), QStringLiteral("browser")},
-                         {QStringLiteral("workspace_at"), QLatin1String(confinedHome)},
-                         {QStringLiteral("tmp_size_mb"), 256},
-                         {QStringLiteral("program_from_host"), true}}}};
+    QJsonArray layers{QStringLiteral("identity"), QStringLiteral("rlimits"),
+                      QStringLiteral("cgroup"), QStringLiteral("namespaces")};
+    QJsonObject policy{{QStringLiteral("uid"), qint64(account.uid())},
+                       {QStringLiteral("gid"), qint64(account.gid())},
+                       {QStringLiteral("workspace"), account.home()},
+                       {QStringLiteral("env"), env},
+                       {QStringLiteral("cgroup"),
+                        QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
+                                    {QStringLiteral("pids"), confinement.pids}}},
+                       {QStringLiteral("namespaces"),
+                        QJsonObject{{QStringLiteral("network"), false},
+                                    {QStringLiteral("egress_port"), confinedEgressPort},
+                                    {QStringLiteral("hostname"), QStringLiteral("browser")},
+                                    {QStringLiteral("workspace_at"), QLatin1String(confinedHome)},
+                                    {QStringLiteral("tmp_size_mb"), 256},
+                                    {QStringLiteral("program_from_host"), true}}}};
+    if (confinement.landlock) {
+        layers.append(QStringLiteral("landlock"));
+        policy.insert(QStringLiteral("landlock"),
+                      QJsonObject{{QStringLiteral("read"),
+                                   QJsonArray{QStringLiteral("/usr"), QStringLiteral("/etc"),
+                                              QStringLiteral("/proc"), QStringLiteral("/dev")}},
+                                  {QStringLiteral("write"),
+                                   QJsonArray{QStringLiteral("/tmp"), QStringLiteral("/dev/shm")}},
+                                  {QStringLiteral("execute"),
+                                   QJsonArray::fromStringList(confinement.executables)},
+                                  {QStringLiteral("network"), true}});
+    }
+    if (confinement.seccomp) {
+        layers.append(QStringLiteral("seccomp"));
+        policy.insert(QStringLiteral("seccomp"), QJsonObject{{QStringLiteral("network"), true}});
+    }
+    policy.insert(QStringLiteral("layers"), layers);
     return QJsonDocument(policy).toJson(QJsonDocument::Compact);
 }
 
@@ -108,6 +133,26 @@ pid_t jailedWorker(qint64 jailPid)
     pid_t child = 0;
     children >> child;
     return child;
+}
+
+// What the jail's seccomp filter refused a worker, from its exit record: each syscall with its
+// errno and count, once, when the worker has ended. Nothing when nothing was refused.
+void logSeccompDenials(const QJsonObject &exitRecord)
+{
+    QStringList denied;
+    for (const QJsonValue &value : exitRecord.value(QLatin1String("seccomp_denied")).toArray()) {
+        const QJsonObject count = value.toObject();
+        denied.append(QStringLiteral("%1 (%2) %3×")
+                              .arg(count.value(QLatin1String("syscall")).toString(),
+                                   count.value(QLatin1String("errno")).toString())
+                              .arg(count.value(QLatin1String("count")).toInteger()));
+    }
+    const qint64 unnamed = exitRecord.value(QLatin1String("seccomp_denied_unnamed")).toInteger();
+    if (unnamed > 0)
+        denied.append(QStringLiteral("unnamed %1×").arg(unnamed));
+    if (!denied.isEmpty())
+        spdlog::warn("web_browse: the browser worker's seccomp filter refused it: {}",
+                     denied.join(QStringLiteral(", ")).toStdString());
 }
 
 QString describeEnd(const QProcess &process)
@@ -464,8 +509,9 @@ void BrowserPool::onOutput(Worker *worker)
                 if (m_options.account && m_options.confinement)
                     spdlog::info("web_browse: Chromium's sandbox is off in the browser workers "
                                  "({}); cmcp-jail contains each whole worker instead (its own "
-                                 "uid, user, mount, pid and network namespaces, a cgroup)",
-                                 why);
+                                 "uid, user, mount, pid and network namespaces, a cgroup{}{})",
+                                 why, m_options.confinement->landlock ? ", Landlock" : "",
+                                 m_options.confinement->seccomp ? ", seccomp" : "");
                 else
                     spdlog::warn("web_browse: Chromium's sandbox is off in the browser workers "
                                  "({}); pages are confined only by the worker's user and the "
@@ -552,6 +598,7 @@ QString BrowserPool::jailVerdict(Worker *worker) const
     for (const QByteArray &line : bytes.split('\n')) {
         const QJsonObject record = QJsonDocument::fromJson(line).object();
         const QString event = record.value(QLatin1String("event")).toString();
+        logSeccompDenials(record);
         if (event == QLatin1String("exit") && record.value(QLatin1String("oom_killed")).toBool())
             return QStringLiteral("was killed by its memory limit (WEB_BROWSER_MEMORY_MB=%1): "
                                   "a page needed more memory than the browser may have")
@@ -578,7 +625,9 @@ void BrowserPool::onGone(Worker *worker, const QString &exitWhy)
     worker->watchdog->stop();
     const QHash<quint64, Callback> lost = std::move(worker->inFlight);
     const bool expected = worker->draining && lost.isEmpty();
-    if (!expected)
+    if (expected)
+        spdlog::debug("web_browse: a browser worker ended after its last page");
+    else
         spdlog::warn("web_browse: the browser worker {}{}", why.toStdString(),
                      worker->errors.isEmpty() ? std::string()
                                               : "; its last words: "

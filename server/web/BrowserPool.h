@@ -75,7 +75,10 @@ public:
         // namespace has loopback alone and one listener on it, which the jail hands to the
         // daemon: the daemon serves it with `gate` (an EgressProxy), so Chromium's every
         // connection leaves through the daemon. A worker the cgroup's OOM killer ended is said
-        // to be so.
+        // to be so. With `landlock` the worker writes only its home, its /tmp and /dev/shm,
+        // reads the rest of its minimal root and executes only itself and `executables`; with
+        // `seccomp` it runs under the jail's job filter (denials counted in the jail's report
+        // and logged when the worker ends). Each is set when this kernel has the layer.
         struct Confinement
         {
             QString jailProgram;
@@ -85,6 +88,11 @@ public:
             // a page is replaced, so that what a worker keeps from its pages cannot starve the
             // next ones (WEB_BROWSER_RETIRE_PERCENT of memoryBytes); 0: only by count.
             qint64 retireAboveBytes = 0;
+            bool landlock = false;
+            bool seccomp = false;
+            // What Chromium starts besides the worker: its helper process (QtWebEngineProcess)
+            // and the ELF loader, by their real paths beneath /usr.
+            QStringList executables;
         };
         std::optional<Confinement> confinement;
     };

@@ -359,6 +359,37 @@ describe('web tools', () => {
         assert.equal((await loading).isError, true, 'the endless page ends at WEB_TIMEOUT_DEFAULT');
     }));
 
+    // The reason the daemon gave for leaving a jail layer out of the browser's (this kernel
+    // lacks it), or null when the browser has it.
+    const layerMissing = name => new RegExp(`web_browse: the browser workers run without the ${name} layer: (.*)`)
+        .exec(daemon.stderr())?.[1] ?? null;
+
+    test('the jailed browser and every Chromium process run under seccomp with no_new_privs', (context) => withDiagnostics(daemon, async () => {
+        if (process.getuid() !== 0)
+            return context.skip('only a root daemon jails the browser; run as root');
+        if (layerMissing('seccomp') !== null)
+            return context.skip(`the kernel lacks the seccomp layer: ${layerMissing('seccomp')}`);
+        const loading = await loadingWorkers();
+        checkEachWorker(loading.workers, worker => {
+            const chromium = descendants(worker).filter(pid => /QtWebEngineProcess/.test(commandLine(pid)));
+            assert.ok(chromium.length > 0, 'Chromium runs');
+            // Mode 2: a filter; it is inherited and cannot be lifted, so the renderers have it.
+            for (const pid of [worker, ...chromium]) {
+                const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+                assert.match(status, /^Seccomp:\s+2$/m, `process ${pid} (${commandLine(pid)}) has no seccomp filter`);
+                assert.match(status, /^NoNewPrivs:\s+1$/m, `process ${pid} may gain privileges`);
+            }
+        });
+        assert.equal((await loading.result).isError, true, 'the endless page ends at WEB_TIMEOUT_DEFAULT');
+        assert.match(daemon.stderr(), /cmcp-jail contains each whole worker instead \(.*, seccomp\)/);
+        // Chromium needs nothing the filter refuses: the workers that served their pages
+        // before (the replacement test's) ended with no refused call in the jail's report.
+        assert.match(daemon.stderr(), /a browser worker ended after its last page/);
+        assert.doesNotMatch(daemon.stderr(), /the browser worker's seccomp filter refused it/);
+        if (layerMissing('landlock') === null)
+            assert.match(daemon.stderr(), /cmcp-jail contains each whole worker instead \(.*, Landlock, seccomp\)/);
+    }));
+
     test('the jailed browser sees nothing of the host\'s /tmp, /root or this tree', (context) => withDiagnostics(daemon, async () => {
         if (process.getuid() !== 0)
             return context.skip('only a root daemon jails the browser; run as root');

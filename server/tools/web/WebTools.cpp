@@ -2,6 +2,7 @@
 
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
+#include "tools/web/BrowserConfinement.h"
 
 #include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
@@ -202,8 +203,8 @@ void registerLiveWebSettings(LiveSettings &live,
 
 } // namespace
 
-bool registerWebTools(McpServer &server, const Settings &settings, QString *error,
-                      LiveSettings *live)
+bool registerWebTools(McpServer &server, const Settings &settings,
+                      const SandboxCapabilities &sandbox, QString *error, LiveSettings *live)
 {
     const auto resolver = std::make_shared<SystemHostResolver>();
     const std::optional<WebRules> rules = webRulesFromSettings(settings, resolver, error);
@@ -226,13 +227,8 @@ bool registerWebTools(McpServer &server, const Settings &settings, QString *erro
     browserOptions.egressIdleMs = int(settings.integer(u"EGRESS_IDLE_SECONDS") * 1000);
     QString accountError;
     browserOptions.account = BrowserAccount::forDaemon(settings, &accountError);
-    if (browserOptions.account && settings.integer(u"WEB_BROWSER_MEMORY_MB") > 0)
-        browserOptions.confinement = BrowserPool::Options::Confinement{
-                helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail")),
-                settings.integer(u"WEB_BROWSER_MEMORY_MB") << 20,
-                settings.integer(u"WEB_BROWSER_PIDS"),
-                settings.integer(u"WEB_BROWSER_MEMORY_MB")
-                        * settings.integer(u"WEB_BROWSER_RETIRE_PERCENT") * (1 << 20) / 100};
+    if (browserOptions.account)
+        browserOptions.confinement = browserConfinement(settings, sandbox);
     if (!accountError.isEmpty()) {
         *error = accountError;
         return false;
