@@ -47,8 +47,9 @@
 // own leaves nothing: its pid namespace went with its init; the lists are checked and killed
 // only when not empty), reads its CPU time and peak memory, reports, then removes the cgroup.
 // The shepherd holds the call's mount namespace until it has reported, so that the unmount of
-// the call's tree (an RCU grace period) is paid after the result, not in the call's exit. A template that dies takes its calls' processes
-// with it (its pid namespace), and their helpers report them killed.
+// the call's tree (an RCU grace period) is paid after the result, not in the call's exit. A
+// template that dies takes its calls' processes with it (its pid namespace), and their helpers
+// report them killed.
 #pragma once
 
 #include "jail/layers.h"
