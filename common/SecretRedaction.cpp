@@ -5,8 +5,6 @@
 
 namespace cmcp {
 
-namespace {
-
 // Secrets written inline in free text, as in a command line or a configuration file. Each keeps
 // what names it and loses its value:
 // - "Authorization: Bearer abc", "Token abc", "Basic abc" (a scheme and its credentials);
@@ -54,8 +52,6 @@ QString redactInlineSecrets(QString text, const QString &placeholder)
     text.replace(passwordFlag, QStringLiteral("\\1") + placeholder);
     return text;
 }
-
-} // namespace
 
 bool looksLikeSecretKey(QStringView key)
 {

@@ -23,6 +23,8 @@ bool looksLikeSecretKey(QStringView key);
 QJsonObject redactSecrets(const QJsonObject &arguments, const QString &placeholder);
 // The same for one value.
 QJsonValue redactSecrets(const QJsonValue &value, const QString &placeholder);
+// The secrets written inline in `text` (as in any string of the arguments) redacted.
+QString redactInlineSecrets(QString text, const QString &placeholder);
 
 } // namespace cmcp
 

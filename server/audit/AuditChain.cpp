@@ -1,9 +1,14 @@
 #include "audit/AuditChain.h"
 
+#include "mcp/JsonWriter.h"
+
 #include <QJsonDocument>
 #include <QJsonParseError>
 
 #include <openssl/sha.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace cmcp::audit {
 
@@ -47,6 +52,47 @@ SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev)
     SealedRecord sealed;
     sealed.hash = sha256Hex(body);
     sealed.line = body + hashPrefix + sealed.hash + hashSuffix;
+    return sealed;
+}
+
+SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev)
+{
+    struct Field
+    {
+        const char *name;
+        QByteArrayView json;
+    };
+    QByteArray seqJson;
+    json::appendValue(seqJson, QJsonValue(double(seq)));
+    QByteArray prevJson;
+    json::appendString(prevJson, prev);
+    QVarLengthArray<Field, 18> all;
+    const QByteArray &values = fields.m_values;
+    for (qsizetype i = 0; i < fields.m_fields.size(); ++i) {
+        const qsizetype begin = fields.m_fields[i].begin;
+        const qsizetype end =
+                i + 1 < fields.m_fields.size() ? fields.m_fields[i + 1].begin : values.size();
+        all.append({fields.m_fields[i].name, QByteArrayView(values).sliced(begin, end - begin)});
+    }
+    all.append({"seq", seqJson});
+    all.append({"prev", prevJson});
+    // QJsonObject's order: by UTF-16 code units, which for ASCII names is strcmp's.
+    std::sort(all.begin(), all.end(),
+              [](const Field &a, const Field &b) { return std::strcmp(a.name, b.name) < 0; });
+    QByteArray body;
+    body.reserve(values.size() + 16 * all.size() + 96 + sealLength);
+    for (const Field &field : all) {
+        body += body.isEmpty() ? "{\"" : ",\"";
+        body += field.name;
+        body += "\":";
+        body += field.json;
+    }
+    SealedRecord sealed;
+    sealed.hash = sha256Hex(body);
+    sealed.line = std::move(body);
+    sealed.line += hashPrefix;
+    sealed.line += sealed.hash;
+    sealed.line += hashSuffix;
     return sealed;
 }
 

@@ -2,6 +2,7 @@
 
 #include <QByteArray>
 #include <QJsonObject>
+#include <QVarLengthArray>
 #include <QString>
 
 #include <optional>
@@ -30,6 +31,34 @@ struct SealedRecord
 
 // `fields` must not hold seq, prev or hash.
 SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev);
+
+// A record's fields already serialised: each name (plain ASCII, no escapes) with its value as
+// compact JSON, in any order. Sealed, they are the same bytes as seal() writes for the
+// QJsonObject of the same fields, without building that object or serialising it again.
+class RecordFields
+{
+public:
+    // Starts the field `name` (a literal, which outlives the record): its value's JSON is what
+    // is appended to the returned buffer before the next call.
+    QByteArray &add(const char *name)
+    {
+        m_fields.append({name, m_values.size()});
+        return m_values;
+    }
+
+private:
+    friend SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev);
+    struct Field
+    {
+        const char *name;
+        qsizetype begin;
+    };
+    QByteArray m_values;
+    QVarLengthArray<Field, 16> m_fields;
+};
+
+// `fields` must not hold seq, prev or hash.
+SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev);
 
 // A line as read back. Either `problem` says why it is not a well-formed record, or the fields
 // are filled in; `hashMatches` tells whether its content still has the hash it carries.

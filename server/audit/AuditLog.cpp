@@ -239,9 +239,9 @@ bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
     return true;
 }
 
-bool AuditLog::appendSealed(const QJsonObject &fields, bool durable, QString *error)
+bool AuditLog::appendSealed(const Sealer &seal, bool durable, QString *error)
 {
-    const audit::SealedRecord record = audit::seal(fields, m_seq + 1, m_lastHash);
+    const audit::SealedRecord record = seal(m_seq + 1, m_lastHash);
     if (m_size > 0 && m_size + record.line.size() + 1 > m_options.maxBytes && !rotate(error))
         return false;
     if (!writeLine(record.line, durable, error))
@@ -255,6 +255,20 @@ bool AuditLog::appendSealed(const QJsonObject &fields, bool durable, QString *er
 
 bool AuditLog::append(const QJsonObject &fields, bool durable)
 {
+    return appendWith(
+            [&fields](quint64 seq, const QByteArray &prev) { return audit::seal(fields, seq, prev); },
+            durable);
+}
+
+bool AuditLog::append(const audit::RecordFields &fields, bool durable)
+{
+    return appendWith(
+            [&fields](quint64 seq, const QByteArray &prev) { return audit::seal(fields, seq, prev); },
+            durable);
+}
+
+bool AuditLog::appendWith(const Sealer &seal, bool durable)
+{
     QString error;
     if (!m_fd.isValid()) {
         error = QStringLiteral("the audit log %1 is not open").arg(m_options.path);
@@ -264,11 +278,13 @@ bool AuditLog::append(const QJsonObject &fields, bool durable)
                                QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
                               {QLatin1String("count"), double(m_lost)},
                               {QLatin1String("reason"), lastError()}};
-        if (appendSealed(gap, false, &error))
+        if (appendSealed([&gap](quint64 seq,
+                                const QByteArray &prev) { return audit::seal(gap, seq, prev); },
+                         false, &error))
             m_lost = 0;
     }
     if (error.isEmpty())
-        appendSealed(fields, durable, &error);
+        appendSealed(seal, durable, &error);
     if (!error.isEmpty()) {
         ++m_lost;
         spdlog::error("audit: {} ({} record(s) lost so far{})", error.toStdString(), m_lost,
@@ -355,14 +371,14 @@ void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
 
 void AuditLog::recordCallStarted(const ToolCallRecord &call)
 {
-    append(audit::callStartedFields(call), false);
+    append(audit::callStartedRecord(call), false);
 }
 
 // Written, not synced: the server sends the call's result from whenDurable, and a cancelled
 // call, which sends none, goes to the disk with the next sync.
 void AuditLog::recordCallFinished(const ToolCallRecord &call, const ToolResult *result)
 {
-    append(audit::callFinishedFields(call, result), false);
+    append(audit::callFinishedRecord(call, result), false);
 }
 
 } // namespace cmcp

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "audit/AuditChain.h"
 #include "mcp/ToolCallRecord.h"
 #include "posix/UniqueFd.h"
 
@@ -53,6 +54,8 @@ public:
 
     // Appends one record (seq, prev and hash are added). `durable`: fdatasync before returning.
     bool append(const QJsonObject &fields, bool durable = true);
+    // The same for fields already serialised (the records of a call).
+    bool append(const audit::RecordFields &fields, bool durable = true);
 
     // Runs `then` on this object's thread once every record appended so far is on disk, or its
     // sync failed (failClosedReason() and lastError() then say so); at once when nothing waits
@@ -83,7 +86,10 @@ private:
     bool resumeChain(QString *error);
     bool rotate(QString *error);
     bool writeLine(const QByteArray &line, bool durable, QString *error);
-    bool appendSealed(const QJsonObject &fields, bool durable, QString *error);
+    // Makes the record of the next seq after the last hash.
+    using Sealer = std::function<audit::SealedRecord(quint64 seq, const QByteArray &prev)>;
+    bool appendWith(const Sealer &seal, bool durable);
+    bool appendSealed(const Sealer &seal, bool durable, QString *error);
     void startSync();
     void onSynced(quint64 syncedSeq, int syncErrno);
 

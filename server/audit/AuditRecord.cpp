@@ -2,9 +2,11 @@
 
 #include "audit/AuditChain.h"
 #include "common/SecretRedaction.h"
+#include "mcp/JsonWriter.h"
 #include "mcp/ToolResult.h"
 
 #include <QJsonArray>
+#include <QVarLengthArray>
 
 #include <algorithm>
 #include <cstdio>
@@ -16,13 +18,12 @@ namespace {
 
 // `at` as Qt::ISODateWithMs writes a UTC time ("2026-12-02T01:20:00.123Z"), formatted directly:
 // QDateTime::toString was 8% of a record's cost.
-QString isoTimeUtc(const QDateTime &at)
+QString isoTimeUtc(qint64 msecs)
 {
-    const qint64 msecs = at.toMSecsSinceEpoch();
     const time_t seconds = time_t(msecs >= 0 ? msecs / 1000 : (msecs - 999) / 1000);
     tm fields{};
     if (!gmtime_r(&seconds, &fields) || fields.tm_year + 1900 < 0 || fields.tm_year + 1900 > 9999)
-        return at.toUTC().toString(Qt::ISODateWithMs);
+        return QDateTime::fromMSecsSinceEpoch(msecs, Qt::UTC).toString(Qt::ISODateWithMs);
     char text[32];
     const int length =
             std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
@@ -134,11 +135,300 @@ private:
     qsizetype m_budget = MaxArgumentCharacters;
 };
 
-QJsonObject callFields(const ToolCallRecord &call, const char *event)
+// The placeholder of audit::redactSecrets.
+const QString &redactedValue()
+{
+    static const QString placeholder = QLatin1String(RedactedValue);
+    return placeholder;
+}
+
+// A string of the arguments as written: redactSecrets runs on every string of the condensed
+// arguments, the cut ones and the condenser's own notes included.
+void appendArgumentText(QByteArray &out, const QString &text)
+{
+    json::appendText(out, redactInlineSecrets(text, redactedValue()));
+}
+
+// What ArgumentCondenser and then redactSecrets make of a call's arguments, written straight to
+// JSON: the same cuts in the same order (the budget depends on it), each string redacted as it
+// is written, each secret-named value masked.
+class ArgumentWriter
+{
+public:
+    explicit ArgumentWriter(QByteArray &out) : m_out(out) { }
+
+    void object(const QJsonObject &object, int depth = 0)
+    {
+        Members members;
+        m_out += '{';
+        const qsizetype open = m_out.size();
+        qsizetype kept = 0;
+        for (auto it = object.begin(); it != object.end(); ++it, ++kept) {
+            const qsizetype start = m_out.size();
+            if (kept == MaxArgumentMembers || m_budget <= 0) {
+                static const QString omitted = QStringLiteral("[omitted]");
+                json::appendText(m_out, omitted);
+                m_out += ':';
+                appendArgumentText(m_out, QStringLiteral("%1 more keys").arg(object.size() - kept));
+                m_out += ',';
+                place(members, omitted, start);
+                break;
+            }
+            const QString key = it.key().left(MaxArgumentKeyLength);
+            m_budget -= key.size();
+            json::appendText(m_out, key);
+            m_out += ':';
+            // Judged on the whole name: a secret's name cut short must not keep its value.
+            if (looksLikeSecretKey(it.key()))
+                json::appendText(m_out, redactedValue());
+            else if (isDataArgument(key))
+                data(it.value());
+            else
+                value(it.value(), depth + 1);
+            m_out += ',';
+            place(members, key, start);
+        }
+        if (m_out.size() > open)
+            m_out.chop(1);
+        m_out += '}';
+    }
+
+private:
+    static bool isDataArgument(QStringView key)
+    {
+        return key == u"content" || key == u"old_text" || key == u"new_text";
+    }
+
+    // The members of an object written so far: their names in order and where each starts.
+    struct Members
+    {
+        QVarLengthArray<QString, 16> keys;
+        QVarLengthArray<qsizetype, 16> starts;
+    };
+
+    // The member just written from `start` to the end of the output put where QJsonObject::insert
+    // puts it: in the order of the names' UTF-16 code units, in place of a member of the same
+    // name. The input's order is not always that one (a parsed object is in the order of its
+    // names' code points, which differs for characters beyond U+FFFF), and names cut short can
+    // become equal.
+    void place(Members &members, const QString &key, qsizetype start)
+    {
+        const auto less = [](const QString &a, const QString &b) {
+            return std::lexicographical_compare(a.utf16(), a.utf16() + a.size(), b.utf16(),
+                                                b.utf16() + b.size());
+        };
+        const qsizetype index =
+                std::lower_bound(members.keys.begin(), members.keys.end(), key, less)
+                - members.keys.begin();
+        if (index == members.keys.size()) {
+            members.keys.append(key);
+            members.starts.append(start);
+            return;
+        }
+        const QByteArray member = m_out.sliced(start);
+        m_out.truncate(start);
+        const qsizetype at = members.starts[index];
+        qsizetype replaced = 0;
+        if (members.keys[index] == key) {
+            const qsizetype end =
+                    index + 1 < members.starts.size() ? members.starts[index + 1] : m_out.size();
+            replaced = end - at;
+            m_out.replace(at, replaced, member);
+        } else {
+            m_out.insert(at, member);
+            members.keys.insert(index, key);
+            members.starts.insert(index, at);
+        }
+        for (qsizetype i = index + 1; i < members.starts.size(); ++i)
+            members.starts[i] += member.size() - replaced;
+    }
+
+    void data(const QJsonValue &value)
+    {
+        if (!value.isString()) {
+            this->value(value, MaxArgumentDepth);
+            return;
+        }
+        m_budget -= 100;
+        appendArgumentText(m_out, QStringLiteral("[%1]").arg(digestOf(value.toString())));
+    }
+
+    void value(const QJsonValue &value, int depth)
+    {
+        if (value.isObject() || value.isArray()) {
+            if (depth >= MaxArgumentDepth) {
+                m_budget -= 40;
+                appendArgumentText(m_out, QStringLiteral("[nested deeper than %1 levels]")
+                                                  .arg(MaxArgumentDepth));
+            } else if (value.isObject()) {
+                object(value.toObject(), depth);
+            } else {
+                array(value.toArray(), depth);
+            }
+            return;
+        }
+        if (!value.isString()) {
+            m_budget -= 8;
+            json::appendValue(m_out, value);
+            return;
+        }
+        const QString text = value.toString();
+        const qsizetype room = std::clamp<qsizetype>(m_budget, 0, MaxArgumentStringLength);
+        if (text.size() <= room) {
+            m_budget -= text.size();
+            appendArgumentText(m_out, text);
+            return;
+        }
+        m_budget -= room + 100;
+        appendArgumentText(m_out, QStringLiteral("%1… [%2]").arg(text.left(room), digestOf(text)));
+    }
+
+    void array(const QJsonArray &array, int depth)
+    {
+        m_out += '[';
+        const qsizetype open = m_out.size();
+        for (qsizetype i = 0; i < array.size(); ++i) {
+            if (i == MaxArgumentMembers || m_budget <= 0) {
+                appendArgumentText(m_out,
+                                   QStringLiteral("[%1 more items omitted]").arg(array.size() - i));
+                m_out += ',';
+                break;
+            }
+            value(array.at(i), depth + 1);
+            m_out += ',';
+        }
+        if (m_out.size() > open)
+            m_out.chop(1);
+        m_out += ']';
+    }
+
+    QByteArray &m_out;
+    qsizetype m_budget = MaxArgumentCharacters;
+};
+
+void appendMember(QByteArray &out, const char *name)
+{
+    out += '"';
+    out += name;
+    out += "\":";
+}
+
+// accounting() written straight to JSON; false (and nothing written) when it is empty.
+bool appendAccounting(QByteArray &out, const QJsonObject &structured)
+{
+    // accounting()'s fields in QJsonObject's order.
+    static const char *const fields[] = {"cancelled",        "cpu_ms",    "exit_code",
+                                         "insecure",         "message",   "oom_killed",
+                                         "peak_memory_kb",   "sandbox_refusals", "signal",
+                                         "success",          "timed_out", "truncated",
+                                         "wall_ms"};
+    const qsizetype start = out.size();
+    out += '{';
+    const qsizetype open = out.size();
+    for (const char *field : fields) {
+        const QJsonValue value = structured.value(QLatin1String(field));
+        if (qstrcmp(field, "sandbox_refusals") == 0) {
+            const QJsonArray entries = value.toArray();
+            if (entries.isEmpty())
+                continue;
+            appendMember(out, field);
+            out += '[';
+            for (const QJsonValue &entry : entries) {
+                const QJsonObject refusal = entry.toObject();
+                out += '{';
+                const qsizetype refusalOpen = out.size();
+                const QJsonValue count = refusal.value(QLatin1String("count"));
+                if (count.isDouble()) {
+                    appendMember(out, "count");
+                    json::appendValue(out, count);
+                    out += ',';
+                }
+                for (const char *key : {"layer", "rule", "syscall", "target"}) {
+                    QString text = refusal.value(QLatin1String(key)).toString();
+                    if (qstrcmp(key, "target") == 0)
+                        text = text.section(QLatin1Char('?'), 0, 0).section(QLatin1Char('#'), 0, 0);
+                    if (text.isEmpty())
+                        continue;
+                    appendMember(out, key);
+                    json::appendText(out, text.left(MaxErrorMessageLength));
+                    out += ',';
+                }
+                if (out.size() > refusalOpen)
+                    out.chop(1);
+                out += "},";
+            }
+            out.chop(1);
+            out += "],";
+        } else if (value.isString()) {
+            appendMember(out, field);
+            json::appendText(out, value.toString().left(MaxErrorMessageLength));
+            out += ',';
+        } else if (!value.isUndefined() && !value.isObject() && !value.isArray()) {
+            appendMember(out, field);
+            json::appendValue(out, value);
+            out += ',';
+        }
+    }
+    if (out.size() == open) {
+        out.truncate(start);
+        return false;
+    }
+    out.chop(1);
+    out += '}';
+    return true;
+}
+
+// resultSummary() written straight to JSON.
+void appendResultSummary(QByteArray &out, const ToolResult &result)
+{
+    const qsizetype blocks = result.content.size() + (result.structuredJson.isEmpty() ? 0 : 1);
+    qint64 textBytes = result.structuredJson.size();
+    for (const QJsonValue &block : result.content)
+        textBytes += block.toObject().value(QLatin1String("text")).toString().toUtf8().size();
+    out += '{';
+    if (result.structuredContent) {
+        const qsizetype start = out.size();
+        appendMember(out, "accounting");
+        if (appendAccounting(out, *result.structuredContent))
+            out += ',';
+        else
+            out.truncate(start);
+    }
+    appendMember(out, "bytes");
+    json::appendValue(out, QJsonValue(double(textBytes)));
+    out += ',';
+    appendMember(out, "contentBlocks");
+    json::appendValue(out, QJsonValue(double(blocks)));
+    out += ',';
+    if (!result.structuredContent && result.isError && !result.content.isEmpty()) {
+        const QString message =
+                result.content.first().toObject().value(QLatin1String("text")).toString();
+        appendMember(out, "error");
+        json::appendText(out, message.left(MaxErrorMessageLength));
+        out += ',';
+    }
+    appendMember(out, "isError");
+    out += result.isError ? "true}" : "false}";
+}
+
+void addCallFields(RecordFields &fields, const ToolCallRecord &call, const char *event, qint64 at)
+{
+    json::appendString(fields.add("event"), event);
+    json::appendText(fields.add("time"), isoTimeUtc(at));
+    json::appendValue(fields.add("call"), QJsonValue(double(call.callId)));
+    json::appendText(fields.add("session"), bounded(call.sessionId));
+    json::appendText(fields.add("transport"), bounded(call.transport));
+    json::appendText(fields.add("client"), bounded(call.clientName));
+    json::appendText(fields.add("tool"), bounded(call.tool));
+    if (!call.taskId.isEmpty())
+        json::appendText(fields.add("task"), call.taskId);
+}
+
+QJsonObject callFields(const ToolCallRecord &call, const char *event, qint64 at)
 {
     QJsonObject fields{
             {QLatin1String("event"), QLatin1String(event)},
-            {QLatin1String("time"), isoTimeUtc(QDateTime::currentDateTimeUtc())},
+            {QLatin1String("time"), isoTimeUtc(at)},
             {QLatin1String("call"), double(call.callId)},
             {QLatin1String("session"), bounded(call.sessionId)},
             {QLatin1String("transport"), bounded(call.transport)},
@@ -214,9 +504,9 @@ QJsonObject resultSummary(const ToolResult &result)
 
 } // namespace
 
-QJsonObject callStartedFields(const ToolCallRecord &call)
+QJsonObject callStartedFields(const ToolCallRecord &call, qint64 at)
 {
-    QJsonObject fields = callFields(call, "call_started");
+    QJsonObject fields = callFields(call, "call_started", at);
     // Cut first, so that what a file tool writes is digested as written and the redactor reads
     // bounded text; a cut string keeps its start, where a secret's name stays before its value,
     // and a PEM block cut short loses all it holds.
@@ -225,15 +515,36 @@ QJsonObject callStartedFields(const ToolCallRecord &call)
     return fields;
 }
 
-QJsonObject callFinishedFields(const ToolCallRecord &call, const ToolResult *result)
+QJsonObject callFinishedFields(const ToolCallRecord &call, const ToolResult *result, qint64 at)
 {
-    QJsonObject fields = callFields(call, "call_finished");
+    QJsonObject fields = callFields(call, "call_finished", at);
     fields.insert(QLatin1String("outcome"), toolCallOutcomeName(call.outcome));
     fields.insert(QLatin1String("durationMs"), double(call.durationMs));
     if (!call.detail.isEmpty())
         fields.insert(QLatin1String("detail"), call.detail.left(MaxErrorMessageLength));
     if (result)
         fields.insert(QLatin1String("result"), resultSummary(*result));
+    return fields;
+}
+
+RecordFields callStartedRecord(const ToolCallRecord &call, qint64 at)
+{
+    RecordFields fields;
+    addCallFields(fields, call, "call_started", at);
+    ArgumentWriter(fields.add("arguments")).object(call.arguments);
+    return fields;
+}
+
+RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result, qint64 at)
+{
+    RecordFields fields;
+    addCallFields(fields, call, "call_finished", at);
+    json::appendText(fields.add("outcome"), toolCallOutcomeName(call.outcome));
+    json::appendValue(fields.add("durationMs"), QJsonValue(double(call.durationMs)));
+    if (!call.detail.isEmpty())
+        json::appendText(fields.add("detail"), call.detail.left(MaxErrorMessageLength));
+    if (result)
+        appendResultSummary(fields.add("result"), *result);
     return fields;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
+#include "audit/AuditChain.h"
 #include "mcp/ToolCallRecord.h"
 
+#include <QDateTime>
 #include <QJsonObject>
 
 namespace cmcp {
@@ -16,9 +18,21 @@ namespace cmcp::audit {
 // is kept (isError, sizes, the error message of an unstructured error, the job accounting of the
 // system tools), never its content: file contents, command output and environment values stay out
 // of the log.
-QJsonObject callStartedFields(const ToolCallRecord &call);
+// `at` is the record's time, in ms since the epoch.
+QJsonObject callStartedFields(const ToolCallRecord &call,
+                              qint64 at = QDateTime::currentMSecsSinceEpoch());
 // The arguments are in the call_started record of the same call id only.
-QJsonObject callFinishedFields(const ToolCallRecord &call, const ToolResult *result);
+QJsonObject callFinishedFields(const ToolCallRecord &call, const ToolResult *result,
+                               qint64 at = QDateTime::currentMSecsSinceEpoch());
+
+// The same records written straight to their JSON: sealed, byte for byte what seal() makes of the
+// fields above, for a fraction of the cost (Qt's JSON objects, their copies and a second
+// serialisation were most of a call's audit cost). The log writes these; the fields above stay
+// the definition they are checked against.
+RecordFields callStartedRecord(const ToolCallRecord &call,
+                               qint64 at = QDateTime::currentMSecsSinceEpoch());
+RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result,
+                                qint64 at = QDateTime::currentMSecsSinceEpoch());
 
 // A record's size is bounded whatever a client sends. The longest argument string kept whole, in
 // characters; longer ones keep their start, length and sha256.

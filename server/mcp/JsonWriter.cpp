@@ -103,6 +103,17 @@ void appendString(QByteArray &out, QByteArrayView utf8)
     out += '"';
 }
 
+void appendText(QByteArray &out, const QString &text)
+{
+    if (Q_LIKELY(text.isValidUtf16())) {
+        appendString(out, text.toUtf8());
+    } else {
+        // toJson writes an unpaired surrogate as \uXXXX, where toUtf8 would replace it.
+        const QByteArray array = QJsonDocument(QJsonArray{text}).toJson(QJsonDocument::Compact);
+        out.append(array.constData() + 1, array.size() - 2);
+    }
+}
+
 void appendValue(QByteArray &out, const QJsonValue &value)
 {
     switch (value.type()) {
@@ -112,18 +123,9 @@ void appendValue(QByteArray &out, const QJsonValue &value)
     case QJsonValue::Double:
         appendNumber(out, value);
         break;
-    case QJsonValue::String: {
-        const QString text = value.toString();
-        if (Q_LIKELY(text.isValidUtf16())) {
-            appendString(out, text.toUtf8());
-        } else {
-            // toJson writes an unpaired surrogate as \uXXXX, where toUtf8 would replace it.
-            const QByteArray array =
-                    QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact);
-            out.append(array.constData() + 1, array.size() - 2);
-        }
+    case QJsonValue::String:
+        appendText(out, value.toString());
         break;
-    }
     case QJsonValue::Array:
         appendArray(out, value.toArray());
         break;

@@ -21,6 +21,8 @@ using Utf8Fields = QList<std::pair<QString, QByteArray>>;
 
 // `utf8` must be valid UTF-8; it is written as a quoted JSON string.
 void appendString(QByteArray &out, QByteArrayView utf8);
+// `text` as a quoted JSON string, as toJson writes it (an unpaired surrogate included).
+void appendText(QByteArray &out, const QString &text);
 void appendValue(QByteArray &out, const QJsonValue &value);
 // Fields named in `utf8Fields` are written from their bytes; `object` need not hold the same text.
 void appendObject(QByteArray &out, const QJsonObject &object, const Utf8Fields &utf8Fields = {});

@@ -90,13 +90,13 @@ Figures measure(const QString &directory, int calls, const char *mode)
         const ToolCallRecord call = typicalCall(quint64(i));
         const auto start = Clock::now();
         if (std::string(mode) == "records") {
-            prev = audit::seal(audit::callStartedFields(call), quint64(2 * i + 1), prev).hash;
-            prev = audit::seal(audit::callFinishedFields(call, &result), quint64(2 * i + 2), prev)
+            prev = audit::seal(audit::callStartedRecord(call), quint64(2 * i + 1), prev).hash;
+            prev = audit::seal(audit::callFinishedRecord(call, &result), quint64(2 * i + 2), prev)
                            .hash;
         } else {
             const bool durable = std::string(mode) == "durable";
-            if (!log.append(audit::callStartedFields(call), false)
-                || !log.append(audit::callFinishedFields(call, &result), durable)) {
+            if (!log.append(audit::callStartedRecord(call), false)
+                || !log.append(audit::callFinishedRecord(call, &result), durable)) {
                 std::fprintf(stderr, "append failed: %s\n", qPrintable(log.lastError()));
                 std::exit(1);
             }
