@@ -255,16 +255,16 @@ bool AuditLog::appendSealed(const Sealer &seal, bool durable, QString *error)
 
 bool AuditLog::append(const QJsonObject &fields, bool durable)
 {
-    return appendWith(
-            [&fields](quint64 seq, const QByteArray &prev) { return audit::seal(fields, seq, prev); },
-            durable);
+    return appendWith([&fields](quint64 seq,
+                                const QByteArray &prev) { return audit::seal(fields, seq, prev); },
+                      durable);
 }
 
 bool AuditLog::append(const audit::RecordFields &fields, bool durable)
 {
-    return appendWith(
-            [&fields](quint64 seq, const QByteArray &prev) { return audit::seal(fields, seq, prev); },
-            durable);
+    return appendWith([&fields](quint64 seq,
+                                const QByteArray &prev) { return audit::seal(fields, seq, prev); },
+                      durable);
 }
 
 bool AuditLog::appendWith(const Sealer &seal, bool durable)

@@ -258,8 +258,9 @@ private:
         if (value.isObject() || value.isArray()) {
             if (depth >= MaxArgumentDepth) {
                 m_budget -= 40;
-                appendArgumentText(m_out, QStringLiteral("[nested deeper than %1 levels]")
-                                                  .arg(MaxArgumentDepth));
+                appendArgumentText(
+                        m_out,
+                        QStringLiteral("[nested deeper than %1 levels]").arg(MaxArgumentDepth));
             } else if (value.isObject()) {
                 object(value.toObject(), depth);
             } else {
@@ -317,11 +318,10 @@ void appendMember(QByteArray &out, const char *name)
 bool appendAccounting(QByteArray &out, const QJsonObject &structured)
 {
     // accounting()'s fields in QJsonObject's order.
-    static const char *const fields[] = {"cancelled",        "cpu_ms",    "exit_code",
-                                         "insecure",         "message",   "oom_killed",
-                                         "peak_memory_kb",   "sandbox_refusals", "signal",
-                                         "success",          "timed_out", "truncated",
-                                         "wall_ms"};
+    static const char *const fields[] = {
+            "cancelled",  "cpu_ms",         "exit_code",        "insecure", "message",
+            "oom_killed", "peak_memory_kb", "sandbox_refusals", "signal",   "success",
+            "timed_out",  "truncated",      "wall_ms"};
     const qsizetype start = out.size();
     out += '{';
     const qsizetype open = out.size();

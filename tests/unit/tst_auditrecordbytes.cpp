@@ -55,29 +55,66 @@ QStringList sampleStrings()
 
 QStringList sampleKeys()
 {
-    return {u"command"_s, u"path"_s, u"content"_s, u"old_text"_s, u"new_text"_s, u"timeout"_s,
-            u"env"_s, u"api_key"_s, u"X-Auth-Token"_s, u"db_password"_s, u"passphrase"_s,
-            u"cookie"_s, u"sessionKey"_s, u"Zeta"_s, u"_under"_s, u"[omitted]"_s, u"[a]"_s,
-            u"é"_s, u"😀"_s, u"ｆ"_s, u"€"_s, u"a\"b"_s, u"tab\tkey"_s, u""_s,
-            QString(200, u'k'), QString(128, u'k') + u"x"_s, QString(128, u'k') + u"y"_s,
-            QString(127, u'k'), QString(130, u'p') + u"token"_s, u"keyword"_s, u"bypass"_s};
+    return {u"command"_s,
+            u"path"_s,
+            u"content"_s,
+            u"old_text"_s,
+            u"new_text"_s,
+            u"timeout"_s,
+            u"env"_s,
+            u"api_key"_s,
+            u"X-Auth-Token"_s,
+            u"db_password"_s,
+            u"passphrase"_s,
+            u"cookie"_s,
+            u"sessionKey"_s,
+            u"Zeta"_s,
+            u"_under"_s,
+            u"[omitted]"_s,
+            u"[a]"_s,
+            u"é"_s,
+            u"😀"_s,
+            u"ｆ"_s,
+            u"€"_s,
+            u"a\"b"_s,
+            u"tab\tkey"_s,
+            u""_s,
+            QString(200, u'k'),
+            QString(128, u'k') + u"x"_s,
+            QString(128, u'k') + u"y"_s,
+            QString(127, u'k'),
+            QString(130, u'p') + u"token"_s,
+            u"keyword"_s,
+            u"bypass"_s};
 }
 
 QJsonValue sampleNumber(QRandomGenerator &random)
 {
     switch (random.bounded(12)) {
-    case 0: return 0;
-    case 1: return -1;
-    case 2: return 42;
-    case 3: return qint64(9007199254740993LL);
-    case 4: return std::numeric_limits<qint64>::min();
-    case 5: return 1e300;
-    case 6: return -0.0;
-    case 7: return 3.14159;
-    case 8: return 1e-7;
-    case 9: return 123456789012345678.0;
-    case 10: return double(random.generateDouble() * 1e6);
-    default: return -2.5e-300;
+    case 0:
+        return 0;
+    case 1:
+        return -1;
+    case 2:
+        return 42;
+    case 3:
+        return qint64(9007199254740993LL);
+    case 4:
+        return std::numeric_limits<qint64>::min();
+    case 5:
+        return 1e300;
+    case 6:
+        return -0.0;
+    case 7:
+        return 3.14159;
+    case 8:
+        return 1e-7;
+    case 9:
+        return 123456789012345678.0;
+    case 10:
+        return double(random.generateDouble() * 1e6);
+    default:
+        return -2.5e-300;
     }
 }
 
@@ -103,12 +140,17 @@ QJsonValue sampleValue(QRandomGenerator &random, int depth)
     switch (kind) {
     case 0:
     case 1:
-    case 2: return strings.at(random.bounded(int(strings.size())));
-    case 3: return sampleNumber(random);
-    case 4: return random.bounded(2) == 0;
-    case 5: return QJsonValue(QJsonValue::Null);
+    case 2:
+        return strings.at(random.bounded(int(strings.size())));
+    case 3:
+        return sampleNumber(random);
+    case 4:
+        return random.bounded(2) == 0;
+    case 5:
+        return QJsonValue(QJsonValue::Null);
     case 6:
-    case 7: return sampleObject(random, depth, random.bounded(6));
+    case 7:
+        return sampleObject(random, depth, random.bounded(6));
     default: {
         QJsonArray array;
         const int items = random.bounded(7);
@@ -221,11 +263,15 @@ void TestAuditRecordBytes::startedRecordsMatch_data()
     collide.insert(QString(128, u'l'), 4);
     QTest::newRow("keys cut to the same name") << collide;
     QTest::newRow("parsed names beyond U+FFFF")
-            << QJsonDocument::fromJson("{\"\xef\xbd\x86\":1,\"\xf0\x9f\x98\x80\":2,\"a\":3}").object();
-    QTest::newRow("numbers") << QJsonDocument::fromJson(
-            "{\"i\":1,\"n\":-17,\"big\":9007199254740993,\"huge\":123456789012345678901234567890,"
-            "\"f\":0.1,\"e\":1e-9,\"neg\":-0.0,\"exp\":1E+300,\"t\":true,\"nil\":null,"
-            "\"i64\":-9223372036854775808,\"frac\":2.50}").object();
+            << QJsonDocument::fromJson("{\"\xef\xbd\x86\":1,\"\xf0\x9f\x98\x80\":2,\"a\":3}")
+                       .object();
+    QTest::newRow("numbers")
+            << QJsonDocument::fromJson(
+                       "{\"i\":1,\"n\":-17,\"big\":9007199254740993,\"huge\":"
+                       "123456789012345678901234567890,"
+                       "\"f\":0.1,\"e\":1e-9,\"neg\":-0.0,\"exp\":1E+300,\"t\":true,\"nil\":null,"
+                       "\"i64\":-9223372036854775808,\"frac\":2.50}")
+                       .object();
 }
 
 void TestAuditRecordBytes::startedRecordsMatch()
@@ -247,8 +293,8 @@ void TestAuditRecordBytes::randomArgumentsMatch()
         call.arguments = sampleObject(random, 0, random.bounded(i % 50 == 0 ? 90 : 10));
         // Arguments as the server has them: parsed from the request's bytes.
         if (i % 2)
-            call.arguments = QJsonDocument::fromJson(QJsonDocument(call.arguments).toJson())
-                                     .object();
+            call.arguments =
+                    QJsonDocument::fromJson(QJsonDocument(call.arguments).toJson()).object();
         const audit::SealedRecord expected =
                 audit::seal(audit::callStartedFields(call, 1000 * i), quint64(i + 1), prev);
         const audit::SealedRecord written =
@@ -258,8 +304,9 @@ void TestAuditRecordBytes::randomArgumentsMatch()
             while (at < written.line.size() && at < expected.line.size()
                    && written.line[at] == expected.line[at])
                 ++at;
-            qWarning("call %d: the records differ at byte %lld:\nwritten  ...%s\nexpected ...%s",
-                     i, qlonglong(at), written.line.mid(std::max<qsizetype>(0, at - 60), 160).constData(),
+            qWarning("call %d: the records differ at byte %lld:\nwritten  ...%s\nexpected ...%s", i,
+                     qlonglong(at),
+                     written.line.mid(std::max<qsizetype>(0, at - 60), 160).constData(),
                      expected.line.mid(std::max<qsizetype>(0, at - 60), 160).constData());
             QCOMPARE(written.line, expected.line);
         }
@@ -276,36 +323,50 @@ void TestAuditRecordBytes::finishedRecordsMatch_data()
     QTest::newRow("error") << std::optional(ToolResult::error(u"refused: \"path\" \\ \x01"_s));
     QTest::newRow("long error") << std::optional(ToolResult::error(QString(3000, u'e')));
     QTest::newRow("empty error") << std::optional(ToolResult{QJsonArray{}, {}, {}, true});
-    QTest::newRow("blocks") << std::optional(ToolResult{
-            QJsonArray{QJsonObject{{u"type"_s, u"text"_s}, {u"text"_s, u"one"_s}},
-                       QJsonObject{{u"type"_s, u"image"_s}, {u"data"_s, u"AAAA"_s}},
-                       QJsonObject{{u"type"_s, u"text"_s}, {u"text"_s, u"zwei ü"_s}}},
-            {}, {}, false});
+    QTest::newRow("blocks") << std::optional(
+            ToolResult{QJsonArray{QJsonObject{{u"type"_s, u"text"_s}, {u"text"_s, u"one"_s}},
+                                  QJsonObject{{u"type"_s, u"image"_s}, {u"data"_s, u"AAAA"_s}},
+                                  QJsonObject{{u"type"_s, u"text"_s}, {u"text"_s, u"zwei ü"_s}}},
+                       {},
+                       {},
+                       false});
     QTest::newRow("structured failure")
             << std::optional(ToolResult::structuredFailure(u"no such file"_s));
-    QTest::newRow("job") << std::optional(ToolResult::structured(
-            {{u"success"_s, true}, {u"exit_code"_s, 0}, {u"stdout"_s, QString(600, u'x')},
-             {u"stderr"_s, QString()}, {u"wall_ms"_s, 11}, {u"cpu_ms"_s, 3},
-             {u"timed_out"_s, false}}));
-    QJsonObject everything{{u"success"_s, false},        {u"exit_code"_s, -9},
-                           {u"signal"_s, u"SIGKILL"_s},  {u"timed_out"_s, true},
-                           {u"cancelled"_s, false},      {u"oom_killed"_s, true},
-                           {u"truncated"_s, QJsonValue::Null}, {u"wall_ms"_s, 1.5e3},
-                           {u"cpu_ms"_s, 123456789012.0}, {u"peak_memory_kb"_s, 65536},
+    QTest::newRow("job") << std::optional(ToolResult::structured({{u"success"_s, true},
+                                                                  {u"exit_code"_s, 0},
+                                                                  {u"stdout"_s, QString(600, u'x')},
+                                                                  {u"stderr"_s, QString()},
+                                                                  {u"wall_ms"_s, 11},
+                                                                  {u"cpu_ms"_s, 3},
+                                                                  {u"timed_out"_s, false}}));
+    QJsonObject everything{{u"success"_s, false},
+                           {u"exit_code"_s, -9},
+                           {u"signal"_s, u"SIGKILL"_s},
+                           {u"timed_out"_s, true},
+                           {u"cancelled"_s, false},
+                           {u"oom_killed"_s, true},
+                           {u"truncated"_s, QJsonValue::Null},
+                           {u"wall_ms"_s, 1.5e3},
+                           {u"cpu_ms"_s, 123456789012.0},
+                           {u"peak_memory_kb"_s, 65536},
                            {u"insecure"_s, QJsonObject{{u"x"_s, 1}}},
                            {u"message"_s, QString(2500, u'm') + u"\t\""_s}};
-    everything.insert(
-            u"sandbox_refusals"_s,
-            QJsonArray{QJsonObject{{u"layer"_s, u"landlock"_s}, {u"rule"_s, u"write"_s},
-                                   {u"target"_s, u"/etc/passwd"_s}, {u"count"_s, 2}},
-                       QJsonObject{{u"layer"_s, u"egress"_s},
-                                   {u"target"_s, u"https://h/p?token=abc#frag"_s}},
-                       QJsonObject{{u"layer"_s, u"seccomp"_s}, {u"syscall"_s, u"ptrace"_s},
-                                   {u"count"_s, 1.5}, {u"rule"_s, QString(2100, u'r')}},
-                       QJsonObject{}, u"not an object"_s, QJsonObject{{u"count"_s, u"3"_s}}});
+    everything.insert(u"sandbox_refusals"_s,
+                      QJsonArray{QJsonObject{{u"layer"_s, u"landlock"_s},
+                                             {u"rule"_s, u"write"_s},
+                                             {u"target"_s, u"/etc/passwd"_s},
+                                             {u"count"_s, 2}},
+                                 QJsonObject{{u"layer"_s, u"egress"_s},
+                                             {u"target"_s, u"https://h/p?token=abc#frag"_s}},
+                                 QJsonObject{{u"layer"_s, u"seccomp"_s},
+                                             {u"syscall"_s, u"ptrace"_s},
+                                             {u"count"_s, 1.5},
+                                             {u"rule"_s, QString(2100, u'r')}},
+                                 QJsonObject{}, u"not an object"_s,
+                                 QJsonObject{{u"count"_s, u"3"_s}}});
     QTest::newRow("every accounting field") << std::optional(ToolResult::structured(everything));
-    QTest::newRow("refusals only") << std::optional(ToolResult::structured(
-            {{u"sandbox_refusals"_s, QJsonArray{QJsonObject{}}}}));
+    QTest::newRow("refusals only") << std::optional(
+            ToolResult::structured({{u"sandbox_refusals"_s, QJsonArray{QJsonObject{}}}}));
     QTest::newRow("structured, no accounting")
             << std::optional(ToolResult::structured({{u"entries"_s, QJsonArray{1, 2}}}, true));
 }
@@ -332,7 +393,8 @@ void TestAuditRecordBytes::finishedRecordsMatch()
 void TestAuditRecordBytes::callFieldsMatch()
 {
     const QStringList strings = sampleStrings();
-    const qint64 times[] = {0, 1764640800123, -1, 253402300799999, 253402300800000, -62135596800001};
+    const qint64 times[] = {
+            0, 1764640800123, -1, 253402300799999, 253402300800000, -62135596800001};
     for (qsizetype i = 0; i < strings.size(); ++i) {
         ToolCallRecord call = baseCall(quint64(i) * 1000003);
         call.sessionId = strings.at(i);
