@@ -143,20 +143,21 @@ SandboxLayer quotaLayer(const WorkspaceVolume &volume)
     return layer;
 }
 
-// Whether calls fork from templates (JOB_CALL_TEMPLATES, server/jail/template.h): a template
-// maps the whole uid pool into its user namespace, which only a root daemon may, and builds
-// the minimal root of the namespaces layer.
+// Whether calls fork from templates (JOB_CALL_TEMPLATES, server/jail/template.h): what the
+// supervisor needs for them, and the namespaces layer, whose minimal root a template builds.
 SandboxLayer templatesLayer(const SandboxCapabilities &sandbox, const Settings &settings)
 {
     SandboxLayer layer;
     layer.name = QStringLiteral("templates");
-    layer.detail = QStringLiteral("calls fork from a jail built once per kind");
+    layer.detail = QStringLiteral("calls fork from interpreters running in a jail built once per "
+                                  "kind");
     const SandboxLayer *namespaces = sandbox.layer(u"namespaces");
+    const QString unavailable = SandboxOptions::fromSettings(settings).templatesUnavailable();
     if (!settings.flag(u"JOB_CALL_TEMPLATES")) {
         layer.state = SandboxLayerState::Disabled;
         layer.reason = QStringLiteral("JOB_CALL_TEMPLATES=false: each call builds its own jail");
-    } else if (!sandbox.root) {
-        layer.reason = QStringLiteral("needs a root daemon (a template maps the whole uid pool)");
+    } else if (!unavailable.isEmpty()) {
+        layer.reason = unavailable;
     } else if (!namespaces || namespaces->state != SandboxLayerState::Available) {
         layer.reason = QStringLiteral("needs the namespaces layer");
     } else {

@@ -114,17 +114,23 @@ bool enterCgroupNamespace(std::string &error);
 // 127.0.0.1:egress_port, sends the listening socket over launch.egressFd and closes both, so
 // that the job itself holds neither.
 bool handOverEgressListener(const Policy &policy, const Launch &launch, std::string &error);
-// For templates (template.h). writeIdMap: uid_map "insideUid outsideUid uidCount" and gid_map
-// "insideGid outsideGid 1" of process `pid`. enterCallNamespaces: in a call process's new user,
-// mount, pid (and network) namespaces below the template's minimal root: a fresh /proc of its
-// own pid namespace with no further user namespaces allowed, a fresh /tmp (tmp_size_mb) and
-// /dev/shm, loopback up without network.
+// writeIdMap: uid_map "insideUid outsideUid uidCount" and gid_map "insideGid outsideGid 1" of
+// process `pid`.
 bool writeIdMap(pid_t pid, uid_t insideUid, uid_t outsideUid, uid_t uidCount, gid_t insideGid,
                 gid_t outsideGid, std::string &error);
-bool enterCallNamespaces(const Policy &policy, std::string &error);
+// At most `count` user namespaces below the caller's own (0: none), through the procfs mounted
+// at `proc`. The owner of a user namespace may set it; a job sets 0 for its own, and has no
+// capability left afterwards to raise it (seccomp refuses the syscalls too).
+bool limitNestedUserNamespaces(const std::string &proc, unsigned count, std::string &error);
+// For a template's cell (template.h), in its new mount, pid (and network) namespaces below the
+// template's minimal root: a fresh /proc of its own pid namespace that shows each process to
+// its own uid only, a fresh /tmp (tmp_size_mb) and /dev/shm, loopback up without network.
+bool enterCellNamespaces(const Policy &policy, std::string &error);
 
 // apparmor.cpp: aa_change_onexec to the policy's profile (before no_new_privs is set).
+// apparmor_now.cpp: the switch at once, for a call of a template, which runs without an exec.
 bool applyApparmor(const Policy &policy, std::string &error);
+bool changeApparmorProfile(const Policy &policy, std::string &error);
 
 // rlimits.cpp: RLIMIT_CORE 0 always, then the policy's limits. Runs while still privileged.
 bool applyRlimits(const Policy &policy, std::string &error);

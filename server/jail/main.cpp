@@ -1,11 +1,10 @@
 // cmcp-jail: applies a job policy's isolation layers in a fixed order, then execs the job.
 //
 //   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] [--pass-fd N] [--egress-fd N]
-//             [--serve-template SOCKET --template-uids FIRST:COUNT | --via-template SOCKET]
-//             -- PROGRAM [ARGS...]
+//             [--serve-template SOCKET --template-uids FIRST:COUNT] -- PROGRAM [ARGS...]
 //
-// --serve-template builds the jail once as a template that calls fork from; --via-template
-// hands this job to such a template and starts it cold when none takes it (template.h).
+// --serve-template builds the jail once as a template, whose cells run PROGRAM once each and
+// fork every call from it (template.h).
 //
 // This file is the one place that defines the order. The jail process becomes the job's
 // monitor (monitor.cpp); the job process applies the layers below and execs. Every step either
@@ -32,13 +31,6 @@
 
 using namespace cmcp::jail;
 
-namespace cmcp::jail {
-std::string errnoText(const std::string &what, int err)
-{
-    return what + ": " + std::strerror(err);
-}
-} // namespace cmcp::jail
-
 namespace {
 
 [[noreturn]] void usage(const std::string &message)
@@ -47,7 +39,7 @@ namespace {
            message
                    + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] "
                      "[--pass-fd N] [--egress-fd N] [--serve-template SOCKET --template-uids "
-                     "FIRST:COUNT | --via-template SOCKET] -- PROGRAM [ARGS...])");
+                     "FIRST:COUNT] -- PROGRAM [ARGS...])");
 }
 
 bool parseFd(const char *s, int &out)
@@ -156,7 +148,6 @@ int main(int argc, char *argv[])
     int policyFd = -1, passFd = -1, reportFd = -1, egressFd = -1;
     const char *policyFile = nullptr;
     TemplateOptions serveTemplate;
-    std::string viaTemplate;
     int i = 1;
     for (; i < argc; ++i) {
         std::string a = argv[i];
@@ -186,8 +177,6 @@ int main(int argc, char *argv[])
         } else if (a == "--template-uids") {
             if (!parseUidRange(argv[++i], serveTemplate))
                 usage("--template-uids: not FIRST:COUNT (uids from 1000, at most 65536)");
-        } else if (a == "--via-template") {
-            viaTemplate = argv[++i];
         } else if (a == "--report-fd") {
             if (!parseFd(argv[++i], reportFd) || reportFd <= 2)
                 usage("--report-fd: not a descriptor above 2");
@@ -206,9 +195,8 @@ int main(int argc, char *argv[])
         usage("exactly one of --policy-fd and --policy is needed");
     if (i >= argc)
         usage("no program after --");
-    if (!serveTemplate.socketPath.empty()
-        && (serveTemplate.uidCount == 0 || !viaTemplate.empty() || passFd >= 0))
-        usage("--serve-template needs --template-uids and neither --via-template nor --pass-fd");
+    if (!serveTemplate.socketPath.empty() && (serveTemplate.uidCount == 0 || passFd >= 0))
+        usage("--serve-template needs --template-uids and no --pass-fd");
     char **jobArgv = argv + i;
 
     // --- policy ---------------------------------------------------------------------------
@@ -226,19 +214,15 @@ int main(int argc, char *argv[])
     if (egressPort != (egressFd >= 0))
         usage(egressPort ? "namespaces.egress_port needs --egress-fd"
                          : "--egress-fd needs the policy's namespaces.egress_port");
-    // A job with an egress listener has a network namespace of its own; a template's calls
-    // would share the template's.
-    if (egressPort && (!viaTemplate.empty() || !serveTemplate.socketPath.empty()))
+    // A job with an egress listener hands the daemon the listener of its own network
+    // namespace; a template's calls have none of their own to hand.
+    if (egressPort && !serveTemplate.socketPath.empty())
         usage("namespaces.egress_port cannot be served by a template: each such job listens in a "
               "network namespace of its own");
 
-    // --- a template may run the job; when none does, it starts cold here ------------------
-    if (!viaTemplate.empty())
-        runViaTemplate(viaTemplate, policy, text, jobArgv, passFd);
-
     // --- compiled here, once, while allocating is harmless; loaded by the job last --------
     // A cold start's denials notify its monitor, which counts them; a template's calls keep
-    // the plain errno filter (their monitor does not listen), so their reports have no counts.
+    // the plain errno filter (nobody listens), so their results have no counts.
     SeccompProgram seccomp;
     const bool countDenials = serveTemplate.socketPath.empty();
     if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, countDenials, seccomp, error))

@@ -289,16 +289,12 @@ bool loopbackUp(std::string &error)
     return ok;
 }
 
-// The job's user namespace may hold no other: its own limit is set to 0 (it owns the
-// namespace, so it may; it will have no capability left to raise it). Seccomp refuses the
-// syscalls too; this holds without it.
-// At most `count` user namespaces below this one (0: none): a job may not make its own.
+} // namespace
+
 bool limitNestedUserNamespaces(const std::string &proc, unsigned count, std::string &error)
 {
     return createFile(proc + "/sys/user/max_user_namespaces", std::to_string(count), error);
 }
-
-} // namespace
 
 int cloneFlags(const Policy &policy)
 {
@@ -344,13 +340,14 @@ bool writeIdMap(pid_t pid, uid_t insideUid, uid_t outsideUid, uid_t uidCount, gi
                           error);
 }
 
-bool enterCallNamespaces(const Policy &policy, std::string &error)
+bool enterCellNamespaces(const Policy &policy, std::string &error)
 {
     const NamespacesPolicy &ns = *policy.namespaces;
     const std::string tmpOptions = "size=" + std::to_string(ns.tmpSizeMb) + "m,mode=1777";
     constexpr unsigned long kScratch = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    return mountOrFail("proc", "/proc", "proc", kScratch, nullptr, error)
-            && limitNestedUserNamespaces("/proc", 0, error)
+    // A process of the cell's pid namespace is listed only to its own uid: a call sees its own
+    // processes, not the cell (its init, another uid).
+    return mountOrFail("proc", "/proc", "proc", kScratch, "hidepid=invisible", error)
             && mountOrFail("tmpfs", "/tmp", "tmpfs", kScratch, tmpOptions.c_str(), error)
             && mountOrFail("tmpfs", "/dev/shm", "tmpfs", kScratch, "size=16m,mode=1777", error)
             && (ns.network || loopbackUp(error));

@@ -1,8 +1,8 @@
 // Layer: seccomp. The filter is built (seccomp_filter.cpp) while the jail may still allocate,
 // before identity; it is loaded as the very last step before execve, with the seccomp syscall
-// only, so that everything the jail itself does after it is just the exec path.
+// only, so that everything the jail itself does after it is just the exec path. A template's
+// call loads it as its last step too (zygote_call.cpp), with no exec after.
 #include "jail/layers.h"
-#include "jail/seccomp_filter.h"
 
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
@@ -17,24 +17,6 @@ bool seccompUserNotifAvailable()
 {
     std::uint32_t action = SECCOMP_RET_USER_NOTIF;
     return ::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
-}
-
-bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out, std::string &error)
-{
-    FilterOptions options;
-    options.network = policy.seccomp.network;
-    // A kernel without user notifications (before 5.0) keeps the plain errno filter: the job
-    // is refused the same, only nobody counts it.
-    options.notify = countDenials && seccompUserNotifAvailable();
-    std::string why;
-    auto program = buildJobFilter(options, why);
-    if (!program) {
-        error = "building the filter: " + why;
-        return false;
-    }
-    out.code = std::move(*program);
-    out.notifies = options.notify;
-    return true;
 }
 
 int applySeccomp(const SeccompProgram &program, std::string &error)

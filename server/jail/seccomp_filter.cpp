@@ -16,6 +16,7 @@
 //           architecture list, and the bad-architecture action kills the whole process.
 // With FilterOptions::notify every denial above but clone3's (and not the kill) is a user
 // notification instead: the monitor answers it with the same errno (deniedErrno) and counts it.
+#include "jail/layers.h"
 #include "jail/seccomp_filter.h"
 
 #include <seccomp.h>
@@ -242,6 +243,24 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
     if (!exportBpf(ctx.get(), program, error))
         return std::nullopt;
     return program;
+}
+
+bool buildSeccomp(const Policy &policy, bool countDenials, SeccompProgram &out, std::string &error)
+{
+    FilterOptions options;
+    options.network = policy.seccomp.network;
+    // A kernel without user notifications (before 5.0) keeps the plain errno filter: the job
+    // is refused the same, only nobody counts it.
+    options.notify = countDenials && seccompUserNotifAvailable();
+    std::string why;
+    auto program = buildJobFilter(options, why);
+    if (!program) {
+        error = "building the filter: " + why;
+        return false;
+    }
+    out.code = std::move(*program);
+    out.notifies = options.notify;
+    return true;
 }
 
 } // namespace cmcp::jail

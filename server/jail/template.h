@@ -1,58 +1,58 @@
-// Templates: one jail built ahead for many calls, each call a fork of it with isolation of its
-// own. Three processes of cmcp-jail take part, plus one per call:
+// Templates: one jail built ahead for many calls, each call a fork of an interpreter that is
+// already running inside it (the zygote model), with isolation of its own. The processes:
 //
-//   cmcp-jail --serve-template SOCKET --template-uids FIRST:COUNT --policy-fd N -- PROGRAM
-//     The template's monitor (host root, outside every namespace). It clones the template into
-//     the policy's namespaces as for a job, but with a user namespace whose uid map covers the
-//     whole pool (FIRST..FIRST+COUNT-1, each uid mapped to itself) and the policy's gid, and
-//     places it in a cgroup of its own. Once the template says it is ready it listens on SOCKET
-//     (mode 0600, root only; a peer that is not root is refused). It keeps a few helpers armed,
-//     each with a call process made ahead: the helper creates the call's cgroup, has the
-//     template fork a shepherd, which clones the call process, and moves that process into the
-//     cgroup (the slow step on cgroup v1, off the call's path). An armed helper then takes the
-//     next connection and serves that call (armAndServe); the monitor arms another.
+//   cmcp-jail --serve-template SOCKET --template-uids FIRST:COUNT --policy-fd N -- PROGRAM ...
+//     The monitor (template_monitor.cpp; host root, outside every namespace). It clones the
+//     template into the policy's namespaces with a user namespace that maps uid 1000 to the
+//     template's own pool uid, every other uid of the pool to itself and gid 1000 to the pool's
+//     gid, nothing else of the host, and places it in a cgroup of its own. It then listens on
+//     SOCKET (mode 0600) for the one connection of the daemon (host root; anyone else is
+//     refused), and on the daemon's request makes cells: for each a cgroup with the policy's
+//     memory, pids and CPU limits (cmcp/cell-<monitor pid>-<n>), a socket pair whose one end
+//     the cell gets and the other, once the cell is placed in its cgroup and ready, the daemon
+//     (cell_protocol::kCellReady). It removes a cell's cgroups when the cell ends.
 //
-//   The template (inside the jail). It runs as the policy's uid with the capabilities of its
-//     own user namespace (CAP_SETUID, CAP_SYS_ADMIN there, none on the host), in the minimal
-//     root, and never execs: it only receives a call's descriptors on its control socket and
-//     forks. It is not dumpable, and every call runs as another uid in a pid namespace below,
-//     where the template's pid does not exist: a call cannot signal, ptrace or read it.
+//   The template (template_process.cpp). Inside the jail's minimal root, as uid 1000 with the
+//     capabilities of its user namespace (none on the host), not dumpable, never execs and runs
+//     nothing of any call: it only clones cells when the monitor asks.
 //
-//   The call's shepherd (a fork of the template, the call process's parent). It clones the call
-//     process into new user, mount, pid and ipc namespaces (and a network namespace when the
-//     policy has no network) before the call is known; when it comes (its policy checked by
-//     the helper to be the template's but for uid and result descriptor), it writes that user
-//     namespace's maps (uid/gid kInsideId -> the call's pool uid and the pool gid: the call
-//     holds no other id of the pool), hands the call over, waits for the call process and tells
-//     the helper how it ended.
+//   A cell (the same file, then the zygote library). A clone of the template into a pid
+//     namespace of its own (the cell is its init), a mount namespace of its own with a fresh
+//     /proc that shows a process only to its own uid (hidepid=invisible), a fresh /tmp and
+//     /dev/shm, and (without the policy's network) a network namespace of its own. Placed in
+//     its cgroup by the monitor once, it enters a cgroup namespace rooted there and execs
+//     PROGRAM (bash or python3, with the policy's environment exactly) keeping five
+//     capabilities of its user namespace as ambient ones (setuid, setgid, kill, dac_override,
+//     fowner) and no other in its bounding set. PROGRAM loads the zygote library
+//     (libcmcp-zygote.so, held by the monitor as a descriptor) and calls its serve function,
+//     which never returns in the cell: it answers the daemon's calls one at a time.
 //
-//   The call process, pid 1 of its own pid namespace, in the call's own cgroup (the policy's
-//     limits, accounting and kill) before any code of the call. It waits for the call, then
-//     switches to uid kInsideId, mounts a fresh /proc
-//     (its own pid namespace only), a fresh /tmp and /dev/shm, forbids further user
-//     namespaces, brings loopback up, enters a cgroup namespace of its
-//     cgroup, applies AppArmor, Landlock (a domain of its own: signals and abstract sockets of
-//     other calls and of the template are out of reach), drops every capability, sets
-//     no_new_privs, verifies, loads seccomp and execs with exactly the policy's environment.
+//   A call (zygote_call.cpp): a fork of the cell, so of an interpreter already initialised.
+//     Before the serve function returns to the interpreter in it with the call's payload, it
+//     takes the call's descriptors at 0..3 and closes every other one, switches to the call's
+//     pool uid, enters a user namespace of its own that maps uid and gid 1000 to that uid and
+//     the pool's gid alone (so it holds no other uid of the pool) and an IPC namespace of its
+//     own, allows no further user namespace, applies the rlimits, AppArmor, Landlock (a domain
+//     of its own: neither signals nor abstract sockets reach the cell, the template or another
+//     call), drops every capability (bounding set included), sets no_new_privs, verifies that
+//     root cannot be regained, and loads seccomp last. The cell never runs a call's code.
 //
-//   cmcp-jail --via-template SOCKET --policy-fd N --report-fd M [--pass-fd P] -- PROGRAM ...
-//     The daemon's job process for a call (runViaTemplate): it sends its policy, arguments,
-//     standard descriptors and --pass-fd to the template, turns the helper's answers into the
-//     usual report records and exit status, and asks the helper to kill the call on SIGTERM
-//     (the time limit, a cancel). When no template answers, or it does not take the call (another
-//     policy, a failure before the call could run), it returns and the caller builds the jail
-//     cold, as without a template.
+// A call's end. When the call's first process ends, the cell (init of the pid namespace)
+// kills every process left in it (kill(-1)) and reaps them until none is left, reads the
+// cgroup's counters (CPU time, peak memory, OOM kills, forks refused; the monitor opened them
+// for it, and the peak is reset before each call), empties /tmp and /dev/shm by descriptors,
+// and answers (cell_protocol::CallEnd). At the time limit or a cancel the daemon asks the cell
+// to kill the call; should a cell not answer, the monitor kills its cgroup, which ends the cell
+// and its call. A template that dies takes every cell and call with it (its pid namespace).
 //
-// A call's end: the helper kills everything left in the call's cgroup (a call that ended on its
-// own leaves nothing: its pid namespace went with its init; the lists are checked and killed
-// only when not empty), reads its CPU time and peak memory, reports, then removes the cgroup.
-// The shepherd holds the call's mount namespace until it has reported, so that the unmount of
-// the call's tree (an RCU grace period) is paid after the result, not in the call's exit. A
-// template that dies takes its calls' processes with it (its pid namespace), and their helpers
-// report them killed.
+// What the calls of one cell share, one after the other: the cgroup (limits and counters are
+// per call), the network namespace (a call's sockets die with its processes), the pid
+// namespace's counter (a call sees how many processes earlier ones made) and the interpreter's
+// state as it was in the cell (the same address layout; Python's hash seed).
 #pragma once
 
 #include "jail/layers.h"
+#include "jail/protocol/CellProtocol.h"
 
 #include <sys/types.h>
 
@@ -67,57 +67,51 @@ struct TemplateOptions
     uid_t uidCount = 0;
 };
 
-// template_monitor.cpp. Never returns: exits when the template ends or on SIGTERM (after the
-// calls in flight have been killed and reported).
+// Where PROGRAM finds, when a cell execs it, what the zygote library needs (zygote_cell.cpp):
+// the library itself, the socket of its calls, and the cell's setup (a memfd of JSON: the
+// template's policy, its seccomp program, the pool, and which cgroup counter sits at which
+// descriptor from kFirstCounterFd on).
+inline constexpr int kZygoteLibraryFd = cell_protocol::kZygoteLibraryFd;
+inline constexpr int kCellSocketFd = 4;
+inline constexpr int kCellSetupFd = 5;
+inline constexpr int kFirstCounterFd = 6;
+inline constexpr int kCallChannelFd = cell_protocol::kCallChannelFd;
+// The library's file name, beside cmcp-jail.
+inline constexpr const char *kZygoteLibraryName = "libcmcp-zygote.so";
+
+// template_monitor.cpp. Never returns: exits when the template ends, on SIGTERM, or when the
+// daemon closes its connection or standard input.
 [[noreturn]] void runTemplateMonitor(const Policy &policy, const std::string &policyText,
                                      const SeccompProgram &seccomp, const TemplateOptions &options,
                                      char **argv);
 
-// template_client.cpp. Exits with the call's status when the template ran it; returns when it
-// did not, before any of the call's code ran.
-void runViaTemplate(const std::string &socketPath, const Policy &policy,
-                    const std::string &policyText, char **argv, int passFd);
+// template_process.cpp, in the template process after the monitor cloned it and wrote its id
+// maps: becomes the template and clones cells for the monitor on `controlFd` until the monitor
+// goes. `program` is PROGRAM and its arguments, which each cell execs.
+[[noreturn]] void runTemplateProcess(const Policy &policy, Launch launch, char **program,
+                                     int controlFd, int failureFd);
 
-// template_zygote.cpp, in the template process after the monitor cloned it and wrote its id
-// maps: becomes the template and serves calls from `controlFd` until the monitor goes.
-[[noreturn]] void runTemplateProcess(const Policy &policy, const SeccompProgram &seccomp,
-                                     Launch launch, int controlFd, int failureFd);
-
-// The policy with what may differ between a template's calls taken out (uid, gid, the result
-// descriptor's number in the environment, the cgroup's name): two calls with the same text may
-// share a template. Empty when the text is not JSON.
-std::string comparablePolicy(const std::string &policyText);
-
-// What the helper and the template say to each other and to the client.
+// What the monitor and the template say on the template's control socket (SOCK_SEQPACKET).
 namespace template_protocol {
-// Client -> helper, first: this header, then policyBytes and argvBytes (NUL-terminated
-// arguments); the descriptors stdin, stdout, stderr and the --pass-fd (if any) ride on the
-// header.
-struct Request
+// Monitor -> template: make a cell. Riding on it: the cell's socket, its setup memfd and its
+// counters, in that order.
+struct MakeCell
 {
-    std::uint32_t policyBytes = 0;
-    std::uint32_t argvBytes = 0;
-    std::int32_t passFd = -1; // the number the call must have it at
+    char kind = 'n';
+    std::uint8_t reserved[3] = {};
+    std::uint32_t cell = 0;
+    std::uint32_t counters = 0; // descriptors after the setup
 };
-// Helper -> template: "a" (arm) with the call socket riding on it: fork a shepherd for a call
-// to come. Helper -> shepherd, once the call has come: this header, with the request's memfd
-// (policy, then argv), stdin, stdout, stderr and the pass descriptor riding on it; the shepherd
-// hands the same on to the call process.
-struct Fork
+// Template -> monitor: a cell ended (the template reaped it).
+struct CellEnded
 {
-    std::int32_t passFd = -1;
-    std::uint32_t policyBytes = 0;
-    std::uint32_t argvBytes = 0;
-    std::uint32_t uid = 0; // the call's, checked by the helper against the pool
-    std::uint32_t gid = 0;
+    char kind = 'd';
+    std::uint8_t reserved[3] = {};
+    std::uint32_t cell = 0;
 };
-// Shepherd -> helper on the call socket: 'c' with SCM_CREDENTIALS naming the call process
-// (the helper places it in the call's cgroup and answers 'p'), then, once the call ran,
-// 's' (started), 'f' + "<layer>\n<message>" (failed before exec; its status follows),
-// 'x' + int status (ended).
-// Helper -> client, one line each: "S <pid>", "R <code>\t<layer>\t<message>",
-// "E <exit|-> <signal|-> <wall_ms> <cpu_ms> <peak_kb|-> <oom 0|1> <killed 0|1>",
-// "U <reason>" (not taken: start cold). Client -> helper: 'k' (kill the call).
+// On the cell's own socket, before the daemon has it. Cell -> monitor: 'p' with SCM_CREDENTIALS
+// naming the cell (place me); monitor -> cell: 'g' (placed); cell -> monitor: 'r' (ready for
+// calls) or 'f' + "<layer>\n<message>" (it could not start).
 } // namespace template_protocol
 
 } // namespace cmcp::jail

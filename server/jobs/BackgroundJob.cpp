@@ -18,6 +18,7 @@ const char *const kOutputFields[] = {"stdout", "stderr",        "output",
 BackgroundJob::BackgroundJob(QString id, QString sessionId, Description description, JailJob *job,
                              std::unique_ptr<JobOutputLog> log, ResultMaker makeResult)
     : JobAdapter(job, std::move(makeResult)),
+      m_jailJob(job),
       m_id(std::move(id)),
       m_sessionId(std::move(sessionId)),
       m_description(std::move(description)),
@@ -68,12 +69,12 @@ bool BackgroundJob::writeInput(const QByteArray &bytes, bool closeAfter, QString
         *error = QStringLiteral("job %1 has ended; nothing reads its input").arg(m_id);
         return false;
     }
-    if (!bytes.isEmpty() && !job()->writeInput(bytes)) {
+    if (!bytes.isEmpty() && !m_jailJob->writeInput(bytes)) {
         *error = QStringLiteral("could not write to job %1's standard input").arg(m_id);
         return false;
     }
     if (closeAfter)
-        job()->closeInput();
+        m_jailJob->closeInput();
     return true;
 }
 

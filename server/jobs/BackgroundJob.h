@@ -4,6 +4,7 @@
 #include "sandbox/JobResult.h"
 #include "mcp/ToolResult.h"
 #include "jobs/JobAdapter.h"
+#include "sandbox/JailJob.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -65,6 +66,7 @@ private:
     void onFinished(const JobResult &result) override;
     QString state() const;
 
+    JailJob *const m_jailJob; // job(), with the standard input an interactive job is fed
     const QString m_id;
     QString m_sessionId;
     const Description m_description;

@@ -1,8 +1,11 @@
 #include "jobs/CallTemplate.h"
 
+#include "sandbox/AbandonedCgroups.h"
+#include "sandbox/ForkedJob.h"
 #include "sandbox/JailJob.h"
+#include "sandbox/TemplateCell.h"
+#include "sandbox/TemplateConnection.h"
 
-#include <QFile>
 #include <QFileInfo>
 
 #include <spdlog/spdlog.h>
@@ -13,38 +16,51 @@ namespace {
 
 // Between two starts of a template that ended: calls start cold meanwhile.
 constexpr qint64 kRestartPauseMs = 5000;
+// After a cell could not be made, none is asked for during this.
+constexpr qint64 kCellRetryPauseMs = 1000;
 
 } // namespace
 
 CallTemplate::CallTemplate(SandboxSupervisor &supervisor, JobRequest request, QString socketPath,
-                           QObject *parent)
+                           int spareCells, QObject *parent)
     : QObject(parent),
       m_supervisor(supervisor),
       m_request(std::move(request)),
-      m_socketPath(std::move(socketPath))
+      m_socketPath(std::move(socketPath)),
+      m_spareCells(qMax(1, spareCells))
 {
-    // Standard input stays open: closing it retires the template.
+    // Every call's result channel is at the same descriptor: the cells' environment names it.
+    if (m_request.resultChannel)
+        m_request.policy.setEnv(QLatin1String(JailJob::kResultChannelVariable),
+                                QString::number(cell_protocol::kCallChannelFd));
+    // Standard input stays open: closing it ends the template.
     m_request.awaitInput = true;
     m_request.standardInput.clear();
     m_request.timeoutMs = 0;
     m_request.resultChannel = false;
     m_request.serveTemplate = m_socketPath;
+    m_idleTimer.setInterval(kIdleCellMs / 3);
+    connect(&m_idleTimer, &QTimer::timeout, this, &CallTemplate::closeIdleCells);
+    m_idleTimer.start();
     start();
 }
 
 CallTemplate::~CallTemplate()
 {
-    if (!m_job)
+    // The cells first: each closed socket ends its cell, then the monitor's connection.
+    qDeleteAll(m_idle);
+    qDeleteAll(m_busy);
+    delete m_connection;
+    if (!m_monitor)
         return;
-    // Retired: it takes no new call and ends when the calls in flight have; the job object
-    // lives until then (and kills the template if the daemon ends first).
-    m_job->disconnect(this);
-    m_job->setParent(nullptr);
-    connect(m_job, &JailJob::finished, m_job, &QObject::deleteLater);
-    if (m_job->isRunning())
-        m_job->provideInput({}, 0);
-    else
-        m_job->deleteLater();
+    m_monitor->disconnect(this);
+    if (m_monitor->isRunning())
+        m_monitor->provideInput({}, 0); // standard input closes: the template ends
+    // The job object lives until the monitor has ended (and kills it if the daemon ends first).
+    m_monitor->setParent(nullptr);
+    connect(m_monitor, &JailJob::finished, m_monitor, &QObject::deleteLater);
+    if (!m_monitor->isRunning())
+        m_monitor->deleteLater();
 }
 
 void CallTemplate::start()
@@ -56,64 +72,223 @@ void CallTemplate::start()
         m_endedAt = QDateTime::currentDateTimeUtc();
         return;
     }
-    m_job = job;
+    m_monitor = job;
     ++m_starts;
-    m_startedAt = QDateTime::currentDateTimeUtc();
-    connect(job, &JailJob::finished, this, &CallTemplate::onEnded);
+    m_cellsMadeSinceStart = 0;
+    connect(job, &JailJob::jailStarted, this, &CallTemplate::connectToMonitor);
+    connect(job, &JailJob::finished, this, &CallTemplate::onMonitorEnded);
     job->start();
 }
 
-void CallTemplate::onEnded(const JobResult &result)
+// The monitor listens once its template is ready, and reports its start after.
+void CallTemplate::connectToMonitor()
+{
+    auto *connection = new TemplateConnection(this);
+    QString error;
+    if (!connection->connectTo(m_socketPath, &error)) {
+        delete connection;
+        spdlog::warn("sandbox: the {} template: {}; calls start cold",
+                     m_request.program.toStdString(), error.toStdString());
+        return;
+    }
+    m_connection = connection;
+    connect(connection, &TemplateConnection::cellCgroups, this,
+            [this](quint32 id, const QStringList &dirs) { m_cellCgroups.insert(id, dirs); });
+    connect(connection, &TemplateConnection::cellReady, this, &CallTemplate::onCellReady);
+    connect(connection, &TemplateConnection::cellFailed, this, &CallTemplate::onCellFailed);
+    connect(connection, &TemplateConnection::cellGone, this, &CallTemplate::onCellGone);
+    requestCells();
+}
+
+void CallTemplate::onMonitorEnded(const JobResult &result)
 {
     m_lastEnd = result.endReason();
     m_endedAt = QDateTime::currentDateTimeUtc();
-    m_job->deleteLater();
-    m_job = nullptr;
+    m_monitor->deleteLater();
+    m_monitor = nullptr;
+    delete m_connection;
+    m_connection = nullptr;
+    m_requested = 0;
+    // Every cell died with the template; a busy one's call learns so from its own socket.
+    qDeleteAll(m_idle);
+    m_idle.clear();
+    m_idleSince.clear();
+    // A monitor killed from outside could not remove its cells' cgroups.
+    QStringList abandoned;
+    for (const QStringList &dirs : std::as_const(m_cellCgroups))
+        abandoned += dirs;
+    m_cellCgroups.clear();
+    removeAbandonedCgroups(abandoned);
+    if (m_retired) {
+        endIfRetiredAndIdle();
+        return;
+    }
     spdlog::warn("sandbox: the {} template ended ({}); calls start cold until it is replaced",
                  m_request.program.toStdString(), m_lastEnd.toStdString());
-    Q_EMIT ended();
 }
 
 void CallTemplate::restartIfDue()
 {
-    if (!m_job
+    if (!m_monitor && !m_retired
         && (!m_endedAt.isValid()
             || m_endedAt.msecsTo(QDateTime::currentDateTimeUtc()) >= kRestartPauseMs))
         start();
 }
 
-void CallTemplate::countCall()
+// Enough cells asked for that `m_spareCells` wait idle once they are made.
+void CallTemplate::requestCells()
 {
-    ++m_calls;
-    restartIfDue();
+    if (!m_connection || m_retired
+        || (m_cellFailedAt.isValid() && m_cellFailedAt.elapsed() < kCellRetryPauseMs))
+        return;
+    while (m_idle.size() + m_requested < m_spareCells) {
+        m_connection->requestCell();
+        ++m_requested;
+    }
 }
 
-QString CallTemplate::socketForCall()
+void CallTemplate::onCellReady(TemplateCell *cell)
 {
-    if (!m_job) {
-        restartIfDue();
-        return {};
+    m_requested = qMax(0, m_requested - 1);
+    ++m_cellsMade;
+    ++m_cellsMadeSinceStart;
+    cell->setParent(this);
+    if (m_retired) {
+        delete cell;
+        return;
     }
-    // Until the template listens, the call's job finds no socket and starts cold.
-    if (!QFile::exists(m_socketPath))
-        return {};
-    ++m_calls;
-    return m_socketPath;
+    connect(cell, &TemplateCell::callEnded, this, [this, cell] { onCallEnded(cell); });
+    connect(cell, &TemplateCell::gone, this, [this, cell] { dropCell(cell); });
+    m_idle.append(cell);
+    m_idleSince[cell].start();
+}
+
+void CallTemplate::onCellFailed(const QString &why)
+{
+    m_requested = qMax(0, m_requested - 1);
+    ++m_cellsFailed;
+    m_lastCellFailure = why;
+    m_cellFailedAt.start();
+    spdlog::warn("sandbox: the {} template could not make a cell: {}",
+                 m_request.program.toStdString(), why.toStdString());
+    QTimer::singleShot(kCellRetryPauseMs, this, &CallTemplate::requestCells);
+}
+
+void CallTemplate::onCellGone(quint32 id)
+{
+    m_cellCgroups.remove(id);
+}
+
+TemplateCell *CallTemplate::takeCell()
+{
+    if (m_retired)
+        return nullptr;
+    restartIfDue();
+    TemplateCell *cell = nullptr;
+    while (!m_idle.isEmpty() && !cell) {
+        TemplateCell *candidate = m_idle.takeLast(); // the warmest
+        m_idleSince.remove(candidate);
+        if (candidate->isGone())
+            candidate->deleteLater();
+        else
+            cell = candidate;
+    }
+    if (cell) {
+        m_busy.insert(cell);
+        ++m_calls;
+    }
+    requestCells();
+    return cell;
+}
+
+void CallTemplate::giveBack(TemplateCell *cell)
+{
+    --m_calls;
+    onCallEnded(cell);
+}
+
+void CallTemplate::adopt(ForkedJob *job)
+{
+    connect(job, &ForkedJob::cellUnresponsive, this, [this](quint32 id) {
+        if (m_connection)
+            m_connection->killCell(id);
+    });
+}
+
+void CallTemplate::onCallEnded(TemplateCell *cell)
+{
+    if (!m_busy.remove(cell))
+        return;
+    if (m_retired || cell->isGone()) {
+        cell->deleteLater();
+        endIfRetiredAndIdle();
+        return;
+    }
+    m_idle.append(cell);
+    m_idleSince[cell].start();
+}
+
+void CallTemplate::dropCell(TemplateCell *cell)
+{
+    m_busy.remove(cell);
+    m_idle.removeOne(cell);
+    m_idleSince.remove(cell);
+    cell->deleteLater();
+    endIfRetiredAndIdle();
+    requestCells();
+}
+
+// The cells beyond the spare ones that no call used for kIdleCellMs: a burst of calls made
+// them, and each holds a process, a cgroup and a network namespace.
+void CallTemplate::closeIdleCells()
+{
+    while (m_idle.size() > m_spareCells) {
+        TemplateCell *oldest = m_idle.first();
+        if (m_idleSince.value(oldest).elapsed() < kIdleCellMs)
+            return;
+        m_idle.removeFirst();
+        m_idleSince.remove(oldest);
+        delete oldest;
+    }
+}
+
+void CallTemplate::retire()
+{
+    m_retired = true;
+    qDeleteAll(m_idle);
+    m_idle.clear();
+    m_idleSince.clear();
+    endIfRetiredAndIdle();
+}
+
+void CallTemplate::endIfRetiredAndIdle()
+{
+    if (m_retired && m_busy.isEmpty())
+        deleteLater();
 }
 
 QJsonObject CallTemplate::status() const
 {
     QJsonObject status{
+            // Running once calls can fork from it: a cell of this start was made.
             {QStringLiteral("state"),
-             m_job ? (QFile::exists(m_socketPath) ? QStringLiteral("running")
-                                                  : QStringLiteral("starting"))
-                   : QStringLiteral("stopped")},
+             m_monitor ? (m_connection && m_cellsMadeSinceStart > 0 ? QStringLiteral("running")
+                                                                    : QStringLiteral("starting"))
+                       : QStringLiteral("stopped")},
             {QStringLiteral("calls"), m_calls},
             {QStringLiteral("starts"), m_starts},
             {QStringLiteral("socket"), QFileInfo(m_socketPath).fileName()},
+            {QStringLiteral("cells"),
+             QJsonObject{{QStringLiteral("idle"), int(m_idle.size())},
+                         {QStringLiteral("busy"), int(m_busy.size())},
+                         {QStringLiteral("starting"), m_requested},
+                         {QStringLiteral("made"), m_cellsMade},
+                         {QStringLiteral("failed"), m_cellsFailed}}},
     };
     if (!m_lastEnd.isEmpty())
         status.insert(QStringLiteral("last_end"), m_lastEnd);
+    if (!m_lastCellFailure.isEmpty())
+        status.insert(QStringLiteral("last_cell_failure"), m_lastCellFailure);
     return status;
 }
 

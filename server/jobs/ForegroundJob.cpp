@@ -5,8 +5,7 @@
 
 namespace cmcp {
 
-void ForegroundJob::start(const std::shared_ptr<ToolCall> &call, JailJob *job,
-                          ResultMaker makeResult)
+void ForegroundJob::start(const std::shared_ptr<ToolCall> &call, Job *job, ResultMaker makeResult)
 {
     new ForegroundJob(call, job, std::move(makeResult));
     job->start();
@@ -24,7 +23,7 @@ void ForegroundJob::adopt(const std::shared_ptr<ToolCall> &call, JailJob *job,
         job->cancel();
 }
 
-ForegroundJob::ForegroundJob(const std::shared_ptr<ToolCall> &call, JailJob *job,
+ForegroundJob::ForegroundJob(const std::shared_ptr<ToolCall> &call, Job *job,
                              ResultMaker makeResult)
     : JobAdapter(job, std::move(makeResult)),
       m_call(call)
@@ -39,7 +38,7 @@ ForegroundJob::ForegroundJob(const std::shared_ptr<ToolCall> &call, JailJob *job
     m_heartbeatTimer.start();
     m_clock.start();
     // The job dies with the call: the jail kills its whole tree and still reports.
-    connect(call.get(), &ToolCall::cancelled, job, &JailJob::cancel);
+    connect(call.get(), &ToolCall::cancelled, job, &Job::cancel);
 }
 
 void ForegroundJob::onOutput(JobStream, const QByteArray &bytes)

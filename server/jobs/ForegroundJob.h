@@ -12,6 +12,7 @@
 
 namespace cmcp {
 
+class JailJob;
 class ToolCall;
 
 // A call's own job, tied to the call that asked for it: the job's output goes to the client
@@ -26,7 +27,7 @@ class ForegroundJob : public JobAdapter
     Q_OBJECT
 public:
     // Starts the job; `job` must have been created with a null parent.
-    static void start(const std::shared_ptr<ToolCall> &call, JailJob *job, ResultMaker makeResult);
+    static void start(const std::shared_ptr<ToolCall> &call, Job *job, ResultMaker makeResult);
     // For a job started ahead of the call (WarmJobPool): hands it its input and time limit.
     static void adopt(const std::shared_ptr<ToolCall> &call, JailJob *job, ResultMaker makeResult,
                       const QByteArray &input, int timeoutMs);
@@ -37,7 +38,7 @@ public:
     static constexpr qsizetype kProgressMessageCap = 16 * 1024;
 
 private:
-    ForegroundJob(const std::shared_ptr<ToolCall> &call, JailJob *job, ResultMaker makeResult);
+    ForegroundJob(const std::shared_ptr<ToolCall> &call, Job *job, ResultMaker makeResult);
 
     void onOutput(JobStream stream, const QByteArray &bytes) override;
     void onFinished(const JobResult &result) override;

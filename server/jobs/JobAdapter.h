@@ -10,7 +10,7 @@
 
 namespace cmcp {
 
-class JailJob;
+class Job;
 enum class JobStream;
 
 // The one link between a call and its jail job, whichever way the job runs: it owns the job,
@@ -26,16 +26,16 @@ public:
 
 protected:
     // `job` must have no parent: it becomes this object's child.
-    JobAdapter(JailJob *job, ResultMaker makeResult);
+    JobAdapter(Job *job, ResultMaker makeResult);
 
-    JailJob *job() const { return m_job; }
+    Job *job() const { return m_job; }
     ToolResult makeResult(const JobResult &result) const { return m_makeResult(result); }
 
     virtual void onOutput(JobStream stream, const QByteArray &bytes) = 0;
     virtual void onFinished(const JobResult &result) = 0;
 
 private:
-    JailJob *m_job;
+    Job *m_job;
     ResultMaker m_makeResult;
 };
 

@@ -1,6 +1,8 @@
 #include "jobs/JobRunner.h"
 
 #include "jobs/ForegroundJob.h"
+#include "sandbox/ForkedJob.h"
+#include "sandbox/TemplateCell.h"
 #include "jobs/JobRegistry.h"
 #include "jobs/JobStarter.h"
 #include "mcp/McpServer.h"
@@ -52,8 +54,8 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
       m_workspaces(&SessionWorkspaces::of(server, settings)),
       m_server(server)
 {
-    // Templates map the whole uid pool into their user namespace, which only a root daemon may.
-    m_templatesWanted = settings.flag(u"JOB_CALL_TEMPLATES") && ::geteuid() == 0;
+    m_templatesWanted = settings.flag(u"JOB_CALL_TEMPLATES")
+            && m_supervisor.options().templatesUnavailable().isEmpty();
     m_templateDirectory = Workspace::sandboxRoot(settings) + QStringLiteral("/templates");
     server.health().describeLive(QStringLiteral("call_templates"),
                                  [this] { return templatesStatus(); });
@@ -108,42 +110,37 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
                                                                          : "per session");
 }
 
-void JobRunner::keepWarm(const QString &kind, const JobRequest &awaiting, int size,
-                         bool jobsCanStart)
+void JobRunner::keepWarm(const QString &kind, const JobRequest &awaiting,
+                         const JobRequest &forTemplate, int size, bool jobsCanStart)
 {
-    m_kept[kind] = {awaiting, size, jobsCanStart};
+    m_kept[kind] = {awaiting, forTemplate, size, jobsCanStart};
     startKept(kind);
 }
 
-// The template and the warm jobs of `kind`, new. With a template, the warm jobs are forks of
-// it (JobRequest::viaTemplate) waiting for their input: a call takes one as it would a job
-// started cold, and what replaces it is a fork, not a whole jail.
+// The template, or else the warm jobs, of `kind`, new.
 void JobRunner::startKept(const QString &kind)
 {
     const Kept &kept = m_kept.at(kind);
     const bool shared = m_workspaces->mode() == SessionWorkspaces::Mode::Shared;
+    m_warm.erase(kind);
     // A job whose network goes through the egress gate listens in a namespace of its own, which
-    // a template's forks could not have: such policies always start cold.
+    // a template's calls could not have: such policies always start cold.
     const auto &namespaces = kept.awaiting.policy.namespaces;
     const bool ownNetwork = namespaces && namespaces->egressPort;
-    if (m_templatesWanted && kept.jobsCanStart && shared && !ownNetwork)
-        keepTemplate(kind, kept.awaiting);
-    else
-        m_templates.erase(kind);
-    if (kept.size <= 0 || !kept.jobsCanStart || !shared) {
-        m_warm.erase(kind);
+    if (m_templatesWanted && kept.jobsCanStart && shared && !ownNetwork) {
+        keepTemplate(kind, kept.forTemplate, kept.size);
         return;
     }
-    JobRequest warm = kept.awaiting;
-    if (const auto found = m_templates.find(kind); found != m_templates.end())
-        warm.viaTemplate = found->second->socketPath();
-    m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, warm, kept.size);
+    retireTemplate(kind);
+    if (kept.size > 0 && kept.jobsCanStart && shared)
+        m_warm[kind] = std::make_unique<WarmJobPool>(m_supervisor, kept.awaiting, kept.size);
 }
 
 // A new template for `kind`; the one before (another policy, another workspace) is retired.
-// Each has a socket of its own name, so a call never reaches a retired one.
-void JobRunner::keepTemplate(const QString &kind, const JobRequest &awaiting)
+// Each has a socket of its own name, so that nothing reaches a retired one.
+void JobRunner::keepTemplate(const QString &kind, const JobRequest &forTemplate, int spareCells)
 {
+    retireTemplate(kind);
     const QString socket =
             QStringLiteral("%1/%2-%3.sock").arg(m_templateDirectory, kind).arg(++m_templatesMade);
     const QByteArray directory = QFile::encodeName(m_templateDirectory);
@@ -152,17 +149,18 @@ void JobRunner::keepTemplate(const QString &kind, const JobRequest &awaiting)
         spdlog::warn("sandbox: no {} template: its socket {} is too long or its directory cannot "
                      "be made root-only; calls start cold",
                      kind.toStdString(), socket.toStdString());
-        m_templates.erase(kind);
         return;
     }
-    auto made = std::make_unique<CallTemplate>(m_supervisor, awaiting, socket);
-    // Its waiting jobs went with it: new ones, cold until the template is back.
-    connect(made.get(), &CallTemplate::ended, this, [this, kind] {
-        if (const auto warm = m_warm.find(kind); warm != m_warm.end())
-            warm->second = std::make_unique<WarmJobPool>(m_supervisor, warm->second->request(),
-                                                         warm->second->size());
-    });
-    m_templates[kind] = std::move(made);
+    m_templates[kind] = new CallTemplate(m_supervisor, forTemplate, socket, spareCells, this);
+}
+
+void JobRunner::retireTemplate(const QString &kind)
+{
+    const auto found = m_templates.find(kind);
+    if (found == m_templates.end())
+        return;
+    found->second->retire();
+    m_templates.erase(found);
 }
 
 QJsonObject JobRunner::templatesStatus() const
@@ -216,7 +214,7 @@ QString JobRunner::foregroundRefusal(const ToolCall &call) const
 }
 
 // Counts the job against its session and principal until it is deleted (once it has finished).
-void JobRunner::countForeground(const ToolCall &call, JailJob *job)
+void JobRunner::countForeground(const ToolCall &call, Job *job)
 {
     const QString session = call.sessionId();
     const QString principal = call.principal().name();
@@ -245,17 +243,15 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    // A template and a pre-started job run in the shared workspace's root: calls elsewhere
-    // (a working_dir, another workspace) start their own. A pre-started job first (with a
-    // template it is a fork of it already), else a fork of the template, else a jail of the
-    // call's own.
+    // A template's cells and a pre-started job run in the shared workspace's root: calls
+    // elsewhere (a working_dir, another workspace) start their own. A fork of the template
+    // first, else a pre-started job, else a jail of the call's own.
     const bool inRoot = request.policy.cwd.isEmpty() && request.policy.workspace == sharedWorkspace;
-    const auto callTemplate = inRoot ? m_templates.find(kind) : m_templates.end();
+    if (inRoot && runForked(call, request, kind, makeResult))
+        return;
     const auto warm = inRoot ? m_warm.find(kind) : m_warm.end();
     if (warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {
-            if (callTemplate != m_templates.end())
-                callTemplate->second->countCall();
             countForeground(*call, job);
             job->setWorkspaceHold(std::move(request.workspaceHold));
             ForegroundJob::adopt(call, job, std::move(makeResult), request.standardInput,
@@ -263,8 +259,6 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
             return;
         }
     }
-    if (callTemplate != m_templates.end())
-        request.viaTemplate = callTemplate->second->socketForCall();
     JailJob *job = m_supervisor.createJob(request, nullptr, &error);
     if (!job) {
         call->finish(ToolResult::structuredFailure(error));
@@ -272,6 +266,29 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
     }
     countForeground(*call, job);
     ForegroundJob::start(call, job, std::move(makeResult));
+}
+
+bool JobRunner::runForked(const std::shared_ptr<ToolCall> &call, const JobRequest &request,
+                          const QString &kind, ResultMaker &makeResult)
+{
+    const auto found = m_templates.find(kind);
+    if (found == m_templates.end())
+        return false;
+    CallTemplate &callTemplate = *found->second;
+    TemplateCell *cell = callTemplate.takeCell();
+    if (!cell)
+        return false;
+    QString error;
+    ForkedJob *job = m_supervisor.createForkedJob(request, cell, nullptr, &error);
+    if (!job) {
+        callTemplate.giveBack(cell);
+        call->finish(ToolResult::structuredFailure(error));
+        return true;
+    }
+    callTemplate.adopt(job);
+    countForeground(*call, job);
+    ForegroundJob::start(call, job, std::move(makeResult));
+    return true;
 }
 
 void JobRunner::runInBackground(const std::shared_ptr<ToolCall> &call, JobRequest request,

@@ -40,13 +40,14 @@ public:
     // Serves the jobs whose network goes through the egress gate (before keepWarm).
     void setEgress(std::shared_ptr<JobEgress> egress) { m_supervisor.setEgress(std::move(egress)); }
 
-    // Keeps `size` jobs like `awaiting` started for calls of `kind`, replacing those kept for it
-    // before (their jails were built from an older policy). None when `size` is 0, when no job
-    // can start (`jobsCanStart`: the identity layer is there) or in per-session workspaces,
-    // which a job started ahead cannot know. With JOB_CALL_TEMPLATES a template of `awaiting` is
-    // kept too (CallTemplate), retiring the one kept before, and the jobs kept waiting are forks
-    // of it.
-    void keepWarm(const QString &kind, const JobRequest &awaiting, int size, bool jobsCanStart);
+    // Keeps calls of `kind` ready, replacing what was kept for it before (built from an older
+    // policy): with JOB_CALL_TEMPLATES a template (CallTemplate) of `forTemplate`, whose cells
+    // fork calls, `size` of them kept idle (at least one), retiring the template kept before;
+    // without, `size` jobs like `awaiting` started and waiting for their input. Nothing when no
+    // job can start (`jobsCanStart`: the identity layer is there) or in per-session workspaces,
+    // which a job started ahead cannot know.
+    void keepWarm(const QString &kind, const JobRequest &awaiting, const JobRequest &forTemplate,
+                  int size, bool jobsCanStart);
 
     // A call's own job, finishing the call with its result; `kind` names the warm jobs it may
     // take.
@@ -67,7 +68,11 @@ private:
     bool placeInWorkspace(const ToolCall &call, JobRequest &request, QString *error);
     // Why the call may not start its own job now, naming the cap; empty when it may.
     QString foregroundRefusal(const ToolCall &call) const;
-    void countForeground(const ToolCall &call, JailJob *job);
+    void countForeground(const ToolCall &call, Job *job);
+    // A call's job forked from the template of `kind`, started; false when none has a cell
+    // idle (the call then starts its own jail).
+    bool runForked(const std::shared_ptr<ToolCall> &call, const JobRequest &request,
+                   const QString &kind, ResultMaker &makeResult);
 
     // The caps on calls' own jobs running at once: each holds a uid of the pool, so without
     // them one client's burst of calls would leave no uid for anyone else.
@@ -88,13 +93,16 @@ private:
     bool m_templatesWanted = false;
     QString m_templateDirectory;
     int m_templatesMade = 0;
-    std::map<QString, std::unique_ptr<CallTemplate>> m_templates;
-    void keepTemplate(const QString &kind, const JobRequest &awaiting);
+    // Children of this runner; one being replaced is retired (it ends once its calls have).
+    std::map<QString, CallTemplate *> m_templates;
+    void keepTemplate(const QString &kind, const JobRequest &forTemplate, int spareCells);
+    void retireTemplate(const QString &kind);
     // What keepWarm was asked to keep for each kind, to start again when the workspace is
     // replaced.
     struct Kept
     {
         JobRequest awaiting;
+        JobRequest forTemplate;
         int size = 0;
         bool jobsCanStart = false;
     };

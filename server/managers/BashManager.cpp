@@ -1,5 +1,7 @@
 #include "managers/BashManager.h"
 
+#include "jail/protocol/CellProtocol.h"
+
 #include "managers/CommandPrecheck.h"
 #include "common/Settings.h"
 
@@ -134,6 +136,17 @@ JobRequest BashManager::jobAwaitingInput() const
                      QStringLiteral("IFS= read -r -d '' CMCP_COMMAND; exec 0</dev/null; umask 002; "
                                     "eval \"unset CMCP_COMMAND; $CMCP_COMMAND\"")};
     job.policy = policy();
+    return job;
+}
+
+JobRequest BashManager::templateJob() const
+{
+    JobRequest job = jobAwaitingInput();
+    job.arguments.last() =
+            QStringLiteral("enable -f /proc/self/fd/%1 cmcp_zygote && cmcp_zygote && "
+                           "{ enable -n cmcp_zygote; umask 002; "
+                           "eval \"unset CMCP_COMMAND; $CMCP_COMMAND\"; }")
+                    .arg(cell_protocol::kZygoteLibraryFd);
     return job;
 }
 

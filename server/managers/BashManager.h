@@ -62,6 +62,10 @@ public:
     // The job prepare() makes for a command in the workspace's root, without its command: one
     // that can be started before the call arrives (WarmJobPool) and given standardInput() then.
     JobRequest jobAwaitingInput() const;
+    // The same job as a template's cells run it (server/jail/template.h): bash loads the
+    // zygote library as a builtin and forks each call from there, the command taken from the
+    // call's payload (standardInput()) instead of stdin.
+    JobRequest templateJob() const;
     static QByteArray standardInput(const QString &command);
     // A prepared job made interactive (a background job fed by job_write_stdin): the command
     // ends at a NUL byte on standard input, which then stays open as the command's own input.

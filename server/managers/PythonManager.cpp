@@ -113,6 +113,13 @@ JobRequest PythonManager::jobAwaitingInput() const
     return job;
 }
 
+JobRequest PythonManager::templateJob() const
+{
+    JobRequest job = jobAwaitingInput();
+    job.arguments.last() = pythonZygoteSource();
+    return job;
+}
+
 JobRequest PythonManager::interactiveJob(const PreparedJob &prepared, const QString &code) const
 {
     JobRequest job = *prepared.request;

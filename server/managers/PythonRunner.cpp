@@ -1,16 +1,21 @@
 #include "managers/PythonRunner.h"
 
+#include "jail/protocol/CellProtocol.h"
+
 namespace cmcp {
 
-QString pythonRunnerSource()
+namespace {
+
+// _cmcp_run(payload): the call's nonce and code, as "<nonce>\n<code>".
+QString runnerBody()
 {
     // Imports are few and late: every module imported here is start-up time of every call.
     return QStringLiteral(R"PY(import sys, os
-def _cmcp_run():
+def _cmcp_run(payload):
     channel = int(os.environ.pop("CMCP_RESULT_FD"))
     os.umask(0o002)
-    nonce = sys.stdin.buffer.readline().rstrip(b"\n")
-    code = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+    nonce, _, code = payload.partition(b"\n")
+    code = code.decode("utf-8", "surrogateescape")
     sys.stdin = open(os.devnull)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     raised, exit_status = False, None
@@ -55,8 +60,35 @@ def _cmcp_run():
     except OSError:
         pass
     return 1 if raised else (exit_status or 0)
-sys.exit(_cmcp_run())
 )PY");
+}
+
+} // namespace
+
+QString pythonRunnerSource()
+{
+    return runnerBody() + QStringLiteral("sys.exit(_cmcp_run(sys.stdin.buffer.read()))\n");
+}
+
+QString pythonZygoteSource()
+{
+    // The cell's interpreter, with the runner above defined (nothing of a call run), hands
+    // itself to the zygote library, which returns only in each call's process with its payload.
+    return runnerBody()
+            + QStringLiteral(R"PY(def _cmcp_serve():
+    import ctypes
+    serve = getattr(ctypes.PyDLL("/proc/self/fd/%1"), "%2")
+    serve.restype = ctypes.c_long
+    serve.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    payload = ctypes.c_void_p()
+    size = serve(ctypes.byref(payload))
+    if size < 0:
+        sys.exit(1)
+    return ctypes.string_at(payload, size)
+sys.exit(_cmcp_run(_cmcp_serve()))
+)PY")
+                      .arg(cell_protocol::kZygoteLibraryFd)
+                      .arg(QLatin1String(cell_protocol::kServeFunction));
 }
 
 } // namespace cmcp

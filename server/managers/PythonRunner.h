@@ -4,8 +4,8 @@
 
 namespace cmcp {
 
-// The Python source system_run_python starts with `python3 -I -S -u -c`. It reads one line (the
-// call's nonce) and then the user's code from stdin, runs the code in one namespace as
+// The Python source system_run_python starts with `python3 -I -S -u -c`. It reads the call's
+// nonce (one line) and then the user's code from stdin, runs the code in one namespace as
 // __main__, prints a traceback as Python would (without its own frame), and writes
 // "<nonce>\n<json>" on the descriptor named by CMCP_RESULT_FD, where json is
 //   {"ran": true, "raised": bool, "exit_status": int|null, "result": any, "repr": bool}
@@ -15,5 +15,9 @@ namespace cmcp {
 // The nonce keeps output, stray writes and leftovers from posing as a result; it does not
 // hide from the code itself, which runs in the same interpreter and decides _ anyway.
 QString pythonRunnerSource();
+// The same runner as a template's cell runs it (server/jail/template.h): the interpreter
+// starts, defines the runner, and forks each call from there, which takes its nonce and code
+// from the call's payload instead of stdin.
+QString pythonZygoteSource();
 
 } // namespace cmcp

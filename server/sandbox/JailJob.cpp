@@ -1,6 +1,5 @@
 #include "sandbox/JailJob.h"
 
-#include "posix/Btrfs.h"
 #include "posix/UniqueFd.h"
 
 #include "posix/DescriptorPassing.h"
@@ -9,6 +8,7 @@
 #include "posix/ReadAvailable.h"
 #include "posix/WriteAll.h"
 #include "sandbox/AbandonedCgroups.h"
+#include "sandbox/LimitRefusals.h"
 #include "sandbox/UidReaper.h"
 
 #include <QDir>
@@ -86,22 +86,10 @@ bool writePolicy(int fd, const QByteArray &policy, QString *error)
     return true;
 }
 
-CapturedStream capturedStream(const OutputCapture &capture)
-{
-    CapturedStream stream;
-    stream.head = capture.head();
-    stream.tail = capture.tail();
-    stream.totalBytes = capture.totalBytes();
-    stream.truncated = capture.truncated();
-    stream.spillPath = capture.spillPath();
-    stream.spillError = capture.spillError();
-    return stream;
-}
-
 } // namespace
 
 JailJob::JailJob(JobSpec spec, QObject *parent)
-    : QObject(parent),
+    : Job(parent),
       m_spec(std::move(spec)),
       m_id(QUuid::createUuid().toString(QUuid::WithoutBraces))
 {
@@ -270,8 +258,6 @@ void JailJob::launchJail(const JailEnds &ends)
         jailArguments << QStringLiteral("--pass-fd") << QString::number(channelWriteFd);
     if (egressFd >= 0)
         jailArguments << QStringLiteral("--egress-fd") << QString::number(egressFd);
-    if (!m_spec.viaTemplate.isEmpty())
-        jailArguments << QStringLiteral("--via-template") << m_spec.viaTemplate;
     if (!m_spec.serveTemplate.isEmpty())
         jailArguments << QStringLiteral("--serve-template") << m_spec.serveTemplate
                       << QStringLiteral("--template-uids")
@@ -382,6 +368,10 @@ void JailJob::readReport()
     });
     if (end != ReadEnd::WouldBlock && m_reportNotifier) // at the end it would fire forever
         m_reportNotifier->setEnabled(false);
+    if (!m_startReported && m_report.started()) {
+        m_startReported = true;
+        Q_EMIT jailStarted();
+    }
 }
 
 // Read as it arrives, so a job writing more than a pipe holds never blocks; beyond the cap the
@@ -555,31 +545,6 @@ void JailJob::reapLeftovers()
     }
 }
 
-namespace {
-
-// A job that failed in a workspace that is now (all but) full most likely failed for it: the
-// kernel told it "Disk quota exceeded", and the result says which limit that was. The usage
-// is what the last transaction committed, so the volume is synced first; only failed jobs in
-// workspaces with a quota pay for that. Its limit in bytes, or nullopt.
-std::optional<qint64> reachedWorkspaceQuota(const QString &workspace)
-{
-    const UniqueFd fd(
-            ::open(QFile::encodeName(workspace).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd.isValid() || !btrfs::isSubvolumeRoot(fd.get()))
-        return std::nullopt;
-    ::syncfs(fd.get());
-    const std::optional<btrfs::QgroupUsage> usage = btrfs::usage(fd.get());
-    if (!usage || usage->limitBytes == 0)
-        return std::nullopt;
-    // A write is refused whole when it does not fit: the last one may leave some room.
-    const uint64_t slack = qMax<uint64_t>(2u << 20, usage->limitBytes / 50);
-    if (usage->referencedBytes + slack < usage->limitBytes)
-        return std::nullopt;
-    return qint64(usage->limitBytes);
-}
-
-} // namespace
-
 JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
 {
     JobResult result;
@@ -587,8 +552,8 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
     result.cancelled = m_cancelled;
     result.insecure = m_spec.insecure;
     result.wallMs = m_clock.elapsed() - m_waitedMs;
-    result.standardOutput = capturedStream(*m_stdout);
-    result.standardError = capturedStream(*m_stderr);
+    result.standardOutput = m_stdout->captured();
+    result.standardError = m_stderr->captured();
     result.reportErrors = m_report.errors();
     result.error = m_reapError;
     result.channel = m_channel;
@@ -597,14 +562,9 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
         result.layers = started->layers;
     result.sandboxRefusals = m_refusals;
     result.sandboxRefusalsLeftOut = m_refusalsLeftOut;
+    // The timer's: a warm job's limit is given with its input, not in its spec.
     if (m_timedOut)
-        result.sandboxRefusals.append(
-                {QStringLiteral("time"),
-                 QStringLiteral("timeout"),
-                 {},
-                 // The timer's: a warm job's limit is given with its input, not in its spec.
-                 QStringLiteral("the sandbox ended the job at its time limit of %1 ms")
-                         .arg(m_timeoutTimer.interval())});
+        result.sandboxRefusals.append(timeLimitRefusal(m_timeoutTimer.interval()));
 
     if (const auto &refusal = m_report.refusal()) {
         result.refusal = JobRefusal{refusal->layer, refusal->code, refusal->message};
@@ -638,39 +598,7 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
                          {},
                          exit->seccompDeniedUnnamed});
         }
-        const auto &cgroup = m_spec.policy.cgroup;
-        if (exit->oomKilled)
-            result.sandboxRefusals.append(
-                    {QStringLiteral("memory"),
-                     QStringLiteral("memory_bytes"),
-                     {},
-                     QStringLiteral("the sandbox's memory limit%1 was reached: the kernel "
-                                    "killed a process of the job")
-                             .arg(cgroup && cgroup->memoryBytes
-                                          ? QStringLiteral(" (%1 MiB)")
-                                                    .arg(*cgroup->memoryBytes >> 20)
-                                          : QString())});
-        if (exit->pidsRefused > 0)
-            result.sandboxRefusals.append(
-                    {QStringLiteral("pids"),
-                     QStringLiteral("pids"),
-                     {},
-                     QStringLiteral("the sandbox's process limit%1 refused %2 new process(es) "
-                                    "(fork/clone failed with EAGAIN)")
-                             .arg(cgroup && cgroup->pids
-                                          ? QStringLiteral(" (%1 at once)").arg(*cgroup->pids)
-                                          : QString())
-                             .arg(exit->pidsRefused)});
-        if (result.exitCode.value_or(0) != 0 || result.signal)
-            result.workspaceQuotaBytes = reachedWorkspaceQuota(m_spec.policy.workspace);
-        if (result.workspaceQuotaBytes)
-            result.sandboxRefusals.append(
-                    {QStringLiteral("quota"),
-                     QStringLiteral("SANDBOX_WORKSPACE_QUOTA_MB"),
-                     {},
-                     QStringLiteral("the sandbox's workspace quota of %1 MiB was reached: writes "
-                                    "failed with EDQUOT/ENOSPC ('Disk quota exceeded')")
-                             .arg(*result.workspaceQuotaBytes >> 20)});
+        appendLimitRefusals(result, m_spec.policy, exit->pidsRefused);
     } else {
         // The jail itself was killed (SIGKILL after the grace) or did not report: its own exit
         // status is all there is; cpu and memory stay unknown.

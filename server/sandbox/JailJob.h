@@ -1,6 +1,7 @@
 #pragma once
 
 #include "sandbox/JailReport.h"
+#include "sandbox/Job.h"
 #include "sandbox/JobEgress.h"
 #include "sandbox/JobResult.h"
 #include "sandbox/OutputCapture.h"
@@ -38,15 +39,13 @@ struct JobSpec : JobRequest
     uid_t poolCount = 0;
 };
 
-enum class JobStream { StandardOutput, StandardError };
-
 // One job under cmcp-jail, run asynchronously: the policy goes to the jail on a pipe, its
 // report comes back on a second pipe, output is captured within a cap as it arrives. On
 // timeout or cancel() the jail gets SIGTERM (it kills the whole job and still reports), and
 // SIGKILL if it is still there after a short grace. When the jail is gone, every process left
 // with the job's uid is killed (UidReaper), then the uid lease and the workspace hold are
 // released and finished() is emitted, once.
-class JailJob : public QObject
+class JailJob : public Job
 {
     Q_OBJECT
 
@@ -58,15 +57,12 @@ public:
     // The uid the job runs as comes from this lease; it goes back to its pool when the job
     // has ended and its processes are gone.
     void setUidLease(UidLease lease);
-    // Kept until the job and every process of its uid have ended (released with the uid
-    // lease): whoever gave it (the session workspaces) does not remove the job's workspace
-    // before.
-    void setWorkspaceHold(std::shared_ptr<const void> hold);
+    // Released with the uid lease, once every process of the uid has ended.
+    void setWorkspaceHold(std::shared_ptr<const void> hold) override;
 
     // A unique name; also the stem of the spill files.
     QString id() const { return m_id; }
-    // Call once, after connecting to the signals.
-    void start();
+    void start() override;
     // For a job started with awaitInput: writes its whole standard input, closes it, and starts
     // the time limit (timeoutMs, 0: none) from now. The result's wall_ms then counts from here
     // too. No effect otherwise, or a second time.
@@ -76,11 +72,9 @@ public:
     bool writeInput(const QByteArray &bytes);
     // Closes an interactive job's standard input (the program reads end of file).
     void closeInput();
-    // Kills the running job (result: cancelled). No effect on a job not running.
-    void cancel();
-    bool isRunning() const { return m_running; }
-    // The workspace on the host the job runs in.
-    const QString &workspace() const { return m_spec.policy.workspace; }
+    void cancel() override;
+    bool isRunning() const override { return m_running; }
+    const QString &workspace() const override { return m_spec.policy.workspace; }
 
     // SIGTERM to SIGKILL.
     static constexpr int kKillGraceMs = 500;
@@ -90,10 +84,8 @@ public:
     static constexpr qsizetype kMaxListedRefusals = 32;
 
 Q_SIGNALS:
-    // Bytes as they arrive, before any cap (to stream them as progress).
-    void outputReceived(cmcp::JobStream stream, const QByteArray &bytes);
-    // Emitted once, after start(). Do not delete the job from a slot: use deleteLater().
-    void finished(const cmcp::JobResult &result);
+    // The jail reported the job started (for a template: it takes its daemon's connection).
+    void jailStarted();
 
 private:
     // The pipe ends cmcp-jail inherits, held by the daemon until the jail has started.
@@ -154,6 +146,7 @@ private:
     bool m_stopping = false;
     bool m_timedOut = false;
     bool m_cancelled = false;
+    bool m_startReported = false;
     QString m_reapError;
 };
 

@@ -108,4 +108,16 @@ void OutputCapture::finish()
     m_spillFile.reset();
 }
 
+CapturedStream OutputCapture::captured() const
+{
+    CapturedStream stream;
+    stream.head = head();
+    stream.tail = tail();
+    stream.totalBytes = totalBytes();
+    stream.truncated = truncated();
+    stream.spillPath = spillPath();
+    stream.spillError = spillError();
+    return stream;
+}
+
 } // namespace cmcp

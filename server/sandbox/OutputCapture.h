@@ -1,5 +1,7 @@
 #pragma once
 
+#include "sandbox/JobResult.h"
+
 #include <QByteArray>
 #include <QFile>
 #include <QString>
@@ -37,6 +39,8 @@ public:
     QString spillPath() const;
     // Why the spill file is incomplete or missing (it is then removed); empty otherwise.
     QString spillError() const { return m_spillError; }
+    // All of the above, as a result carries it.
+    CapturedStream captured() const;
 
 private:
     void startSpilling(const QByteArray &bytes);

@@ -3,6 +3,9 @@
 #include "common/HelperProgram.h"
 #include "common/Settings.h"
 
+#include <QDir>
+#include <QFileInfo>
+
 #include <unistd.h>
 
 namespace cmcp {
@@ -25,48 +28,91 @@ QString SandboxOptions::defaultJailProgram()
     return helperProgram(QStringLiteral("cmcp-jail"), QStringLiteral("jail"));
 }
 
+QString SandboxOptions::templatesUnavailable() const
+{
+    if (geteuid() != 0)
+        return QStringLiteral("needs a root daemon (a template maps the whole uid pool)");
+    if (uidBase <= 1000)
+        return QStringLiteral("needs SANDBOX_UID_BASE above 1000 (uid 1000 is the template's "
+                              "own in its user namespace)");
+    const QString library =
+            QFileInfo(jailProgram).dir().filePath(QStringLiteral("libcmcp-zygote.so"));
+    if (!QFileInfo(library).isReadable())
+        return QStringLiteral("the zygote library %1 is missing").arg(library);
+    return {};
+}
+
 SandboxSupervisor::SandboxSupervisor(SandboxOptions options)
     : m_options(std::move(options)),
       m_pool(UidPool::create(m_options.uidBase, m_options.uidCount, m_options.gid))
 {
 }
 
-JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent, QString *error)
+std::optional<UidLease> SandboxSupervisor::leaseUid(QString *error)
 {
     std::optional<UidLease> lease = m_pool->acquire();
-    if (!lease) {
+    if (!lease)
         *error = QStringLiteral("all %1 sandbox uids are in use by running jobs "
                                 "(SANDBOX_UID_COUNT); try again when one has finished")
                          .arg(m_options.uidCount);
-        return nullptr;
-    }
+    return lease;
+}
+
+JobSpec SandboxSupervisor::specFor(const JobRequest &request, const UidLease &lease) const
+{
     JobSpec spec;
     static_cast<JobRequest &>(spec) = request;
     spec.jailProgram = m_options.jailProgram;
     // A daemon that is not root can map only its own ids into a job's user namespace (see
     // SandboxProbe: identity); the lease then only bounds the jobs running at once.
     const bool root = geteuid() == 0;
-    spec.policy.uid = root ? lease->uid() : geteuid();
-    spec.policy.gid = root ? lease->gid() : getegid();
+    spec.policy.uid = root ? lease.uid() : geteuid();
+    spec.policy.gid = root ? lease.gid() : getegid();
     spec.outputCapBytes = m_options.outputCapBytes;
     spec.spillDirectory = m_options.spillDirectory;
     spec.insecure = m_options.insecure;
     spec.egress = m_options.egress;
     spec.poolFirst = m_options.uidBase;
     spec.poolCount = m_options.uidCount;
-    std::shared_ptr<const void> hold = std::move(spec.workspaceHold);
-    auto *job = new JailJob(std::move(spec), parent);
-    job->setUidLease(std::move(*lease));
-    job->setWorkspaceHold(std::move(hold));
+    spec.workspaceHold.reset(); // given to the job itself, to go with its uid lease
+    return spec;
+}
+
+void SandboxSupervisor::track(Job *job)
+{
     m_jobs->insert(job);
     QObject::connect(job, &QObject::destroyed, [jobs = m_jobs, job] { jobs->remove(job); });
+}
+
+JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent, QString *error)
+{
+    std::optional<UidLease> lease = leaseUid(error);
+    if (!lease)
+        return nullptr;
+    auto *job = new JailJob(specFor(request, *lease), parent);
+    job->setUidLease(std::move(*lease));
+    job->setWorkspaceHold(request.workspaceHold);
+    track(job);
+    return job;
+}
+
+ForkedJob *SandboxSupervisor::createForkedJob(const JobRequest &request, TemplateCell *cell,
+                                              QObject *parent, QString *error)
+{
+    std::optional<UidLease> lease = leaseUid(error);
+    if (!lease)
+        return nullptr;
+    auto *job = new ForkedJob(specFor(request, *lease), cell, parent);
+    job->setUidLease(std::move(*lease));
+    job->setWorkspaceHold(request.workspaceHold);
+    track(job);
     return job;
 }
 
 int SandboxSupervisor::cancelJobsIn(const QString &workspacePath)
 {
     int cancelled = 0;
-    for (JailJob *job : std::as_const(*m_jobs)) {
+    for (Job *job : std::as_const(*m_jobs)) {
         if (job->isRunning() && job->workspace() == workspacePath) {
             job->cancel();
             ++cancelled;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "sandbox/ForkedJob.h"
 #include "sandbox/JailJob.h"
 #include "sandbox/UidPool.h"
 #include "sandbox/JobEgress.h"
@@ -35,6 +36,11 @@ struct SandboxOptions
     static SandboxOptions fromSettings(const Settings &settings);
     // cmcp-jail beside the running program (installed), or in its build tree's jail/.
     static QString defaultJailProgram();
+    // Why calls cannot fork from templates here (server/jail/template.h), whatever the
+    // kernel's layers: a template maps the whole uid pool, which only root may, with uid 1000
+    // its own inside (so the pool must lie above it), and its cells load the zygote library
+    // beside cmcp-jail. Empty when they can.
+    QString templatesUnavailable() const;
 };
 
 // Hands out jobs, each with a host uid of its own from the pool for as long as it runs.
@@ -50,16 +56,24 @@ public:
     // A job ready to start (connect its signals, then start()), owned by `parent`. Refused,
     // with nullptr and a message a model can act on, when every uid is in use.
     JailJob *createJob(const JobRequest &request, QObject *parent, QString *error);
+    // A call's job forked from a template's `cell` (ForkedJob), with a uid of its own, refused
+    // in the same way.
+    ForkedJob *createForkedJob(const JobRequest &request, TemplateCell *cell, QObject *parent,
+                               QString *error);
     // Kills every running job placed in the workspace at `path` (it is being deleted); returns
     // how many.
     int cancelJobsIn(const QString &workspacePath);
 
 private:
+    std::optional<UidLease> leaseUid(QString *error);
+    JobSpec specFor(const JobRequest &request, const UidLease &lease) const;
+    void track(Job *job);
+
     SandboxOptions m_options;
     std::shared_ptr<UidPool> m_pool;
     // Every job made and not yet deleted; shared with each job's destruction, which may come
     // after this object's.
-    std::shared_ptr<QSet<JailJob *>> m_jobs = std::make_shared<QSet<JailJob *>>();
+    std::shared_ptr<QSet<Job *>> m_jobs = std::make_shared<QSet<Job *>>();
 };
 
 } // namespace cmcp

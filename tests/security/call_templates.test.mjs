@@ -1,7 +1,7 @@
-// Calls forked from a template (JOB_CALL_TEMPLATES, server/jail/template.h) attack the template
-// and each other: each call must have a host uid, a cgroup, a /tmp and a pid namespace of its
-// own, see nothing of the template or of a sibling call, and reach neither by signal, ptrace or
-// /proc/<pid>/mem. /health must show the calls served by the template, so that none of this
+// Calls forked from a template (JOB_CALL_TEMPLATES, server/jail/template.h) attack the template,
+// the cell they were forked from and each other: each call must have a host uid, a cgroup, a
+// /tmp and a view of processes of its own, see nothing of the template, its cell, a sibling
+// call or the call before it, and reach none of them by signal, ptrace or /proc/<pid>/mem. /health must show the calls served by the template, so that none of this
 // passes on cold starts. Jobs switch to host uids, so this needs root (CI runs as root);
 // without it the suite skips, saying so.
 import { describe, test, before, after } from 'node:test';
@@ -19,10 +19,9 @@ const needsRoot = process.getuid() === 0 ? {} : { skip: 'needs root: jobs switch
 const UID_BASE = 120800;
 const UID_COUNT = 32;
 
-// The processes of this daemon's templates, all with cmcp-jail --serve-template's command line:
-// the monitors (host root, children of the daemon), their helpers (host root), the templates
-// inside the jails (a pool uid, children of a monitor) and their shepherds and call processes
-// not yet given a call (the template's uid).
+// The processes of this daemon's templates with cmcp-jail --serve-template's command line: the
+// monitors (host root, children of the daemon) and the templates inside the jails (a pool uid,
+// children of a monitor). Their cells run bash or python3 (they exec it once).
 function templateProcesses() {
     const found = [];
     for (const pid of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
@@ -224,11 +223,11 @@ describe('calls forked from a template', needsRoot, () => {
         assert.ok(busy.cpu_ms > 0, `no CPU time accounted: ${JSON.stringify(busy)}`);
         const big = await python("b = bytearray(200 * 1024 * 1024)\nprint('allocated')");
         assert.ok(big.oom_killed || /MemoryError/.test(big.error ?? ''), JSON.stringify(big));
-        // No cgroup holds a process of the killed call any more.
+        // No cell's cgroup holds a process of the killed call any more.
         assert.ok(await eventually(() => {
             for (const root of ['/sys/fs/cgroup/cmcp', '/sys/fs/cgroup/unified/cmcp', '/sys/fs/cgroup/memory/cmcp']) {
                 try {
-                    for (const name of readdirSync(root).filter(name => /^call-/.test(name)))
+                    for (const name of readdirSync(root).filter(name => /^cell-/.test(name)))
                         if (processesInCgroup(join(root, name)).some(pid => uidOf(pid) === uid))
                             return false;
                 } catch { /* no such hierarchy */ }
@@ -251,6 +250,61 @@ describe('calls forked from a template', needsRoot, () => {
         const uid = Number(result.stdout.trim().split('\n')[0].trim().split(/\s+/)[1]);
         assert.ok(await eventually(() => processesOf(uid).length === 0, { timeoutMs: 3000 }),
                   `processes of uid ${uid} outlived the call`);
+    }));
+
+    test('a call finds nothing the call before it left in the same cell', () => withDiagnostics(daemon, async () => {
+        // The calls of one cell follow each other in its pid namespace: plant, then look, until
+        // the two ran in the same cell (the warmest idle cell takes the next call).
+        const plant = () => python([
+            'import ctypes, os, socket',
+            'print(os.readlink("/proc/self/ns/pid"))',
+            'print(open("/proc/self/uid_map").read().split()[1])',
+            'os.makedirs("/tmp/locked/deep")',
+            'open("/tmp/locked/deep/secret", "w").write("secret")',
+            'os.chmod("/tmp/locked/deep", 0)',
+            'os.chmod("/tmp/locked", 0)',
+            'os.symlink("/workspace", "/tmp/link-to-workspace")',
+            'os.mkfifo("/tmp/fifo")',
+            'open("/dev/shm/secret", "w").write("secret")',
+            'libc = ctypes.CDLL(None, use_errno=True)',
+            'print(libc.shmget(0x5eed, 4096, 0o1666) >= 0)', // IPC_CREAT | 0666
+            'if os.fork() == 0:',
+            '    os.setsid()',
+            '    if os.fork() == 0:',
+            '        s = socket.socket(socket.AF_UNIX)',
+            '        s.bind("\\0cmcp-left-behind")',
+            '        s.listen()',
+            '        import time',
+            '        time.sleep(60)',
+            '    os._exit(0)',
+        ].join('\n'));
+        const look = () => python([
+            'import os, socket',
+            'print(os.readlink("/proc/self/ns/pid"))',
+            'print(sorted(os.listdir("/tmp")), sorted(os.listdir("/dev/shm")))',
+            'print(len(open("/proc/sysvipc/shm").read().splitlines()) - 1)',
+            's = socket.socket(socket.AF_UNIX)',
+            'try:',
+            '    s.connect("\\0cmcp-left-behind"); print("connected")',
+            'except OSError:',
+            '    print("refused")',
+        ].join('\n'));
+        let before, after;
+        for (let attempt = 0; attempt < 5; ++attempt) {
+            before = await plant();
+            after = await look();
+            if (before.output.split('\n')[0] === after.output.split('\n')[0])
+                break;
+        }
+        const [cellBefore, uidBefore, shmMade] = before.output.split('\n');
+        assert.equal(shmMade, 'True', `the planting call made no SysV segment: ${JSON.stringify(before)}`);
+        const [cellAfter, scratch, segments, abstract] = after.output.split('\n');
+        assert.equal(cellAfter, cellBefore, `no two calls ran in the same cell: ${before.output} / ${after.output}`);
+        assert.equal(scratch, '[] []', `/tmp or /dev/shm kept what the call before left: ${after.output}`);
+        assert.equal(segments, '0', `a SysV segment of the call before is visible: ${after.output}`);
+        assert.equal(abstract, 'refused', after.output);
+        assert.ok(await eventually(() => processesOf(Number(uidBefore)).length === 0, { timeoutMs: 3000 }),
+                  `processes of the planting call (uid ${uidBefore}) outlived it`);
     }));
 
     test('a live change of the allowed commands retires the template, and its calls in flight finish', () => withDiagnostics(daemon, async () => {

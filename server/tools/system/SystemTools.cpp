@@ -283,8 +283,8 @@ LiveSettings::Install installer(const std::shared_ptr<SystemTools> &tools,
                 == next->jobAwaitingInput().policy;
         ((*tools).*snapshot).replace(next);
         if (!sameJail && tools->runner)
-            tools->runner->keepWarm(kind, next->jobAwaitingInput(), next->options().warmJobs,
-                                    tools->policy.hasLayer("identity"));
+            tools->runner->keepWarm(kind, next->jobAwaitingInput(), next->templateJob(),
+                                    next->options().warmJobs, tools->policy.hasLayer("identity"));
     };
 }
 
@@ -339,11 +339,11 @@ bool registerSystemTools(McpServer &server, const Settings &settings,
     // namespaces) no job can start: none is kept waiting either.
     const bool jobsCanStart = tools->policy.hasLayer("identity");
     const std::shared_ptr<const BashManager> bash = tools->bash.current();
-    tools->runner->keepWarm(kCommandKind, bash->jobAwaitingInput(), bash->options().warmJobs,
-                            jobsCanStart);
+    tools->runner->keepWarm(kCommandKind, bash->jobAwaitingInput(), bash->templateJob(),
+                            bash->options().warmJobs, jobsCanStart);
     const std::shared_ptr<const PythonManager> python = tools->python.current();
-    tools->runner->keepWarm(kPythonKind, python->jobAwaitingInput(), python->options().warmJobs,
-                            jobsCanStart);
+    tools->runner->keepWarm(kPythonKind, python->jobAwaitingInput(), python->templateJob(),
+                            python->options().warmJobs, jobsCanStart);
     if (live)
         registerLiveSystemSettings(*live, tools);
     ToolRegistry &registry = server.tools();

@@ -1,0 +1,138 @@
+// A call's process, forked from a cell (template.h): from the cell's uid, with the five
+// capabilities the cell keeps in the template's user namespace, to the call's own uid with none
+// anywhere, in the same order of layers as a cold job (main.cpp), but for the minimal root and
+// the pid namespace, which the cell built before it.
+#include "jail/exit_codes.h"
+#include "jail/zygote_call.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace cmcp::jail {
+
+namespace {
+
+bool writeProcFile(const char *path, const std::string &text, std::string &error)
+{
+    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    if (!ok)
+        error = errnoText(std::string("writing ") + path, errno);
+    if (fd >= 0)
+        ::close(fd);
+    return ok;
+}
+
+// 0: /dev/null, 1 and 2: the call's output, kCallChannelFd: its result channel; nothing else
+// of the cell's stays open (its socket, its counters, the library's descriptors).
+bool takeDescriptors(const CallDescriptors &fds, std::string &error)
+{
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) {
+        error = errnoText("/dev/null", errno);
+        return false;
+    }
+    // Every source out of the way of the numbers it goes to.
+    const int failure = ::fcntl(fds.failure, F_DUPFD_CLOEXEC, kCallFailureFd + 1);
+    const int channel =
+            fds.channel >= 0 ? ::fcntl(fds.channel, F_DUPFD_CLOEXEC, kCallFailureFd + 1) : -1;
+    if (failure < 0 || (fds.channel >= 0 && channel < 0) || ::dup2(null, 0) < 0
+        || ::dup2(fds.output, 1) < 0 || ::dup2(fds.error, 2) < 0
+        || ::dup3(failure, kCallFailureFd, O_CLOEXEC) < 0
+        || (channel >= 0 && ::dup2(channel, kCallChannelFd) < 0)) {
+        error = errnoText("dup2 of the call's descriptors", errno);
+        return false;
+    }
+    if (channel < 0)
+        ::close(kCallChannelFd);
+    if (::close_range(kCallFailureFd + 1, ~0u, 0) != 0) {
+        error = errnoText("close_range", errno);
+        return false;
+    }
+    return true;
+}
+
+// The call's pool uid in the template's user namespace (where the pool's gid is 1000), then a
+// user namespace of the call's own mapping 1000 to exactly that uid and gid, and an IPC
+// namespace of its own: no SysV object or message queue of an earlier call.
+bool enterOwnNamespaces(uid_t uid, std::string &error)
+{
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(kInsideId, kInsideId, kInsideId) != 0
+        || ::setresuid(uid, uid, uid) != 0) {
+        error = errnoText("switching to uid " + std::to_string(uid), errno);
+        return false;
+    }
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0) {
+        error = errnoText("unshare(CLONE_NEWUSER | CLONE_NEWIPC)", errno);
+        return false;
+    }
+    // The credential changes left the process not dumpable, which gives its /proc files to the
+    // host's root: its own maps could not be written.
+    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
+        error = errnoText("prctl(PR_SET_DUMPABLE)", errno);
+        return false;
+    }
+    const std::string inside = std::to_string(kInsideId);
+    return writeProcFile("/proc/self/setgroups", "deny", error)
+            && writeProcFile("/proc/self/uid_map", inside + " " + std::to_string(uid) + " 1\n",
+                             error)
+            && writeProcFile("/proc/self/gid_map", inside + " " + inside + " 1\n", error);
+}
+
+} // namespace
+
+bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, CallRefusal &refusal)
+{
+    const Policy &policy = setup.policy;
+    std::string error;
+    const auto fail = [&](const char *layer, int code) {
+        refusal = {layer, code, error};
+        return false;
+    };
+    if (!takeDescriptors(fds, error))
+        return fail("identity", kExitIdentity);
+    if (!enterOwnNamespaces(uid, error))
+        return fail("namespaces", kExitNamespaces);
+    // From here as a cold job: the identity switch keeps the new namespace's capabilities for
+    // the steps that need them, the seal drops them.
+    const Launch launch{};
+    if (!switchIdentity(policy, launch, error))
+        return fail("identity", kExitIdentity);
+    if (policy.wants(Layer::Rlimits) && !applyRlimits(policy, error))
+        return fail("rlimits", kExitRlimits);
+    if (!limitNestedUserNamespaces("/proc", 0, error))
+        return fail("namespaces", kExitNamespaces);
+    if (policy.wants(Layer::Apparmor) && !changeApparmorProfile(policy, error))
+        return fail("apparmor", kExitApparmor);
+    if (policy.wants(Layer::Landlock) && !applyLandlock(policy, launch, error))
+        return fail("landlock", kExitLandlock);
+    if (!sealIdentity(policy, error))
+        return fail("identity", kExitIdentity);
+    // The seal marks descriptors close-on-exec, but no exec follows: the result channel must
+    // stay usable, and nothing else is open.
+    if (fds.channel >= 0 && ::fcntl(kCallChannelFd, F_SETFD, 0) != 0) {
+        error = errnoText("the result channel", errno);
+        return fail("identity", kExitIdentity);
+    }
+    // What a cold job is after its exec: its /proc files its own, ptrace-able by its own uid.
+    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
+        error = errnoText("prctl(PR_SET_DUMPABLE)", errno);
+        return fail("identity", kExitIdentity);
+    }
+    if (policy.wants(Layer::Seccomp) && applySeccomp(setup.seccomp, error) < 0)
+        return fail("seccomp", kExitSeccomp);
+    if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0) {
+        error = "refusing to run the call as uid/gid 0";
+        return fail("identity", kExitIdentity);
+    }
+    ::close(kCallFailureFd);
+    return true;
+}
+
+} // namespace cmcp::jail

@@ -1,0 +1,55 @@
+// The zygote library's two halves (template.h): the cell, which serves calls one at a time
+// (zygote_cell.cpp), and each call's process, a fork of the cell made into the call
+// (zygote_call.cpp). Linked into libcmcp-zygote.so only.
+#pragma once
+
+#include "jail/cgroup_counters.h"
+#include "jail/layers.h"
+#include "jail/template.h"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace cmcp::jail {
+
+// What the monitor told the cell (kCellSetupFd).
+struct CellSetup
+{
+    Policy policy;
+    SeccompProgram seccomp;
+    uid_t poolFirst = 0;
+    uid_t poolCount = 0;
+    uid_t templateUid = 0;
+    std::vector<CounterFile> counters;
+};
+
+// A call's descriptors as the cell received them, and the pipe its refusal goes back on.
+struct CallDescriptors
+{
+    int output = -1;
+    int error = -1;
+    int channel = -1; // -1: none
+    int failure = -1;
+};
+// Where becomeCall leaves the failure pipe when it fails (it closes it when it succeeds).
+inline constexpr int kCallFailureFd = kCallChannelFd + 1;
+
+// Why a call could not be made, before any of its code ran.
+struct CallRefusal
+{
+    std::string layer;
+    int code = 0;
+    std::string message;
+};
+
+// In the call's process, just forked from the cell: makes it the call (template.h: its
+// descriptors at 0..3 and nothing else open (but the failure pipe, until it succeeded), its uid,
+// its user and IPC namespaces, rlimits, AppArmor, Landlock, no capability, no_new_privs, seccomp).
+// On success the process may run the call's code; on failure the process must end without running
+// any.
+bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds,
+                CallRefusal &refusal);
+
+} // namespace cmcp::jail

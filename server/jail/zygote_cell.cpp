@@ -1,0 +1,384 @@
+// The cell's side of the zygote library (template.h): loaded by the cell's program (bash as a
+// loadable builtin, zygote_bash.c; python3 through ctypes), it answers the daemon's calls one
+// at a time and returns to the program only in each call's process, made into the call, with
+// the call's payload.
+#include "jail/exit_codes.h"
+#include "jail/protocol/CellProtocol.h"
+#include "jail/template.h"
+#include "jail/zygote_call.h"
+#include "posix/DescriptorPassing.h"
+
+#include <nlohmann/json.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace cmcp::jail {
+
+namespace {
+
+namespace cells = cell_protocol;
+
+// Directories a call may write that the cell empties before the next (the workspace is the
+// calls' own, on purpose).
+constexpr const char *kScratchDirectories[] = {"/tmp", "/dev/shm"};
+
+bool readSetup(int fd, CellSetup &setup, std::string &error)
+{
+    std::string text;
+    char buffer[65536];
+    ssize_t n;
+    while ((n = ::pread(fd, buffer, sizeof buffer, off_t(text.size()))) > 0)
+        text.append(buffer, std::size_t(n));
+    const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.contains("policy")) {
+        error = "the cell's setup is not JSON";
+        return false;
+    }
+    try {
+        if (!parsePolicy(doc.at("policy").dump(), setup.policy, error))
+            return false;
+        for (const auto &insn : doc.at("seccomp"))
+            setup.seccomp.code.push_back(
+                    {insn.at(0).get<std::uint16_t>(), insn.at(1).get<std::uint8_t>(),
+                     insn.at(2).get<std::uint8_t>(), insn.at(3).get<std::uint32_t>()});
+        setup.poolFirst = doc.at("pool_first").get<uid_t>();
+        setup.poolCount = doc.at("pool_count").get<uid_t>();
+        setup.templateUid = doc.at("template_uid").get<uid_t>();
+        int counterFd = kFirstCounterFd;
+        for (const auto &name : doc.at("counters")) {
+            // Above the numbers a call's descriptors take, close-on-exec.
+            const int fd = ::fcntl(counterFd, F_DUPFD_CLOEXEC, 64);
+            ::close(counterFd++);
+            if (fd < 0) {
+                error = errnoText("a cgroup counter", errno);
+                return false;
+            }
+            setup.counters.push_back({name.get<std::string>(), fd});
+        }
+    } catch (const nlohmann::json::exception &e) {
+        error = std::string("the cell's setup: ") + e.what();
+        return false;
+    }
+    return true;
+}
+
+// Removes everything below the open directory `dirFd`, by descriptors: nothing of a call runs
+// any more, but the names it left may be links, which are removed, never followed.
+bool emptyDirectory(int dirFd)
+{
+    const int listFd = ::dup(dirFd);
+    DIR *dir = listFd >= 0 ? ::fdopendir(listFd) : nullptr;
+    if (!dir) {
+        if (listFd >= 0)
+            ::close(listFd);
+        return false;
+    }
+    std::vector<std::string> names;
+    while (const dirent *entry = ::readdir(dir)) {
+        if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0)
+            names.emplace_back(entry->d_name);
+    }
+    ::closedir(dir);
+    bool emptied = true;
+    for (const std::string &name : names) {
+        if (::unlinkat(dirFd, name.c_str(), 0) == 0 || errno == ENOENT)
+            continue;
+        const int sub =
+                ::openat(dirFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) {
+            emptied = false;
+            continue;
+        }
+        // Writable again whatever mode the call left, so its entries can go.
+        ::fchmod(sub, 0700);
+        const bool below = emptyDirectory(sub);
+        ::close(sub);
+        if (!below || ::unlinkat(dirFd, name.c_str(), AT_REMOVEDIR) != 0)
+            emptied = false;
+    }
+    return emptied;
+}
+
+bool emptyScratch()
+{
+    bool emptied = true;
+    for (const char *path : kScratchDirectories) {
+        const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || !emptyDirectory(fd))
+            emptied = false;
+        if (fd >= 0)
+            ::close(fd);
+    }
+    return emptied;
+}
+
+struct Cell
+{
+    CellSetup setup;
+    int socket = -1;
+    int childSignals = -1;
+    sigset_t programMask; // the program's own, restored in each call
+};
+
+// A call's request, checked; the payload NUL-terminated (the program takes it as a string).
+struct Request
+{
+    cells::CallRequest header;
+    std::vector<int> fds;
+    std::string payload;
+};
+
+enum class Received { Call, Nothing, Closed };
+
+Received receiveCall(const Cell &cell, Request &request)
+{
+    std::string message(sizeof request.header + cells::kInlinePayloadMax, '\0');
+    request.fds.clear();
+    const ssize_t n = receiveWithFds(cell.socket, message.data(), message.size(), request.fds, 4);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EMSGSIZE))
+        return Received::Closed;
+    if (n < ssize_t(sizeof request.header) || message[0] != cells::CallRequest::kCall) {
+        closeAll(request.fds); // a stray kill between calls, or garbage
+        return Received::Nothing;
+    }
+    std::memcpy(&request.header, message.data(), sizeof request.header);
+    const cells::CallRequest &h = request.header;
+    const bool channel = h.flags & cells::kHasChannel;
+    const bool inMemfd = h.flags & cells::kPayloadInMemfd;
+    const uid_t uid = h.uid;
+    const bool inPool = uid >= cell.setup.poolFirst
+            && uid - cell.setup.poolFirst < cell.setup.poolCount && uid != cell.setup.templateUid;
+    const std::size_t inlineBytes = std::size_t(n) - sizeof h;
+    if (!inPool || request.fds.size() != 2u + channel + inMemfd
+        || h.payloadBytes > cells::kPayloadMax || (!inMemfd && inlineBytes != h.payloadBytes)) {
+        closeAll(request.fds);
+        return Received::Nothing;
+    }
+    if (inMemfd) {
+        request.payload.assign(h.payloadBytes, '\0');
+        const int memfd = request.fds.back();
+        request.fds.pop_back();
+        const bool read = ::pread(memfd, request.payload.data(), h.payloadBytes, 0)
+                == ssize_t(h.payloadBytes);
+        ::close(memfd);
+        if (!read) {
+            closeAll(request.fds);
+            return Received::Nothing;
+        }
+    } else {
+        request.payload.assign(message.data() + sizeof h, inlineBytes);
+    }
+    return Received::Call;
+}
+
+// Kills every process of the cell's pid namespace but the cell (its init) and reaps them all.
+// SIGKILL cannot be caught, and a process about to be killed cannot complete a fork, so the
+// rounds end; the pids limit bounds how many there are.
+void killAndReap()
+{
+    for (;;) {
+        ::kill(-1, SIGKILL);
+        int status;
+        const pid_t done = ::waitpid(-1, &status, 0);
+        if (done < 0 && errno == ECHILD)
+            return;
+    }
+}
+
+std::string drainPipe(int fd)
+{
+    std::string text;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0 && text.size() < 65536)
+        text.append(buffer, std::size_t(n));
+    return text;
+}
+
+void send(const Cell &cell, const void *data, std::size_t size)
+{
+    (void)!::send(cell.socket, data, size, MSG_NOSIGNAL);
+}
+
+// The cell's side of one call: forks it, waits for it (or kills it when the daemon asks),
+// leaves nothing of it behind and answers. Returns in the call's process only, with true.
+// False in the cell when it cannot take another call.
+bool runCall(Cell &cell, Request &request, bool &inCall)
+{
+    const std::vector<CounterFile> &counters = cell.setup.counters;
+    const bool peakReset = resetPeakMemory(counters);
+    const CounterReading before = readCounters(counters);
+    int failure[2];
+    if (::pipe2(failure, O_CLOEXEC) != 0)
+        return false;
+    const bool channel = request.header.flags & cell_protocol::kHasChannel;
+    const CallDescriptors fds{request.fds[0], request.fds[1], channel ? request.fds[2] : -1,
+                              failure[1]};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        CallRefusal refusal;
+        if (becomeCall(cell.setup, request.header.uid, fds, refusal)) {
+            inCall = true;
+            ::sigprocmask(SIG_SETMASK, &cell.programMask, nullptr);
+            return true;
+        }
+        std::fprintf(stderr, "cmcp-jail: %s: %s\n", refusal.layer.c_str(), refusal.message.c_str());
+        const std::string text = refusal.layer + "\n" + refusal.message;
+        if (::write(kCallFailureFd, text.data(), text.size()) < 0)
+            (void)!::write(failure[1], text.data(), text.size());
+        ::_exit(refusal.code);
+    }
+    closeAll(request.fds);
+    ::close(failure[1]);
+    cells::CallEnd end;
+    bool ended = pid < 0; // no fork: nothing ran, the call ends as killed
+    if (pid < 0)
+        end.status = SIGKILL;
+    bool daemonGone = false;
+    while (!ended) {
+        pollfd ready[2] = {{cell.childSignals, POLLIN, 0}, {cell.socket, POLLIN, 0}};
+        if (::poll(ready, daemonGone ? 1 : 2, -1) < 0)
+            continue;
+        if (ready[1].revents) {
+            char kill = 0;
+            const ssize_t n = ::recv(cell.socket, &kill, 1, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                daemonGone = true;
+            if (daemonGone || (n == 1 && kill == cells::kKillCall)) {
+                end.killed = 1;
+                ::kill(-1, SIGKILL);
+            }
+        }
+        if (ready[0].revents) {
+            signalfd_siginfo info;
+            while (::read(cell.childSignals, &info, sizeof info) > 0) { }
+            // Orphans of the call are the cell's to reap as they end; its first process ends it.
+            int status = 0;
+            pid_t done;
+            while ((done = ::waitpid(-1, &status, WNOHANG)) > 0) {
+                if (done == pid) {
+                    end.status = status;
+                    ended = true;
+                }
+            }
+        }
+    }
+    // A call that ends takes every process it left running with it, as a cold job does when
+    // its pid namespace's init ends.
+    killAndReap();
+    const std::string failed = drainPipe(failure[0]);
+    ::close(failure[0]);
+    const CounterReading after = readCounters(counters);
+    if (after.cpuNanoseconds && before.cpuNanoseconds)
+        end.cpuNanoseconds = *after.cpuNanoseconds - *before.cpuNanoseconds;
+    if (peakReset && after.peakMemoryBytes) {
+        end.hasPeakMemory = 1;
+        end.peakMemoryBytes = *after.peakMemoryBytes;
+    }
+    end.oomKilled = after.oomKills > before.oomKills;
+    end.pidsRefused = after.pidsRefused - before.pidsRefused;
+    if (!failed.empty()) {
+        cells::CallFailure refused;
+        refused.code = WIFEXITED(end.status) ? WEXITSTATUS(end.status) : kExitIdentity;
+        std::string message(reinterpret_cast<const char *>(&refused), sizeof refused);
+        message += failed;
+        send(cell, message.data(), message.size());
+    }
+    send(cell, &end, sizeof end);
+    // A /tmp that cannot be emptied must not reach the next call: the cell ends instead (the
+    // daemon is told, and makes another).
+    return !daemonGone && emptyScratch();
+}
+
+// Serves calls until the daemon closes the socket (then exits), and returns only in a call's
+// process, with its payload.
+long serveCells(char **payload)
+{
+    static bool entered = false;
+    if (entered) {
+        std::fprintf(stderr, "cmcp_cell_serve: not a template's cell\n");
+        return -1;
+    }
+    entered = true;
+    struct stat st;
+    if (::fstat(kCellSocketFd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        std::fprintf(stderr, "cmcp_cell_serve: not a template's cell (no socket at %d)\n",
+                     kCellSocketFd);
+        return -1;
+    }
+    static Cell cell;
+    ::close(kZygoteLibraryFd); // mapped by now
+    cell.socket = ::fcntl(kCellSocketFd, F_DUPFD_CLOEXEC, 64);
+    ::close(kCellSocketFd);
+    std::string error;
+    const bool setUp = readSetup(kCellSetupFd, cell.setup, error);
+    ::close(kCellSetupFd);
+    const auto fails = [&](const std::string &why) {
+        const std::string text = "fidentity\n" + why;
+        (void)!::send(cell.socket, text.data(), text.size(), MSG_NOSIGNAL);
+        std::fprintf(stderr, "cmcp-jail: identity: %s\n", why.c_str());
+        ::_exit(kExitIdentity);
+    };
+    if (cell.socket < 0 || !setUp)
+        fails(cell.socket < 0 ? errnoText("the cell's socket", errno) : error);
+    // Not dumpable: nothing of a call's uid (or any other) may trace the cell or read its
+    // memory; and it dies with the template.
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0
+        || ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        fails(errnoText("prctl", errno));
+    sigset_t childSignal;
+    ::sigemptyset(&childSignal);
+    ::sigaddset(&childSignal, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &childSignal, &cell.programMask);
+    // Above the numbers a call's descriptors take, like every descriptor of the cell's.
+    const int signals = ::signalfd(-1, &childSignal, SFD_CLOEXEC | SFD_NONBLOCK);
+    cell.childSignals = signals >= 0 ? ::fcntl(signals, F_DUPFD_CLOEXEC, 64) : -1;
+    if (signals >= 0)
+        ::close(signals);
+    if (cell.childSignals < 0)
+        fails(errnoText("signalfd", errno));
+    if (::send(cell.socket, "r", 1, MSG_NOSIGNAL) != 1)
+        ::_exit(0); // the monitor gave up on this cell
+    static Request request;
+    for (;;) {
+        const Received received = receiveCall(cell, request);
+        if (received == Received::Closed)
+            ::_exit(0);
+        if (received == Received::Nothing)
+            continue;
+        bool inCall = false;
+        const bool goOn = runCall(cell, request, inCall);
+        if (inCall) {
+            *payload = request.payload.data();
+            return long(request.payload.size());
+        }
+        if (!goOn)
+            ::_exit(0);
+    }
+}
+
+} // namespace
+
+} // namespace cmcp::jail
+
+// The entry point for programs that load the library by hand (python3's ctypes). Returns the
+// payload's size with *payload pointing at it (NUL-terminated), in a call's process only;
+// -1 when this process is not a cell.
+extern "C" __attribute__((visibility("default"))) long cmcp_cell_serve(char **payload)
+{
+    return cmcp::jail::serveCells(payload);
+}

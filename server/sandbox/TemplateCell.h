@@ -1,0 +1,52 @@
+#pragma once
+
+#include "jail/protocol/CellProtocol.h"
+#include "posix/UniqueFd.h"
+
+#include <QObject>
+#include <QString>
+
+#include <sys/types.h>
+
+class QSocketNotifier;
+
+namespace cmcp {
+
+// One cell of a template (server/jail/template.h): a process in the template's jail that
+// forks each call it is given from an interpreter already running, one call at a time. The
+// daemon holds the cell's socket; closing it (deleting this object) ends the cell.
+class TemplateCell : public QObject
+{
+    Q_OBJECT
+public:
+    TemplateCell(quint32 id, UniqueFd socket, QObject *parent = nullptr);
+    ~TemplateCell() override;
+
+    quint32 id() const { return m_id; }
+    bool isGone() const { return !m_socket.isValid(); }
+
+    // Hands the cell a call: its uid, its payload, its descriptors (the call's standard output
+    // and error, its result channel or -1). False, with `error`, when the cell cannot take it.
+    bool startCall(uid_t uid, const QByteArray &payload, int output, int error, int channel,
+                   QString *why);
+    // Asks the cell to kill the call that runs.
+    void killCall();
+
+Q_SIGNALS:
+    // The call failed closed before any of its code ran; callEnded follows.
+    void callRefused(int code, const QString &layer, const QString &message);
+    // The call and every process it started are gone; the cell takes the next.
+    void callEnded(const cmcp::cell_protocol::CallEnd &end);
+    // The cell is gone (its template ended, or it was killed).
+    void gone();
+
+private:
+    void readMessages();
+    void close();
+
+    const quint32 m_id;
+    UniqueFd m_socket;
+    QSocketNotifier *m_notifier = nullptr;
+};
+
+} // namespace cmcp
