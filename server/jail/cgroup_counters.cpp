@@ -44,13 +44,14 @@ std::optional<std::uint64_t> keyedNumber(std::string_view text, std::string_view
     return std::nullopt;
 }
 
-bool readAt(int fd, std::string &text)
+// Into `buffer`, nothing allocated: a cell reads these around every call, in pages that the
+// call's fork made copy-on-write.
+bool readAt(int fd, char (&buffer)[1024], std::string_view &text)
 {
-    char buffer[1024];
-    const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+    const ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
     if (n < 0)
         return false;
-    text.assign(buffer, std::size_t(n));
+    text = std::string_view(buffer, std::size_t(n));
     return true;
 }
 
@@ -73,9 +74,10 @@ std::vector<CounterFile> openCounters(const JobCgroup &cgroup)
 CounterReading readCounters(const std::vector<CounterFile> &counters)
 {
     CounterReading reading;
-    std::string text;
+    char buffer[1024];
+    std::string_view text;
     for (const CounterFile &counter : counters) {
-        if (!readAt(counter.fd, text))
+        if (!readAt(counter.fd, buffer, text))
             continue;
         const std::string_view name = counter.name;
         if (name == "cpuacct.usage" && !reading.cpuNanoseconds) {

@@ -20,19 +20,43 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <string_view>
 
 namespace cmcp::jail {
 
 namespace {
 
+// A small /proc file, whole, into `buffer`: a template's call runs this in a fork of its cell,
+// where every page written is a fault, and a heap allocation of this size would first
+// consolidate the interpreter's free chunks (touching their pages); iostreams would build a
+// locale.
+using ProcText = char[8192];
+bool readProcFile(const char *path, ProcText &buffer, std::string_view &text)
+{
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    std::size_t size = 0;
+    ssize_t n;
+    while (size < sizeof buffer - 1 && (n = ::read(fd, buffer + size, sizeof buffer - 1 - size)) > 0)
+        size += std::size_t(n);
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    buffer[size] = '\0';
+    text = std::string_view(buffer, size);
+    return size > 0;
+}
+
 int lastCap()
 {
-    std::ifstream f("/proc/sys/kernel/cap_last_cap");
-    int n = -1;
-    if (f >> n && n > 0 && n < 64)
+    ProcText buffer;
+    std::string_view text;
+    const int n = readProcFile("/proc/sys/kernel/cap_last_cap", buffer, text) ? std::atoi(buffer)
+                                                                            : -1;
+    if (n > 0 && n < 64)
         return n;
     return 63; // unknown: try them all, EINVAL past the end is tolerated below
 }
@@ -50,31 +74,22 @@ bool zeroCapSets(std::string &error)
     return true;
 }
 
-// Reads "Name:\tvalue" fields of /proc/self/status.
-bool statusFields(std::string &text, std::string &error)
+// The value of the "Name:\tvalue" field `name` of /proc/self/status text; empty when missing.
+std::string_view field(std::string_view status, std::string_view name)
 {
-    std::ifstream f("/proc/self/status");
-    if (!f) {
-        error = errnoText("reading /proc/self/status", errno);
-        return false;
+    std::size_t at = 0;
+    while ((at = status.find(name, at)) != std::string_view::npos) {
+        const bool lineStart = at == 0 || status[at - 1] == '\n';
+        at += name.size();
+        if (lineStart && at < status.size() && status[at] == ':')
+            break;
     }
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    text = ss.str();
-    return true;
-}
-
-std::string field(const std::string &status, const std::string &name)
-{
-    std::string key = "\n" + name + ":";
-    std::size_t at = status.find(key);
-    if (at == std::string::npos)
+    if (at == std::string_view::npos)
         return {};
-    at += key.size();
-    std::size_t end = status.find('\n', at);
-    std::string v = status.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    std::size_t b = v.find_first_not_of(" \t");
-    return b == std::string::npos ? std::string() : v.substr(b);
+    std::string_view value = status.substr(at + 1);
+    value = value.substr(0, value.find('\n'));
+    const std::size_t begin = value.find_first_not_of(" \t");
+    return begin == std::string_view::npos ? std::string_view() : value.substr(begin);
 }
 
 // The ids the job has as it sees them: kInsideId inside its user namespace (mapped to the
@@ -91,9 +106,9 @@ gid_t jobGid(const Policy &policy)
 // "deny" in /proc/self/setgroups: this user namespace was made by an unprivileged jail.
 bool setgroupsDenied()
 {
-    std::ifstream f("/proc/self/setgroups");
-    std::string state;
-    return f >> state && state == "deny";
+    ProcText buffer;
+    std::string_view state;
+    return readProcFile("/proc/self/setgroups", buffer, state) && state.substr(0, 4) == "deny";
 }
 
 // Whether every supplementary group (if any) is `gid`.
@@ -132,14 +147,17 @@ bool verify(const Policy &policy, std::string &error)
         error = "verify: supplementary groups other than the job's gid remain";
         return false;
     }
-    std::string status;
-    if (!statusFields(status, error))
+    ProcText buffer;
+    std::string_view status;
+    if (!readProcFile("/proc/self/status", buffer, status)) {
+        error = errnoText("reading /proc/self/status", errno);
         return false;
+    }
     for (const char *cap : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}) {
-        std::string v = field(status, cap);
-        if (v.empty() || v.find_first_not_of('0') != std::string::npos) {
-            error = std::string("verify: ") + cap + " is " + (v.empty() ? "missing" : v)
-                    + ", not zero";
+        const std::string_view v = field(status, cap);
+        if (v.empty() || v.find_first_not_of('0') != std::string_view::npos) {
+            error = std::string("verify: ") + cap + " is "
+                    + (v.empty() ? std::string("missing") : std::string(v)) + ", not zero";
             return false;
         }
     }

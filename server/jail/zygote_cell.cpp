@@ -18,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,40 +78,47 @@ bool readSetup(int fd, CellSetup &setup, std::string &error)
 }
 
 // Removes everything below the open directory `dirFd`, by descriptors: nothing of a call runs
-// any more, but the names it left may be links, which are removed, never followed.
+// any more, but the names it left may be links, which are removed, never followed. The common
+// case, an empty directory, is one read; nothing is allocated (every page the cell writes after
+// a fork is a page fault).
 bool emptyDirectory(int dirFd)
 {
-    const int listFd = ::dup(dirFd);
-    DIR *dir = listFd >= 0 ? ::fdopendir(listFd) : nullptr;
-    if (!dir) {
-        if (listFd >= 0)
-            ::close(listFd);
-        return false;
-    }
-    std::vector<std::string> names;
-    while (const dirent *entry = ::readdir(dir)) {
-        if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0)
-            names.emplace_back(entry->d_name);
-    }
-    ::closedir(dir);
-    bool emptied = true;
-    for (const std::string &name : names) {
-        if (::unlinkat(dirFd, name.c_str(), 0) == 0 || errno == ENOENT)
-            continue;
-        const int sub =
-                ::openat(dirFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0) {
-            emptied = false;
-            continue;
+    alignas(8) char buffer[4096];
+    for (int round = 0; round < 1000; ++round) {
+        if (::lseek(dirFd, 0, SEEK_SET) != 0)
+            return false;
+        const ssize_t n = ::getdents64(dirFd, buffer, sizeof buffer);
+        if (n < 0)
+            return false;
+        bool any = false;
+        bool progress = false;
+        for (ssize_t at = 0; at < n;) {
+            const auto *entry = reinterpret_cast<const dirent64 *>(buffer + at);
+            at += entry->d_reclen;
+            const char *name = entry->d_name;
+            if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0)
+                continue;
+            any = true;
+            if (::unlinkat(dirFd, name, 0) == 0 || errno == ENOENT) {
+                progress = true;
+                continue;
+            }
+            const int sub = ::openat(dirFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0)
+                continue;
+            // Writable again whatever mode the call left, so that its entries can go.
+            ::fchmod(sub, 0700);
+            const bool below = emptyDirectory(sub);
+            ::close(sub);
+            if (below && ::unlinkat(dirFd, name, AT_REMOVEDIR) == 0)
+                progress = true;
         }
-        // Writable again whatever mode the call left, so its entries can go.
-        ::fchmod(sub, 0700);
-        const bool below = emptyDirectory(sub);
-        ::close(sub);
-        if (!below || ::unlinkat(dirFd, name.c_str(), AT_REMOVEDIR) != 0)
-            emptied = false;
+        if (!any)
+            return true;
+        if (!progress)
+            return false;
     }
-    return emptied;
+    return false;
 }
 
 bool emptyScratch()
@@ -134,55 +142,96 @@ struct Cell
     sigset_t programMask; // the program's own, restored in each call
 };
 
-// A call's request, checked; the payload NUL-terminated (the program takes it as a string).
+// A call's request as received, on the cell's stack: the cell copies nothing of it; the call's
+// process takes the payload for itself.
 struct Request
 {
     cells::CallRequest header;
-    std::vector<int> fds;
-    std::string payload;
+    int fds[4] = {-1, -1, -1, -1}; // output, error, channel (kHasChannel), memfd (kPayloadInMemfd)
+    int fdCount = 0;
+    std::size_t inlineBytes = 0;
+    char message[sizeof(cells::CallRequest) + cells::kInlinePayloadMax];
+
+    void closeFds()
+    {
+        for (int i = 0; i < fdCount; ++i)
+            ::close(fds[i]);
+        fdCount = 0;
+    }
 };
 
 enum class Received { Call, Nothing, Closed };
 
 Received receiveCall(const Cell &cell, Request &request)
 {
-    std::string message(sizeof request.header + cells::kInlinePayloadMax, '\0');
-    request.fds.clear();
-    const ssize_t n = receiveWithFds(cell.socket, message.data(), message.size(), request.fds, 4);
-    if (n == 0 || (n < 0 && errno != EINTR && errno != EMSGSIZE))
+    iovec iov{request.message, sizeof request.message};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof request.fds)];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = ::recvmsg(cell.socket, &msg, MSG_CMSG_CLOEXEC);
+    if (n == 0 || (n < 0 && errno != EINTR))
         return Received::Closed;
-    if (n < ssize_t(sizeof request.header) || message[0] != cells::CallRequest::kCall) {
-        closeAll(request.fds); // a stray kill between calls, or garbage
+    request.fdCount = 0;
+    for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        const int count = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < count && request.fdCount < 4; ++i)
+            std::memcpy(&request.fds[request.fdCount++], CMSG_DATA(c) + i * sizeof(int),
+                        sizeof(int));
+    }
+    if (n < ssize_t(sizeof request.header) || (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
+        || request.message[0] != cells::CallRequest::kCall) {
+        request.closeFds(); // a stray kill between calls, or garbage
         return Received::Nothing;
     }
-    std::memcpy(&request.header, message.data(), sizeof request.header);
+    std::memcpy(&request.header, request.message, sizeof request.header);
     const cells::CallRequest &h = request.header;
     const bool channel = h.flags & cells::kHasChannel;
     const bool inMemfd = h.flags & cells::kPayloadInMemfd;
     const uid_t uid = h.uid;
     const bool inPool = uid >= cell.setup.poolFirst
             && uid - cell.setup.poolFirst < cell.setup.poolCount && uid != cell.setup.templateUid;
-    const std::size_t inlineBytes = std::size_t(n) - sizeof h;
-    if (!inPool || request.fds.size() != 2u + channel + inMemfd
-        || h.payloadBytes > cells::kPayloadMax || (!inMemfd && inlineBytes != h.payloadBytes)) {
-        closeAll(request.fds);
+    request.inlineBytes = std::size_t(n) - sizeof h;
+    if (!inPool || request.fdCount != 2 + channel + inMemfd || h.payloadBytes > cells::kPayloadMax
+        || (inMemfd ? request.inlineBytes != 0 : request.inlineBytes != h.payloadBytes)) {
+        request.closeFds();
         return Received::Nothing;
     }
-    if (inMemfd) {
-        request.payload.assign(h.payloadBytes, '\0');
-        const int memfd = request.fds.back();
-        request.fds.pop_back();
-        const bool read = ::pread(memfd, request.payload.data(), h.payloadBytes, 0)
-                == ssize_t(h.payloadBytes);
-        ::close(memfd);
-        if (!read) {
-            closeAll(request.fds);
-            return Received::Nothing;
-        }
-    } else {
-        request.payload.assign(message.data() + sizeof h, inlineBytes);
-    }
     return Received::Call;
+}
+
+// In the call's process: the payload, NUL-terminated, on its own heap (never freed: it is the
+// program's to read until the call ends).
+char *takePayload(const Request &request)
+{
+    const cells::CallRequest &h = request.header;
+    char *payload = static_cast<char *>(std::malloc(std::size_t(h.payloadBytes) + 1));
+    if (!payload)
+        return nullptr;
+    if (h.flags & cells::kPayloadInMemfd) {
+        const int memfd = request.fds[request.fdCount - 1];
+        const bool read = ::pread(memfd, payload, h.payloadBytes, 0) == ssize_t(h.payloadBytes);
+        ::close(memfd);
+        if (!read)
+            return nullptr;
+    } else {
+        std::memcpy(payload, request.message + sizeof h, h.payloadBytes);
+    }
+    payload[h.payloadBytes] = '\0';
+    return payload;
+}
+
+// The call's process ends with _exit once its program exits: the program's stdio is flushed,
+// and nothing else of an exit (the destructors and fini functions of every loaded object) runs
+// in the fork, where each page they would touch costs a fault and nothing needs them.
+void exitWithoutCleanup(int status, void *)
+{
+    std::fflush(nullptr);
+    ::_exit(status);
 }
 
 // Kills every process of the cell's pid namespace but the cell (its init) and reaps them all.
@@ -215,9 +264,9 @@ void send(const Cell &cell, const void *data, std::size_t size)
 }
 
 // The cell's side of one call: forks it, waits for it (or kills it when the daemon asks),
-// leaves nothing of it behind and answers. Returns in the call's process only, with true.
-// False in the cell when it cannot take another call.
-bool runCall(Cell &cell, Request &request, bool &inCall)
+// leaves nothing of it behind and answers. Returns in the call's process with `payloadSize`
+// set (and true); in the cell false when it cannot take another call.
+bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
 {
     const std::vector<CounterFile> &counters = cell.setup.counters;
     const bool peakReset = resetPeakMemory(counters);
@@ -231,8 +280,13 @@ bool runCall(Cell &cell, Request &request, bool &inCall)
     const pid_t pid = ::fork();
     if (pid == 0) {
         CallRefusal refusal;
-        if (becomeCall(cell.setup, request.header.uid, fds, refusal)) {
-            inCall = true;
+        // The payload first: becomeCall closes every descriptor but the call's own.
+        *payload = takePayload(request);
+        if (!*payload)
+            refusal = {"identity", kExitIdentity, errnoText("the call's payload", errno)};
+        else if (becomeCall(cell.setup, request.header.uid, fds, refusal)) {
+            payloadSize = long(request.header.payloadBytes);
+            ::on_exit(exitWithoutCleanup, nullptr);
             ::sigprocmask(SIG_SETMASK, &cell.programMask, nullptr);
             return true;
         }
@@ -242,7 +296,7 @@ bool runCall(Cell &cell, Request &request, bool &inCall)
             (void)!::write(failure[1], text.data(), text.size());
         ::_exit(refusal.code);
     }
-    closeAll(request.fds);
+    request.closeFds();
     ::close(failure[1]);
     cells::CallEnd end;
     bool ended = pid < 0; // no fork: nothing ran, the call ends as killed
@@ -320,7 +374,8 @@ long serveCells(char **payload)
                      kCellSocketFd);
         return -1;
     }
-    static Cell cell;
+    // Never destroyed: nothing of the cell runs at a call's exit.
+    static Cell &cell = *new Cell;
     ::close(kZygoteLibraryFd); // mapped by now
     cell.socket = ::fcntl(kCellSocketFd, F_DUPFD_CLOEXEC, 64);
     ::close(kCellSocketFd);
@@ -353,19 +408,17 @@ long serveCells(char **payload)
         fails(errnoText("signalfd", errno));
     if (::send(cell.socket, "r", 1, MSG_NOSIGNAL) != 1)
         ::_exit(0); // the monitor gave up on this cell
-    static Request request;
     for (;;) {
+        Request request;
         const Received received = receiveCall(cell, request);
         if (received == Received::Closed)
             ::_exit(0);
         if (received == Received::Nothing)
             continue;
-        bool inCall = false;
-        const bool goOn = runCall(cell, request, inCall);
-        if (inCall) {
-            *payload = request.payload.data();
-            return long(request.payload.size());
-        }
+        long payloadSize = -1;
+        const bool goOn = runCall(cell, request, payload, payloadSize);
+        if (payloadSize >= 0)
+            return payloadSize; // in the call's process
         if (!goOn)
             ::_exit(0);
     }

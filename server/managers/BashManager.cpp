@@ -142,10 +142,10 @@ JobRequest BashManager::jobAwaitingInput() const
 JobRequest BashManager::templateJob() const
 {
     JobRequest job = jobAwaitingInput();
+    // The umask is the cell's, so every call has it; the builtin evaluates each command as
+    // the wrapper's eval does.
     job.arguments.last() =
-            QStringLiteral("enable -f /proc/self/fd/%1 cmcp_zygote && cmcp_zygote && "
-                           "{ enable -n cmcp_zygote; umask 002; "
-                           "eval \"unset CMCP_COMMAND; $CMCP_COMMAND\"; }")
+            QStringLiteral("umask 002; enable -f /proc/self/fd/%1 cmcp_zygote && cmcp_zygote")
                     .arg(cell_protocol::kZygoteLibraryFd);
     return job;
 }

@@ -64,7 +64,8 @@ public:
     JobRequest jobAwaitingInput() const;
     // The same job as a template's cells run it (server/jail/template.h): bash loads the
     // zygote library as a builtin and forks each call from there, the command taken from the
-    // call's payload (standardInput()) instead of stdin.
+    // call's payload (standardInput()) instead of stdin and evaluated as the wrapper's eval
+    // does.
     JobRequest templateJob() const;
     static QByteArray standardInput(const QString &command);
     // A prepared job made interactive (a background job fed by job_write_stdin): the command

@@ -6,17 +6,16 @@ namespace cmcp {
 
 namespace {
 
-// _cmcp_run(payload): the call's nonce and code, as "<nonce>\n<code>".
+// _cmcp_run(payload, channel): runs the call's code, its payload "<nonce>\n<code>", and reports
+// on the descriptor `channel`. Standard input must be /dev/null already, CMCP_RESULT_FD gone
+// from the environment and the umask 002.
 QString runnerBody()
 {
     // Imports are few and late: every module imported here is start-up time of every call.
     return QStringLiteral(R"PY(import sys, os
-def _cmcp_run(payload):
-    channel = int(os.environ.pop("CMCP_RESULT_FD"))
-    os.umask(0o002)
+def _cmcp_run(payload, channel):
     nonce, _, code = payload.partition(b"\n")
     code = code.decode("utf-8", "surrogateescape")
-    sys.stdin = open(os.devnull)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     raised, exit_status = False, None
     try:
@@ -67,7 +66,14 @@ def _cmcp_run(payload):
 
 QString pythonRunnerSource()
 {
-    return runnerBody() + QStringLiteral("sys.exit(_cmcp_run(sys.stdin.buffer.read()))\n");
+    return runnerBody() + QStringLiteral(R"PY(def _cmcp_start():
+    channel = int(os.environ.pop("CMCP_RESULT_FD"))
+    os.umask(0o002)
+    payload = sys.stdin.buffer.read()
+    sys.stdin = open(os.devnull)
+    return payload, channel
+sys.exit(_cmcp_run(*_cmcp_start()))
+)PY");
 }
 
 QString pythonZygoteSource()
@@ -76,16 +82,39 @@ QString pythonZygoteSource()
     // itself to the zygote library, which returns only in each call's process with its payload.
     return runnerBody()
             + QStringLiteral(R"PY(def _cmcp_serve():
-    import ctypes
+    import ctypes, gc
+    channel = int(os.environ.pop("CMCP_RESULT_FD"))
+    os.umask(0o002)
     serve = getattr(ctypes.PyDLL("/proc/self/fd/%1"), "%2")
     serve.restype = ctypes.c_long
     serve.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     payload = ctypes.c_void_p()
+    # What every call does before its own code, done once here, and every object there is
+    # kept out of the collector's way: each page a call writes (a reference count, a cache)
+    # is a copy, so the fewer the better.
+    exec(compile("pass", "<code>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+    "".encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+    gc.freeze()
     size = serve(ctypes.byref(payload))
     if size < 0:
         sys.exit(1)
-    return ctypes.string_at(payload, size)
-sys.exit(_cmcp_run(_cmcp_serve()))
+    return ctypes.string_at(payload, size), channel
+def _cmcp_exit(status):
+    # What the interpreter's exit does that the code can see (its threads waited for, its
+    # atexit functions, its output flushed), not the rest: every object torn down, in a fork
+    # that is about to end, where each page touched is copied first.
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()
+    import atexit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(status)
+_cmcp_exit(_cmcp_run(*_cmcp_serve()))
 )PY")
                       .arg(cell_protocol::kZygoteLibraryFd)
                       .arg(QLatin1String(cell_protocol::kServeFunction));

@@ -2,6 +2,8 @@
 // baseline cmcpd's jailed calls are compared with (tests/bench/exec_vs_unsandboxed.mjs).
 // Its two tools spawn `bash -c COMMAND` and `python3 -c CODE` as the server's own user, in the
 // server's own directory, with its environment: what an MCP exec server without a sandbox does.
+// Both are looked up along /usr/bin:/bin, so that they are the distribution's, the programs
+// cmcpd's jobs run (not a version manager's shim earlier in the caller's PATH).
 // Never expose it: it runs whatever a client sends. It listens on 127.0.0.1 only.
 //
 //   node tests/bench/unsandboxed_exec_server.mjs [--port N]   (0: any free port)
@@ -36,7 +38,11 @@ for (let i = 2; i < process.argv.length; ++i) {
 // The program's exit code, standard output and standard error, as text.
 function run(file, args, timeoutMs) {
     return new Promise((resolveRun) => {
-        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+        const child = spawn(file, args, {
+            stdio: ['ignore', 'pipe', 'pipe'],
+            timeout: timeoutMs,
+            env: { ...process.env, PATH: '/usr/bin:/bin' },
+        });
         const stdout = [];
         const stderr = [];
         child.stdout.on('data', (chunk) => stdout.push(chunk));

@@ -67,7 +67,8 @@ struct CallRequest
 };
 inline constexpr std::uint8_t kHasChannel = 1;
 inline constexpr std::uint8_t kPayloadInMemfd = 2;
-inline constexpr std::uint32_t kInlinePayloadMax = 16 * 1024;
+// Larger payloads come in a memfd: the cell receives into a buffer on its stack.
+inline constexpr std::uint32_t kInlinePayloadMax = 2048;
 inline constexpr std::uint32_t kPayloadMax = 64u << 20;
 
 // Daemon -> cell: kill the call that runs (its time limit, a cancel). One byte.
