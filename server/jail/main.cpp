@@ -221,11 +221,10 @@ int main(int argc, char *argv[])
               "network namespace of its own");
 
     // --- compiled here, once, while allocating is harmless; loaded by the job last --------
-    // A cold start's denials notify its monitor, which counts them; a template's calls keep
-    // the plain errno filter (nobody listens), so their results have no counts.
+    // Denials notify a listener that counts them: a cold start's monitor, a template call's
+    // cell.
     SeccompProgram seccomp;
-    const bool countDenials = serveTemplate.socketPath.empty();
-    if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, countDenials, seccomp, error))
+    if (policy.wants(Layer::Seccomp) && !buildSeccomp(policy, true, seccomp, error))
         refuse("seccomp", kExitSeccomp, error);
 
     if (!serveTemplate.socketPath.empty())

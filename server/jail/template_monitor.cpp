@@ -138,6 +138,7 @@ int cellSetup(const std::string &policyText, const SeccompProgram &seccomp,
     const std::string text = nlohmann::json{
             {"policy", nlohmann::json::parse(policyText)},
             {"seccomp", filter},
+            {"seccomp_notifies", seccomp.notifies},
             {"pool_first", pool.uidFirst},
             {"pool_count", pool.uidCount},
             {"template_uid", templateUid},
@@ -331,7 +332,11 @@ void Monitor::onCell(std::uint32_t id, Cell &cell)
         return;
     }
     if (message[0] == 'f') {
-        failCell(id, cell, std::string(message + 1, std::size_t(n - 1)));
+        // "<layer>\n<message>"
+        std::string why(message + 1, std::size_t(n - 1));
+        if (const std::size_t newline = why.find('\n'); newline != std::string::npos)
+            why.replace(newline, 1, ": ");
+        failCell(id, cell, why);
         return;
     }
     failCell(id, cell, "the cell said something unexpected while starting");

@@ -4,12 +4,14 @@
 // the pid namespace, which the cell built before it.
 #include "jail/exit_codes.h"
 #include "jail/zygote_call.h"
+#include "posix/DescriptorPassing.h"
 
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/close_range.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,35 +41,29 @@ bool takeDescriptors(const CallDescriptors &fds, std::string &error)
         return false;
     }
     // Every source out of the way of the numbers it goes to.
-    const int failure = ::fcntl(fds.failure, F_DUPFD_CLOEXEC, kCallFailureFd + 1);
+    const int report = ::fcntl(fds.report, F_DUPFD_CLOEXEC, kCallReportFd + 1);
     const int channel =
-            fds.channel >= 0 ? ::fcntl(fds.channel, F_DUPFD_CLOEXEC, kCallFailureFd + 1) : -1;
-    if (failure < 0 || (fds.channel >= 0 && channel < 0) || ::dup2(null, 0) < 0
+            fds.channel >= 0 ? ::fcntl(fds.channel, F_DUPFD_CLOEXEC, kCallReportFd + 1) : -1;
+    if (report < 0 || (fds.channel >= 0 && channel < 0) || ::dup2(null, 0) < 0
         || ::dup2(fds.output, 1) < 0 || ::dup2(fds.error, 2) < 0
-        || ::dup3(failure, kCallFailureFd, O_CLOEXEC) < 0
+        || ::dup3(report, kCallReportFd, O_CLOEXEC) < 0
         || (channel >= 0 && ::dup2(channel, kCallChannelFd) < 0)) {
         error = errnoText("dup2 of the call's descriptors", errno);
         return false;
     }
     if (channel < 0)
         ::close(kCallChannelFd);
-    if (::close_range(kCallFailureFd + 1, ~0u, 0) != 0) {
+    if (::close_range(kCallReportFd + 1, ~0u, 0) != 0) {
         error = errnoText("close_range", errno);
         return false;
     }
     return true;
 }
 
-// The call's pool uid in the template's user namespace (where the pool's gid is 1000), then a
-// user namespace of the call's own mapping 1000 to exactly that uid and gid, and an IPC
+// A user namespace of the caller's own mapping 1000 to exactly its uid and gid, and an IPC
 // namespace of its own: no SysV object or message queue of an earlier call.
-bool enterOwnNamespaces(uid_t uid, std::string &error)
+bool enterUserNamespace(uid_t uid, std::string &error)
 {
-    if (::setgroups(0, nullptr) != 0 || ::setresgid(kInsideId, kInsideId, kInsideId) != 0
-        || ::setresuid(uid, uid, uid) != 0) {
-        error = errnoText("switching to uid " + std::to_string(uid), errno);
-        return false;
-    }
     if (::unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0) {
         error = errnoText("unshare(CLONE_NEWUSER | CLONE_NEWIPC)", errno);
         return false;
@@ -85,7 +81,50 @@ bool enterOwnNamespaces(uid_t uid, std::string &error)
             && writeProcFile("/proc/self/gid_map", inside + " " + inside + " 1\n", error);
 }
 
+// The call's pool uid in the template's user namespace (where the pool's gid is 1000), then a
+// user namespace of its own.
+bool enterOwnNamespaces(uid_t uid, std::string &error)
+{
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(kInsideId, kInsideId, kInsideId) != 0
+        || ::setresuid(uid, uid, uid) != 0) {
+        error = errnoText("switching to uid " + std::to_string(uid), errno);
+        return false;
+    }
+    return enterUserNamespace(uid, error);
+}
+
 } // namespace
+
+std::string probeCallNamespaces()
+{
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0)
+        return errnoText("pipe2", errno);
+    const pid_t child = ::fork();
+    if (child < 0) {
+        const int err = errno;
+        ::close(report[0]);
+        ::close(report[1]);
+        return errnoText("fork", err);
+    }
+    if (child == 0) {
+        ::close(report[0]);
+        std::string error;
+        if (enterUserNamespace(::getuid(), error))
+            ::_exit(0);
+        (void)!::write(report[1], error.data(), error.size());
+        ::_exit(1);
+    }
+    ::close(report[1]);
+    char buffer[512];
+    const ssize_t n = ::read(report[0], buffer, sizeof buffer);
+    ::close(report[0]);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) { }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return {};
+    return n > 0 ? std::string(buffer, std::size_t(n)) : "the probe of a call's user namespace failed";
+}
 
 bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, CallRefusal &refusal)
 {
@@ -125,13 +164,27 @@ bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, C
         error = errnoText("prctl(PR_SET_DUMPABLE)", errno);
         return fail("identity", kExitIdentity);
     }
-    if (policy.wants(Layer::Seccomp) && applySeccomp(setup.seccomp, error) < 0)
-        return fail("seccomp", kExitSeccomp);
+    if (policy.wants(Layer::Seccomp)) {
+        // The listener of a filter that notifies goes to the cell, which answers and counts
+        // every denied call; the call keeps no copy.
+        const int listener = applySeccomp(setup.seccomp, error);
+        if (listener < 0)
+            return fail("seccomp", kExitSeccomp);
+        if (listener > 0) {
+            const bool sent = sendDescriptor(kCallReportFd, listener);
+            const int err = errno;
+            ::close(listener);
+            if (!sent) {
+                error = errnoText("sending the seccomp listener to the cell", err);
+                return fail("seccomp", kExitSeccomp);
+            }
+        }
+    }
     if (::getuid() == 0 || ::geteuid() == 0 || ::getgid() == 0 || ::getegid() == 0) {
         error = "refusing to run the call as uid/gid 0";
         return fail("identity", kExitIdentity);
     }
-    ::close(kCallFailureFd);
+    ::close(kCallReportFd);
     return true;
 }
 

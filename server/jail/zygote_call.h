@@ -25,16 +25,18 @@ struct CellSetup
     std::vector<CounterFile> counters;
 };
 
-// A call's descriptors as the cell received them, and the pipe its refusal goes back on.
+// A call's descriptors as the cell received them, and the socket (SOCK_SEQPACKET) back to the
+// cell: a refusal goes there as "<layer>\n<message>", and the listener of a seccomp filter that
+// notifies as a descriptor (posix/DescriptorPassing.h, sendDescriptor).
 struct CallDescriptors
 {
     int output = -1;
     int error = -1;
     int channel = -1; // -1: none
-    int failure = -1;
+    int report = -1;
 };
-// Where becomeCall leaves the failure pipe when it fails (it closes it when it succeeds).
-inline constexpr int kCallFailureFd = kCallChannelFd + 1;
+// Where becomeCall leaves the report socket when it fails (it closes it when it succeeds).
+inline constexpr int kCallReportFd = kCallChannelFd + 1;
 
 // Why a call could not be made, before any of its code ran.
 struct CallRefusal
@@ -51,5 +53,11 @@ struct CallRefusal
 // any.
 bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds,
                 CallRefusal &refusal);
+
+// Whether this kernel lets a cell's fork make the user namespace each call enters (Ubuntu's
+// AppArmor restriction of unprivileged user namespaces, or Debian's
+// kernel.unprivileged_userns_clone=0, would not): forks a child that makes one, as uid 1000,
+// and maps it. Empty when it can, else why not.
+std::string probeCallNamespaces();
 
 } // namespace cmcp::jail

@@ -4,6 +4,7 @@
 // the call's payload.
 #include "jail/exit_codes.h"
 #include "jail/protocol/CellProtocol.h"
+#include "jail/seccomp_denials.h"
 #include "jail/template.h"
 #include "jail/zygote_call.h"
 #include "posix/DescriptorPassing.h"
@@ -56,6 +57,7 @@ bool readSetup(int fd, CellSetup &setup, std::string &error)
             setup.seccomp.code.push_back(
                     {insn.at(0).get<std::uint16_t>(), insn.at(1).get<std::uint8_t>(),
                      insn.at(2).get<std::uint8_t>(), insn.at(3).get<std::uint32_t>()});
+        setup.seccomp.notifies = doc.at("seccomp_notifies").get<bool>();
         setup.poolFirst = doc.at("pool_first").get<uid_t>();
         setup.poolCount = doc.at("pool_count").get<uid_t>();
         setup.templateUid = doc.at("template_uid").get<uid_t>();
@@ -248,16 +250,6 @@ void killAndReap()
     }
 }
 
-std::string drainPipe(int fd)
-{
-    std::string text;
-    char buffer[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0 && text.size() < 65536)
-        text.append(buffer, std::size_t(n));
-    return text;
-}
-
 void send(const Cell &cell, const void *data, std::size_t size)
 {
     (void)!::send(cell.socket, data, size, MSG_NOSIGNAL);
@@ -271,12 +263,12 @@ bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
     const std::vector<CounterFile> &counters = cell.setup.counters;
     const bool peakReset = resetPeakMemory(counters);
     const CounterReading before = readCounters(counters);
-    int failure[2];
-    if (::pipe2(failure, O_CLOEXEC) != 0)
+    int report[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) != 0)
         return false;
     const bool channel = request.header.flags & cell_protocol::kHasChannel;
     const CallDescriptors fds{request.fds[0], request.fds[1], channel ? request.fds[2] : -1,
-                              failure[1]};
+                              report[1]};
     const pid_t pid = ::fork();
     if (pid == 0) {
         CallRefusal refusal;
@@ -292,21 +284,58 @@ bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
         }
         std::fprintf(stderr, "cmcp-jail: %s: %s\n", refusal.layer.c_str(), refusal.message.c_str());
         const std::string text = refusal.layer + "\n" + refusal.message;
-        if (::write(kCallFailureFd, text.data(), text.size()) < 0)
-            (void)!::write(failure[1], text.data(), text.size());
+        if (::send(kCallReportFd, text.data(), text.size(), MSG_NOSIGNAL) < 0)
+            (void)!::send(report[1], text.data(), text.size(), MSG_NOSIGNAL);
         ::_exit(refusal.code);
     }
     request.closeFds();
-    ::close(failure[1]);
+    ::close(report[1]);
     cells::CallEnd end;
     bool ended = pid < 0; // no fork: nothing ran, the call ends as killed
     if (pid < 0)
         end.status = SIGKILL;
     bool daemonGone = false;
+    int reportFd = report[0];
+    int listener = -1; // of the call's seccomp filter, when it notifies
+    bool countsComplete = true;
+    SeccompDenials denials;
+    std::string failed;
     while (!ended) {
-        pollfd ready[2] = {{cell.childSignals, POLLIN, 0}, {cell.socket, POLLIN, 0}};
-        if (::poll(ready, daemonGone ? 1 : 2, -1) < 0)
+        pollfd ready[4] = {{cell.childSignals, POLLIN, 0},
+                           {daemonGone ? -1 : cell.socket, POLLIN, 0},
+                           {reportFd, POLLIN, 0},
+                           {listener, POLLIN, 0}};
+        if (::poll(ready, 4, -1) < 0)
             continue;
+        // Denied calls first: each holds a task of the call until it is answered. A listener
+        // that fails is closed (the kernel then fails such calls with ENOSYS rather than hold
+        // them), and its counts, which would be short, are left out.
+        if (ready[3].revents & POLLIN) {
+            if (denials.answerOne(listener) == SeccompDenials::Answer::Broken) {
+                ::close(listener);
+                listener = -1;
+                countsComplete = false;
+            }
+        } else if (ready[3].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+            ::close(listener); // no task uses the filter any more
+            listener = -1;
+        }
+        if (ready[2].revents) {
+            char text[4096];
+            std::vector<int> received;
+            const ssize_t n = receiveWithFds(reportFd, text, sizeof text, received, 1,
+                                             MSG_DONTWAIT);
+            if (n > 0 && !received.empty() && listener < 0)
+                listener = received.front();
+            else if (n > 0 && received.empty())
+                failed.assign(text, std::size_t(n));
+            else
+                closeAll(received);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                ::close(reportFd);
+                reportFd = -1;
+            }
+        }
         if (ready[1].revents) {
             char kill = 0;
             const ssize_t n = ::recv(cell.socket, &kill, 1, MSG_DONTWAIT);
@@ -334,8 +363,15 @@ bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
     // A call that ends takes every process it left running with it, as a cold job does when
     // its pid namespace's init ends.
     killAndReap();
-    const std::string failed = drainPipe(failure[0]);
-    ::close(failure[0]);
+    if (listener >= 0)
+        ::close(listener);
+    if (reportFd >= 0) {
+        char text[4096];
+        const ssize_t n = ::recv(reportFd, text, sizeof text, MSG_DONTWAIT);
+        if (n > 0 && failed.empty())
+            failed.assign(text, std::size_t(n));
+        ::close(reportFd);
+    }
     const CounterReading after = readCounters(counters);
     if (after.cpuNanoseconds && before.cpuNanoseconds)
         end.cpuNanoseconds = *after.cpuNanoseconds - *before.cpuNanoseconds;
@@ -350,6 +386,15 @@ bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
         refused.code = WIFEXITED(end.status) ? WEXITSTATUS(end.status) : kExitIdentity;
         std::string message(reinterpret_cast<const char *>(&refused), sizeof refused);
         message += failed;
+        send(cell, message.data(), message.size());
+    }
+    if (countsComplete && (!denials.counts().empty() || denials.unnamed() > 0)) {
+        std::string message(1, cells::kDenials);
+        for (const SeccompDenials::Count &count : denials.counts())
+            message += count.syscall + " " + count.errnoName + " " + std::to_string(count.count)
+                    + "\n";
+        if (denials.unnamed() > 0)
+            message += "- - " + std::to_string(denials.unnamed()) + "\n";
         send(cell, message.data(), message.size());
     }
     send(cell, &end, sizeof end);
@@ -382,19 +427,21 @@ long serveCells(char **payload)
     std::string error;
     const bool setUp = readSetup(kCellSetupFd, cell.setup, error);
     ::close(kCellSetupFd);
-    const auto fails = [&](const std::string &why) {
-        const std::string text = "fidentity\n" + why;
+    // Before the cell is ready, the monitor hears "f<layer>\n<message>" and tells the daemon.
+    const auto fails = [&](const char *layer, int code, const std::string &why) {
+        const std::string text = std::string("f") + layer + "\n" + why;
         (void)!::send(cell.socket, text.data(), text.size(), MSG_NOSIGNAL);
-        std::fprintf(stderr, "cmcp-jail: identity: %s\n", why.c_str());
-        ::_exit(kExitIdentity);
+        std::fprintf(stderr, "cmcp-jail: %s: %s\n", layer, why.c_str());
+        ::_exit(code);
     };
     if (cell.socket < 0 || !setUp)
-        fails(cell.socket < 0 ? errnoText("the cell's socket", errno) : error);
+        fails("identity", kExitIdentity,
+              cell.socket < 0 ? errnoText("the cell's socket", errno) : error);
     // Not dumpable: nothing of a call's uid (or any other) may trace the cell or read its
     // memory; and it dies with the template.
     if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0
         || ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-        fails(errnoText("prctl", errno));
+        fails("identity", kExitIdentity, errnoText("prctl", errno));
     sigset_t childSignal;
     ::sigemptyset(&childSignal);
     ::sigaddset(&childSignal, SIGCHLD);
@@ -405,7 +452,12 @@ long serveCells(char **payload)
     if (signals >= 0)
         ::close(signals);
     if (cell.childSignals < 0)
-        fails(errnoText("signalfd", errno));
+        fails("identity", kExitIdentity, errnoText("signalfd", errno));
+    // Before any call: a kernel that refuses each call its user namespace refuses every one,
+    // and the daemon is better told so now (it starts its calls cold).
+    if (const std::string refused = probeCallNamespaces(); !refused.empty())
+        fails("namespaces", kExitNamespaces,
+              "the kernel refuses a call's own user namespace: " + refused);
     if (::send(cell.socket, "r", 1, MSG_NOSIGNAL) != 1)
         ::_exit(0); // the monitor gave up on this cell
     for (;;) {

@@ -16,8 +16,10 @@ namespace {
 
 // Between two starts of a template that ended: calls start cold meanwhile.
 constexpr qint64 kRestartPauseMs = 5000;
-// After a cell could not be made, none is asked for during this.
+// After a cell could not be made, none is asked for during this, doubled after each failure
+// in a row up to the longest: a host that refuses cells is not asked every second.
 constexpr qint64 kCellRetryPauseMs = 1000;
+constexpr qint64 kLongestCellRetryPauseMs = 60000;
 
 } // namespace
 
@@ -139,7 +141,7 @@ void CallTemplate::restartIfDue()
 void CallTemplate::requestCells()
 {
     if (!m_connection || m_retired
-        || (m_cellFailedAt.isValid() && m_cellFailedAt.elapsed() < kCellRetryPauseMs))
+        || (m_cellFailedAt.isValid() && m_cellFailedAt.elapsed() < m_cellRetryPauseMs))
         return;
     while (m_idle.size() + m_requested < m_spareCells) {
         m_connection->requestCell();
@@ -152,6 +154,7 @@ void CallTemplate::onCellReady(TemplateCell *cell)
     m_requested = qMax(0, m_requested - 1);
     ++m_cellsMade;
     ++m_cellsMadeSinceStart;
+    m_cellRetryPauseMs = kCellRetryPauseMs;
     cell->setParent(this);
     if (m_retired) {
         delete cell;
@@ -169,9 +172,11 @@ void CallTemplate::onCellFailed(const QString &why)
     ++m_cellsFailed;
     m_lastCellFailure = why;
     m_cellFailedAt.start();
-    spdlog::warn("sandbox: the {} template could not make a cell: {}",
-                 m_request.program.toStdString(), why.toStdString());
-    QTimer::singleShot(kCellRetryPauseMs, this, &CallTemplate::requestCells);
+    spdlog::warn("sandbox: the {} template could not make a cell ({}); calls start cold, the next "
+                 "cell is asked for in {} s",
+                 m_request.program.toStdString(), why.toStdString(), m_cellRetryPauseMs / 1000);
+    QTimer::singleShot(m_cellRetryPauseMs, this, &CallTemplate::requestCells);
+    m_cellRetryPauseMs = qMin(2 * m_cellRetryPauseMs, kLongestCellRetryPauseMs);
 }
 
 void CallTemplate::onCellGone(quint32 id)

@@ -87,6 +87,7 @@ private:
     int m_requested = 0; // cells asked for and not answered yet
     QTimer m_idleTimer;
     QElapsedTimer m_cellFailedAt;
+    qint64 m_cellRetryPauseMs = 1000;
     QDateTime m_endedAt;
     QString m_lastEnd;
     QString m_lastCellFailure;

@@ -102,6 +102,11 @@ void ForkedJob::start()
                 || openStream(m_channel, channelWrite, &ForkedJob::readChannel, &error));
     if (opened && m_cell) {
         connect(m_cell, &TemplateCell::callRefused, this, &ForkedJob::onRefused);
+        connect(m_cell, &TemplateCell::callDenied, this,
+                [this](const QList<SeccompDenial> &denials, qint64 unnamed) {
+                    m_denials = denials;
+                    m_deniedUnnamed = unnamed;
+                });
         connect(m_cell, &TemplateCell::callEnded, this, &ForkedJob::onEnded);
         connect(m_cell, &TemplateCell::gone, this, &ForkedJob::onCellGone);
         // Deleted: its template was ended, which ends its cell and call.
@@ -286,6 +291,7 @@ JobResult ForkedJob::collectResult() const
     if (m_end->hasPeakMemory)
         result.peakMemoryKb = qint64(m_end->peakMemoryBytes / 1024);
     result.oomKilled = m_end->oomKilled;
+    appendSeccompRefusals(result, m_denials, m_deniedUnnamed);
     appendLimitRefusals(result, m_spec.policy, qint64(m_end->pidsRefused));
     return result;
 }

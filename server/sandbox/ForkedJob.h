@@ -80,6 +80,8 @@ private:
     bool m_channelOverflowed = false;
     std::optional<cell_protocol::CallEnd> m_end;
     std::optional<JobRefusal> m_refusal;
+    QList<SeccompDenial> m_denials;
+    qint64 m_deniedUnnamed = 0;
     QString m_error; // the cell went away or could not take the call
     QTimer m_timeoutTimer;
     QTimer m_killTimer;

@@ -575,29 +575,8 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
         result.cpuMs = exit->cpuMs;
         result.peakMemoryKb = exit->peakMemoryKb;
         result.oomKilled = exit->oomKilled;
-        if (exit->seccompDenied) {
-            for (const SeccompDenial &denial : *exit->seccompDenied)
-                result.sandboxRefusals.append(
-                        {QStringLiteral("seccomp"),
-                         QStringLiteral("denied_syscall"),
-                         {},
-                         QStringLiteral("the sandbox's seccomp filter refused %1 %2 time(s) (%3)")
-                                 .arg(denial.syscall)
-                                 .arg(denial.count)
-                                 .arg(denial.errnoName),
-                         denial.syscall,
-                         denial.count});
-            if (exit->seccompDeniedUnnamed > 0)
-                result.sandboxRefusals.append(
-                        {QStringLiteral("seccomp"),
-                         QStringLiteral("denied_syscall"),
-                         {},
-                         QStringLiteral("the sandbox's seccomp filter refused %1 more call(s) of "
-                                        "other syscalls")
-                                 .arg(exit->seccompDeniedUnnamed),
-                         {},
-                         exit->seccompDeniedUnnamed});
-        }
+        if (exit->seccompDenied)
+            appendSeccompRefusals(result, *exit->seccompDenied, exit->seccompDeniedUnnamed);
         appendLimitRefusals(result, m_spec.policy, exit->pidsRefused);
     } else {
         // The jail itself was killed (SIGKILL after the grace) or did not report: its own exit

@@ -43,6 +43,32 @@ SandboxRefusal timeLimitRefusal(qint64 limitMs)
             QStringLiteral("the sandbox ended the job at its time limit of %1 ms").arg(limitMs)};
 }
 
+void appendSeccompRefusals(JobResult &result, const QList<SeccompDenial> &denials,
+                           qint64 unnamed)
+{
+    for (const SeccompDenial &denial : denials)
+        result.sandboxRefusals.append(
+                {QStringLiteral("seccomp"),
+                 QStringLiteral("denied_syscall"),
+                 {},
+                 QStringLiteral("the sandbox's seccomp filter refused %1 %2 time(s) (%3)")
+                         .arg(denial.syscall)
+                         .arg(denial.count)
+                         .arg(denial.errnoName),
+                 denial.syscall,
+                 denial.count});
+    if (unnamed > 0)
+        result.sandboxRefusals.append(
+                {QStringLiteral("seccomp"),
+                 QStringLiteral("denied_syscall"),
+                 {},
+                 QStringLiteral("the sandbox's seccomp filter refused %1 more call(s) of other "
+                                "syscalls")
+                         .arg(unnamed),
+                 {},
+                 unnamed});
+}
+
 void appendLimitRefusals(JobResult &result, const JailPolicy &policy, qint64 pidsRefused)
 {
     const auto &cgroup = policy.cgroup;

@@ -99,6 +99,21 @@ void TemplateCell::readMessages()
             Q_EMIT callRefused(failure.code,
                                newline < 0 ? QStringLiteral("exec") : text.left(newline),
                                newline < 0 ? text : text.mid(newline + 1));
+        } else if (message[0] == cells::kDenials) {
+            QList<SeccompDenial> denials;
+            qint64 unnamed = 0;
+            const QByteArray text(message + 1, qsizetype(n) - 1);
+            for (const QByteArray &line : text.split('\n')) {
+                const QList<QByteArray> fields = line.split(' ');
+                if (fields.size() != 3)
+                    continue;
+                if (fields[0] == "-")
+                    unnamed = fields[2].toLongLong();
+                else
+                    denials.append({QString::fromUtf8(fields[0]), QString::fromUtf8(fields[1]),
+                                    fields[2].toLongLong()});
+            }
+            Q_EMIT callDenied(denials, unnamed);
         } else if (message[0] == cells::CallEnd::kEnded && n == ssize_t(sizeof(cells::CallEnd))) {
             cells::CallEnd end;
             std::memcpy(&end, message, sizeof end);

@@ -2,6 +2,7 @@
 
 #include "jail/protocol/CellProtocol.h"
 #include "posix/UniqueFd.h"
+#include "sandbox/JailReport.h"
 
 #include <QObject>
 #include <QString>
@@ -35,6 +36,8 @@ public:
 Q_SIGNALS:
     // The call failed closed before any of its code ran; callEnded follows.
     void callRefused(int code, const QString &layer, const QString &message);
+    // What the call's seccomp filter denied (when it denied anything); callEnded follows.
+    void callDenied(const QList<cmcp::SeccompDenial> &denials, qint64 unnamed);
     // The call and every process it started are gone; the cell takes the next.
     void callEnded(const cmcp::cell_protocol::CallEnd &end);
     // The cell is gone (its template ended, or it was killed).

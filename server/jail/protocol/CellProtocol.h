@@ -84,6 +84,11 @@ struct CallFailure
     static constexpr char kFailed = 'f';
 };
 
+// Cell -> daemon, before the CallEnd of a call whose seccomp filter denied something: 'd',
+// then one line per denied syscall, "<syscall> <errno name> <count>\n" (at most 64 names), and
+// "- - <count>\n" for the calls of syscalls beyond those.
+inline constexpr char kDenials = 'd';
+
 // Cell -> daemon: the call ended and every process it started is gone; the cell takes the next.
 struct CallEnd
 {
