@@ -6,13 +6,16 @@ namespace cmcp::admin {
 
 QJsonObject CountersRecord::toJson() const
 {
-    return {{QLatin1String("sessionsOpen"), double(sessionsOpen)},
-            {QLatin1String("callsStarted"), double(callsStarted)},
-            {QLatin1String("callsFinished"), double(callsFinished)},
-            {QLatin1String("callsInFlight"), double(callsInFlight)},
-            {QLatin1String("callsFailed"), double(callsFailed)},
-            {QLatin1String("eventsDropped"), double(eventsDropped)},
-            {QLatin1String("peersRefused"), double(peersRefused)}};
+    QJsonObject object{{QLatin1String("sessionsOpen"), double(sessionsOpen)},
+                       {QLatin1String("callsStarted"), double(callsStarted)},
+                       {QLatin1String("callsFinished"), double(callsFinished)},
+                       {QLatin1String("callsInFlight"), double(callsInFlight)},
+                       {QLatin1String("callsFailed"), double(callsFailed)},
+                       {QLatin1String("eventsDropped"), double(eventsDropped)},
+                       {QLatin1String("peersRefused"), double(peersRefused)}};
+    if (!templates.isEmpty())
+        object.insert(QLatin1String("templates"), templates);
+    return object;
 }
 
 CountersRecord CountersRecord::fromJson(const QJsonObject &object)
@@ -25,6 +28,7 @@ CountersRecord CountersRecord::fromJson(const QJsonObject &object)
     counters.callsFailed = json::integer(object, "callsFailed");
     counters.eventsDropped = json::integer(object, "eventsDropped");
     counters.peersRefused = json::integer(object, "peersRefused");
+    counters.templates = json::field(object, "templates").toObject();
     return counters;
 }
 

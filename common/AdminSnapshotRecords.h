@@ -27,6 +27,9 @@ struct CountersRecord
     qint64 callsFailed = 0;
     qint64 eventsDropped = 0; // events not sent to slow consoles, in all
     qint64 peersRefused = 0; // connections refused for their credentials
+    // The call templates as /health describes them (call_templates): each kind's state, calls
+    // and cells; empty without templates.
+    QJsonObject templates;
 
     bool operator==(const CountersRecord &) const = default;
 

@@ -306,11 +306,12 @@ QList<SettingSpec> buildTable()
                     NoFlags),
             integer(jobs, "JOB_MAX_TOTAL", "32", 1, 100000,
                     "Background jobs all sessions together may have running at once.", NoFlags),
-            boolean(jobs, "JOB_CALL_TEMPLATES", "false",
-                    "Foreground command and Python calls without a working_dir fork from a jail "
-                    "built once per kind and policy (a template), each call still with a uid, "
-                    "cgroup, /tmp and pid namespace of its own; false builds a whole jail for each "
-                    "call (and uses BASH_WARM_JOBS, PYTHON_WARM_JOBS). Needs a root daemon.",
+            boolean(jobs, "JOB_CALL_TEMPLATES", "true",
+                    "Foreground command and Python calls without a working_dir fork from bash or "
+                    "python3 already running in a jail built once per kind and policy (a "
+                    "template's cells), each call still with a uid, user namespace, cgroup, /tmp "
+                    "and seccomp filter of its own; false builds a whole jail for each call. "
+                    "Needs a root daemon (else calls build their jails).",
                     NoFlags),
             integer(jobs, "JOB_KEEP_SECONDS", "0", 0, 86400,
                     "How long a running background job outlives its session, in seconds, for a "
@@ -345,7 +346,7 @@ QList<SettingSpec> buildTable()
             integer(bash, "BASH_WARM_JOBS", "1", 0, 16,
                     "Command jobs kept started and waiting, each for one call, so that a call "
                     "does not wait for its jail and shell to start; 0 starts each job for its "
-                    "call.",
+                    "call. With templates, the idle cells kept for command calls (at least 1).",
                     NoFlags),
             text(bash, "BASH_APPARMOR_PROFILE", "cmcp-job-bash",
                  "AppArmor profile commands run under when AppArmor is enabled and the profile is "
@@ -363,7 +364,7 @@ QList<SettingSpec> buildTable()
             integer(python, "PYTHON_WARM_JOBS", "1", 0, 16,
                     "Python jobs kept started and waiting, each for one call, so that a call "
                     "does not wait for its jail and interpreter to start; 0 starts each job for "
-                    "its call.",
+                    "its call. With templates, the idle cells kept for Python calls (at least 1).",
                     NoFlags),
             text(python, "PYTHON_APPARMOR_PROFILE", "cmcp-job-python",
                  "AppArmor profile Python code runs under when AppArmor is enabled and the "

@@ -316,6 +316,7 @@ void MainWindow::updateConnectionState()
 void MainWindow::updateCounters()
 {
     const admin::CountersRecord &counters = m_session.counters();
+    m_sandbox->setTemplates(counters.templates);
     m_counters->setText(tr("%1 sessions · %2 running · %3 calls · %4 failed · %5 events dropped")
                                 .arg(counters.sessionsOpen)
                                 .arg(counters.callsInFlight)

@@ -288,6 +288,7 @@ admin::CountersRecord AdminServer::counters() const
     counters.callsFailed = qint64(m_callsFailed);
     counters.eventsDropped = qint64(dropped);
     counters.peersRefused = qint64(m_refusedPeers);
+    counters.templates = m_mcp.health().liveStatus(QStringLiteral("call_templates"));
     return counters;
 }
 

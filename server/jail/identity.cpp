@@ -40,7 +40,8 @@ bool readProcFile(const char *path, ProcText &buffer, std::string_view &text)
         return false;
     std::size_t size = 0;
     ssize_t n;
-    while (size < sizeof buffer - 1 && (n = ::read(fd, buffer + size, sizeof buffer - 1 - size)) > 0)
+    while (size < sizeof buffer - 1
+           && (n = ::read(fd, buffer + size, sizeof buffer - 1 - size)) > 0)
         size += std::size_t(n);
     const int err = errno;
     ::close(fd);
@@ -54,8 +55,8 @@ int lastCap()
 {
     ProcText buffer;
     std::string_view text;
-    const int n = readProcFile("/proc/sys/kernel/cap_last_cap", buffer, text) ? std::atoi(buffer)
-                                                                            : -1;
+    const int n =
+            readProcFile("/proc/sys/kernel/cap_last_cap", buffer, text) ? std::atoi(buffer) : -1;
     if (n > 0 && n < 64)
         return n;
     return 63; // unknown: try them all, EINVAL past the end is tolerated below

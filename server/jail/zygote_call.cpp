@@ -123,7 +123,8 @@ std::string probeCallNamespaces()
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) { }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return {};
-    return n > 0 ? std::string(buffer, std::size_t(n)) : "the probe of a call's user namespace failed";
+    return n > 0 ? std::string(buffer, std::size_t(n))
+                 : "the probe of a call's user namespace failed";
 }
 
 bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, CallRefusal &refusal)

@@ -255,10 +255,46 @@ void send(const Cell &cell, const void *data, std::size_t size)
     (void)!::send(cell.socket, data, size, MSG_NOSIGNAL);
 }
 
-// The cell's side of one call: forks it, waits for it (or kills it when the daemon asks),
-// leaves nothing of it behind and answers. Returns in the call's process with `payloadSize`
-// set (and true); in the cell false when it cannot take another call.
-bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
+// In a call's process, forked ahead of its call: takes the next request from the daemon (the
+// cell reads nothing from its socket meanwhile), tells the cell ('t'), and becomes the call.
+// Returns in the call's process only, with `payloadSize` set; ends the process otherwise.
+void takeCall(Cell &cell, int report, char **payload, long &payloadSize)
+{
+    Request request;
+    for (;;) {
+        const Received received = receiveCall(cell, request);
+        if (received == Received::Closed)
+            ::_exit(0); // the daemon closed the cell: no call comes
+        if (received == Received::Call)
+            break;
+    }
+    (void)!::send(report, "t", 1, MSG_NOSIGNAL);
+    const bool channel = request.header.flags & cell_protocol::kHasChannel;
+    const CallDescriptors fds{request.fds[0], request.fds[1], channel ? request.fds[2] : -1,
+                              report};
+    CallRefusal refusal;
+    // The payload first: becomeCall closes every descriptor but the call's own.
+    *payload = takePayload(request);
+    if (!*payload)
+        refusal = {"identity", kExitIdentity, errnoText("the call's payload", errno)};
+    else if (becomeCall(cell.setup, request.header.uid, fds, refusal)) {
+        payloadSize = long(request.header.payloadBytes);
+        ::on_exit(exitWithoutCleanup, nullptr);
+        ::sigprocmask(SIG_SETMASK, &cell.programMask, nullptr);
+        return;
+    }
+    std::fprintf(stderr, "cmcp-jail: %s: %s\n", refusal.layer.c_str(), refusal.message.c_str());
+    const std::string text = refusal.layer + "\n" + refusal.message;
+    if (::send(kCallReportFd, text.data(), text.size(), MSG_NOSIGNAL) < 0)
+        (void)!::send(report, text.data(), text.size(), MSG_NOSIGNAL);
+    ::_exit(refusal.code);
+}
+
+// The cell's side of one call: forks the call's process ahead of its call (the fork and what
+// it copies are then off the call's path), waits for it to take a call and end (or kills it
+// when the daemon asks), leaves nothing of it behind and answers. Returns in the call's process
+// with `payloadSize` set; in the cell false when it cannot take another call.
+bool runCall(Cell &cell, char **payload, long &payloadSize)
 {
     const std::vector<CounterFile> &counters = cell.setup.counters;
     const bool peakReset = resetPeakMemory(counters);
@@ -266,43 +302,56 @@ bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
     int report[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) != 0)
         return false;
-    const bool channel = request.header.flags & cell_protocol::kHasChannel;
-    const CallDescriptors fds{request.fds[0], request.fds[1], channel ? request.fds[2] : -1,
-                              report[1]};
     const pid_t pid = ::fork();
     if (pid == 0) {
-        CallRefusal refusal;
-        // The payload first: becomeCall closes every descriptor but the call's own.
-        *payload = takePayload(request);
-        if (!*payload)
-            refusal = {"identity", kExitIdentity, errnoText("the call's payload", errno)};
-        else if (becomeCall(cell.setup, request.header.uid, fds, refusal)) {
-            payloadSize = long(request.header.payloadBytes);
-            ::on_exit(exitWithoutCleanup, nullptr);
-            ::sigprocmask(SIG_SETMASK, &cell.programMask, nullptr);
-            return true;
-        }
-        std::fprintf(stderr, "cmcp-jail: %s: %s\n", refusal.layer.c_str(), refusal.message.c_str());
-        const std::string text = refusal.layer + "\n" + refusal.message;
-        if (::send(kCallReportFd, text.data(), text.size(), MSG_NOSIGNAL) < 0)
-            (void)!::send(report[1], text.data(), text.size(), MSG_NOSIGNAL);
-        ::_exit(refusal.code);
+        ::close(report[0]);
+        takeCall(cell, report[1], payload, payloadSize);
+        return true;
     }
-    request.closeFds();
     ::close(report[1]);
+    if (pid < 0) {
+        ::close(report[0]);
+        return false;
+    }
     cells::CallEnd end;
-    bool ended = pid < 0; // no fork: nothing ran, the call ends as killed
-    if (pid < 0)
-        end.status = SIGKILL;
+    bool ended = false;
+    bool taken = false; // the call's process has its request: the socket is the cell's again
     bool daemonGone = false;
     int reportFd = report[0];
     int listener = -1; // of the call's seccomp filter, when it notifies
     bool countsComplete = true;
     SeccompDenials denials;
     std::string failed;
+    // The messages of the call's process there are: 't' (it took its request), its seccomp
+    // listener (a descriptor), or why it failed. Closes the socket at its end.
+    const auto readFromCall = [&] {
+        for (;;) {
+            char text[4096];
+            std::vector<int> received;
+            const ssize_t n =
+                    receiveWithFds(reportFd, text, sizeof text, received, 1, MSG_DONTWAIT);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && errno == EAGAIN)
+                return;
+            if (n <= 0) {
+                ::close(reportFd);
+                reportFd = -1;
+                return;
+            }
+            if (!received.empty() && listener < 0)
+                listener = received.front();
+            else if (!received.empty())
+                closeAll(received);
+            else if (n == 1 && text[0] == 't')
+                taken = true;
+            else
+                failed.assign(text, std::size_t(n));
+        }
+    };
     while (!ended) {
         pollfd ready[4] = {{cell.childSignals, POLLIN, 0},
-                           {daemonGone ? -1 : cell.socket, POLLIN, 0},
+                           {daemonGone || !taken ? -1 : cell.socket, POLLIN, 0},
                            {reportFd, POLLIN, 0},
                            {listener, POLLIN, 0}};
         if (::poll(ready, 4, -1) < 0)
@@ -320,22 +369,8 @@ bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
             ::close(listener); // no task uses the filter any more
             listener = -1;
         }
-        if (ready[2].revents) {
-            char text[4096];
-            std::vector<int> received;
-            const ssize_t n = receiveWithFds(reportFd, text, sizeof text, received, 1,
-                                             MSG_DONTWAIT);
-            if (n > 0 && !received.empty() && listener < 0)
-                listener = received.front();
-            else if (n > 0 && received.empty())
-                failed.assign(text, std::size_t(n));
-            else
-                closeAll(received);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-                ::close(reportFd);
-                reportFd = -1;
-            }
-        }
+        if (ready[2].revents)
+            readFromCall();
         if (ready[1].revents) {
             char kill = 0;
             const ssize_t n = ::recv(cell.socket, &kill, 1, MSG_DONTWAIT);
@@ -363,15 +398,16 @@ bool runCall(Cell &cell, Request &request, char **payload, long &payloadSize)
     // A call that ends takes every process it left running with it, as a cold job does when
     // its pid namespace's init ends.
     killAndReap();
+    // What the call's process said just before it ended.
+    if (reportFd >= 0)
+        readFromCall();
+    if (reportFd >= 0)
+        ::close(reportFd);
     if (listener >= 0)
         ::close(listener);
-    if (reportFd >= 0) {
-        char text[4096];
-        const ssize_t n = ::recv(reportFd, text, sizeof text, MSG_DONTWAIT);
-        if (n > 0 && failed.empty())
-            failed.assign(text, std::size_t(n));
-        ::close(reportFd);
-    }
+    // The process forked for a call ended without one: the daemon closed the cell.
+    if (!taken)
+        return false;
     const CounterReading after = readCounters(counters);
     if (after.cpuNanoseconds && before.cpuNanoseconds)
         end.cpuNanoseconds = *after.cpuNanoseconds - *before.cpuNanoseconds;
@@ -461,14 +497,8 @@ long serveCells(char **payload)
     if (::send(cell.socket, "r", 1, MSG_NOSIGNAL) != 1)
         ::_exit(0); // the monitor gave up on this cell
     for (;;) {
-        Request request;
-        const Received received = receiveCall(cell, request);
-        if (received == Received::Closed)
-            ::_exit(0);
-        if (received == Received::Nothing)
-            continue;
         long payloadSize = -1;
-        const bool goOn = runCall(cell, request, payload, payloadSize);
+        const bool goOn = runCall(cell, payload, payloadSize);
         if (payloadSize >= 0)
             return payloadSize; // in the call's process
         if (!goOn)

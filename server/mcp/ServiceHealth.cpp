@@ -36,4 +36,10 @@ QJsonObject ServiceHealth::status() const
     return status;
 }
 
+QJsonObject ServiceHealth::liveStatus(const QString &name) const
+{
+    const auto live = m_live.find(name);
+    return live == m_live.end() ? QJsonObject() : live.value()();
+}
+
 } // namespace cmcp

@@ -43,6 +43,8 @@ public:
         m_live.insert(name, std::move(now));
     }
     QJsonObject status() const;
+    // One live description, as status() would give it; empty when there is none by that name.
+    QJsonObject liveStatus(const QString &name) const;
 
 private:
     QList<Degradation> m_degradations;

@@ -43,8 +43,7 @@ SandboxRefusal timeLimitRefusal(qint64 limitMs)
             QStringLiteral("the sandbox ended the job at its time limit of %1 ms").arg(limitMs)};
 }
 
-void appendSeccompRefusals(JobResult &result, const QList<SeccompDenial> &denials,
-                           qint64 unnamed)
+void appendSeccompRefusals(JobResult &result, const QList<SeccompDenial> &denials, qint64 unnamed)
 {
     for (const SeccompDenial &denial : denials)
         result.sandboxRefusals.append(

@@ -259,6 +259,15 @@ private Q_SLOTS:
         QVERIFY(layers.contains("seccomp"));
         QVERIFY(!snapshot.value("sandbox").toObject().value("order").toArray().isEmpty());
         QVERIFY(snapshot.value("counters").toObject().value("callsFinished").toDouble() >= 31);
+        // The call templates as /health has them, for the console's Sandbox tab: each kind's
+        // state and cells (a root daemon has them by default; without root they are off).
+        const QJsonObject templates =
+                snapshot.value("counters").toObject().value("templates").toObject();
+        QCOMPARE(templates.value("enabled").toBool(), ::geteuid() == 0);
+        if (::geteuid() == 0) {
+            QVERIFY(templates.value("command").toObject().contains("cells"));
+            QVERIFY(templates.value("python").toObject().contains("state"));
+        }
     }
 
     void cancelARunningCall()

@@ -150,6 +150,12 @@ private Q_SLOTS:
                                    {"callsInFlight", 1}, {"callsFailed", 2},  {"eventsDropped", 0},
                                    {"peersRefused", 1}};
         QCOMPARE(CountersRecord::fromJson(counters).toJson(), counters);
+        QJsonObject withTemplates = counters;
+        withTemplates.insert(
+                "templates",
+                QJsonObject{{"enabled", true},
+                            {"command", QJsonObject{{"state", "running"}, {"calls", 3}}}});
+        QCOMPARE(CountersRecord::fromJson(withTemplates).toJson(), withTemplates);
         const QJsonObject sandbox{
                 {"layers",
                  QJsonObject{{"seccomp", QJsonObject{{"state", "available"}, {"detail", "on"}}},

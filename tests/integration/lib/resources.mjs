@@ -7,7 +7,8 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { eventually } from './daemon.mjs';
 import { processesOf } from './processes.mjs';
 
-// Every live process as {pid, ppid, state, comm}; the comm is in parentheses and may hold spaces.
+// Every live process as {pid, ppid, state, comm, uid}; the comm is in parentheses and may hold
+// spaces.
 function allProcesses() {
     const found = [];
     for (const name of readdirSync('/proc').filter(entry => /^\d+$/.test(entry))) {
@@ -15,15 +16,36 @@ function allProcesses() {
             const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
             const close = stat.lastIndexOf(')');
             const [state, ppid] = stat.slice(close + 2).split(' ');
-            found.push({ pid: Number(name), ppid: Number(ppid), state, comm: stat.slice(stat.indexOf('(') + 1, close) });
+            const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'))[1]);
+            found.push({ pid: Number(name), ppid: Number(ppid), state, comm: stat.slice(stat.indexOf('(') + 1, close), uid });
         } catch { /* gone meanwhile */ }
     }
     return found;
 }
 
-// The daemon's children, grandchildren and so on.
-export function descendantsOf(pid) {
-    const processes = allProcesses();
+// The uids call templates run as (server/jail/template.h): a template process keeps its
+// monitor's command line (cmcp-jail --serve-template) under a pool uid of its own, which its
+// cells share; they live as long as the daemon and are made as calls need them, so they are not
+// what a fault leaks. A call never runs as one of them.
+function templateUids() {
+    const uids = new Set();
+    for (const name of readdirSync('/proc').filter(entry => /^\d+$/.test(entry))) {
+        try {
+            if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes('--serve-template'))
+                continue;
+            const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'))[1]);
+            if (uid !== 0)
+                uids.add(uid);
+        } catch { /* gone meanwhile */ }
+    }
+    return uids;
+}
+
+// The daemon's children, grandchildren and so on; with `withoutTemplates`, not the templates'
+// processes (nor theirs).
+export function descendantsOf(pid, { withoutTemplates = false } = {}) {
+    const skipped = withoutTemplates ? templateUids() : new Set();
+    const processes = allProcesses().filter(p => !skipped.has(p.uid));
     const result = [];
     let parents = new Set([pid]);
     while (parents.size > 0) {
@@ -44,11 +66,14 @@ export function rssKbOf(pid) {
     return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 }
 
-// Processes running as any uid of [uidBase, uidBase + uidCount): the jail's job identities.
+// Processes running as any uid of [uidBase, uidBase + uidCount): the jail's job identities; not
+// the templates'.
 export function jailProcesses(uidBase, uidCount) {
+    const templates = templateUids();
     const found = [];
     for (let uid = uidBase; uid < uidBase + uidCount; ++uid)
-        found.push(...processesOf(uid));
+        if (!templates.has(uid))
+            found.push(...processesOf(uid));
     return found;
 }
 
@@ -71,7 +96,7 @@ export function liveJailProcesses(uidBase, uidCount) {
 
 // A picture of what the daemon holds; `uidBase`/`uidCount` name its jail's uid pool.
 export function resourcesOf(pid, { uidBase, uidCount = 0 } = {}) {
-    const descendants = descendantsOf(pid);
+    const descendants = descendantsOf(pid, { withoutTemplates: true });
     return {
         descriptors: descriptorsOf(pid),
         rssKb: rssKbOf(pid),
