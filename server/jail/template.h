@@ -27,9 +27,11 @@
 //     (libcmcp-zygote.so, held by the monitor as a descriptor) and calls its serve function,
 //     which never returns in the cell: it answers the daemon's calls one at a time.
 //
-//   A call (zygote_call.cpp): a fork of the cell, so of an interpreter already initialised.
-//     Before the serve function returns to the interpreter in it with the call's payload, it
-//     takes the call's descriptors at 0..3 and closes every other one, switches to the call's
+//   A call (zygote_call.cpp): a fork of the cell, so of an interpreter already initialised,
+//     made ahead of its call: it takes its request from the daemon's socket itself (the cell
+//     reads nothing from it meanwhile) and tells the cell so. Before the serve function returns
+//     to the interpreter in it with the call's payload, it takes the call's descriptors at 0..3
+//     and closes every other one, switches to the call's
 //     pool uid, enters a user namespace of its own that maps uid and gid 1000 to that uid and
 //     the pool's gid alone (so it holds no other uid of the pool) and an IPC namespace of its
 //     own, allows no further user namespace, applies the rlimits, AppArmor, Landlock (a domain
@@ -40,10 +42,12 @@
 // A call's end. When the call's first process ends, the cell (init of the pid namespace)
 // kills every process left in it (kill(-1)) and reaps them until none is left, reads the
 // cgroup's counters (CPU time, peak memory, OOM kills, forks refused; the monitor opened them
-// for it, and the peak is reset before each call), empties /tmp and /dev/shm by descriptors,
-// and answers (cell_protocol::CallEnd). At the time limit or a cancel the daemon asks the cell
-// to kill the call; should a cell not answer, the monitor kills its cgroup, which ends the cell
-// and its call. A template that dies takes every cell and call with it (its pid namespace).
+// for it, and the peak is reset before each call), answers (cell_protocol::CallEnd, after the
+// seccomp denials it answered and counted on the filter's listener, which the call sent it),
+// empties /tmp and /dev/shm by descriptors, and forks the process of the next call. At the time
+// limit or a cancel the daemon asks the cell to kill the call; should a cell not answer, the
+// monitor kills its cgroup, which ends the cell and its call. A template that dies takes every cell
+// and call with it (its pid namespace).
 //
 // What the calls of one cell share, one after the other: the cgroup (limits and counters are
 // per call), the network namespace (a call's sockets die with its processes), the pid

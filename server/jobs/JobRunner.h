@@ -22,9 +22,10 @@ class SessionWorkspaces;
 class Settings;
 class ToolCall;
 
-// Runs the jobs tools ask for, in one of three ways: as a call's own job (ForegroundJob), taken
-// from the jobs started ahead for its kind (WarmJobPool) when one fits, or as a job that goes on
-// after its call (BackgroundJob, in the registry). Places each job in the calling session's
+// Runs the jobs tools ask for: as a call's own job (ForegroundJob), forked from its kind's
+// template (CallTemplate, a ForkedJob) when one has a cell idle, else taken from the jobs started
+// ahead for its kind (WarmJobPool, without templates) or a jail of its own; or as a job that
+// goes on after its call (BackgroundJob, in the registry). Places each job in the calling session's
 // workspace. One per server, its child: the system tools start jobs through it and the job tools
 // reach the background jobs and output handles through services().
 class JobRunner : public QObject

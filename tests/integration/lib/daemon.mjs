@@ -78,6 +78,28 @@ function ownUidPool() {
     return { SANDBOX_UID_BASE: 130000 + slot * 128, SANDBOX_UID_COUNT: 64 };
 }
 
+// A daemon with call templates (JOB_CALL_TEMPLATES, the default as root) makes their first
+// cells in the background after it listens; each holds a socket of the daemon. Waiting for them
+// (bounded: a host that cannot make cells leaves its calls cold) keeps them out of what a test
+// measures after the start, its descriptor counts and its processes.
+async function templatesSettled(base, timeoutMs = 10_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+        try {
+            const health = await (await fetch(`${base}/health`)).json();
+            const templates = health.call_templates ?? health.status?.call_templates;
+            if (!templates?.enabled)
+                return;
+            const kinds = Object.entries(templates).filter(([name]) => name !== 'enabled');
+            if (kinds.length && kinds.every(([, t]) => t.state === 'running' || t.cells?.failed > 0))
+                return;
+        } catch {
+            return; // no /health to ask (a token guards it, say): nothing to wait for
+        }
+        await new Promise(resolve => setTimeout(resolve, 50));
+    }
+}
+
 // `cwd`: a working directory the caller owns (and removes) instead of a scratch one; `program`:
 // another cmcpd binary than $CMCPD.
 export async function startDaemon({ settings = {}, args = [], fixtures = true, timeoutMs = 10_000, cwd: ownCwd, program } = {}) {
@@ -133,6 +155,7 @@ export async function startDaemon({ settings = {}, args = [], fixtures = true, t
     });
 
     const base = `http://127.0.0.1:${port}`;
+    await templatesSettled(base);
     return {
         port,
         // setpriv execs cmcpd: the child's pid is the daemon's.
