@@ -70,7 +70,7 @@ void SandboxView::rebuild()
         setItem(row, 1, stateItem(state, state == u"running", state == u"starting"));
         setItem(row, 2,
                 new QTableWidgetItem(tr("%1 calls · cells: %2 idle, %3 busy, %4 starting "
-                                        "(%5 made, %6 failed) · %7 starts")
+                                        "(%5 made, %6 failed) · started %7 time(s)")
                                              .arg(status.value(QLatin1String("calls")).toInt())
                                              .arg(count("idle"))
                                              .arg(count("busy"))

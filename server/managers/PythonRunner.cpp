@@ -81,7 +81,8 @@ QString pythonZygoteSource()
     // The cell's interpreter, with the runner above defined (nothing of a call run), hands
     // itself to the zygote library, which returns only in each call's process with its payload.
     return runnerBody()
-            + QStringLiteral(R"PY(def _cmcp_serve():
+            + QStringLiteral(R"PY(import atexit
+def _cmcp_serve():
     import ctypes, gc
     channel = int(os.environ.pop("CMCP_RESULT_FD"))
     os.umask(0o002)
@@ -89,11 +90,10 @@ QString pythonZygoteSource()
     serve.restype = ctypes.c_long
     serve.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     payload = ctypes.c_void_p()
-    # What every call does before its own code, done once here, and every object there is
-    # kept out of the collector's way: each page a call writes (a reference count, a cache)
-    # is a copy, so the fewer the better.
-    exec(compile("pass", "<code>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
-    "".encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+    # What every call does around its own code, done once here (a call of `pass`, reported to
+    # /dev/null), and every object there is kept out of the collector's way: in a call each
+    # page written (a reference count, a cache, an import) is a copy, so the fewer the better.
+    _cmcp_run(b"warm-up\npass", os.open(os.devnull, os.O_WRONLY))
     gc.freeze()
     size = serve(ctypes.byref(payload))
     if size < 0:
@@ -106,7 +106,6 @@ def _cmcp_exit(status):
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._shutdown()
-    import atexit
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
