@@ -185,6 +185,27 @@ describe('calls forked from a template', needsRoot, () => {
         assert.equal(await served('python'), before + 1);
     }));
 
+    test('a call cannot serve as its cell: the zygote library refuses it, with nothing to serve', () => withDiagnostics(daemon, async () => {
+        // The library is mapped in every call (a fork of its cell): reached by its name, its
+        // serve function must refuse (a call is no cell), and the call holds no socket to serve.
+        const result = await python([
+            'import ctypes, os',
+            'library = ctypes.CDLL("libcmcp-zygote.so")',
+            'serve = library.cmcp_cell_serve',
+            'serve.restype = ctypes.c_long',
+            'payload = ctypes.c_void_p()',
+            'print("serve", serve(ctypes.byref(payload)))',
+            'print("fds", sorted(int(fd) for fd in os.listdir("/proc/self/fd")))',
+        ].join('\n'));
+        assert.match(result.output, /^serve -1$/m, `${result.output}${result.error}`);
+        // 0, 1, 2, the result channel (3) and the directory being listed.
+        assert.match(result.output, /^fds \[0, 1, 2, 3, \d+\]$/m, result.output);
+        assert.match(result.error ?? '', /not a template's cell/);
+        const before = await served('python');
+        assert.equal((await python('print(3)')).output, '3\n');
+        assert.equal(await served('python'), before + 1);
+    }));
+
     test('a call cannot see, signal or outlive-kill a sibling call', () => withDiagnostics(daemon, async () => {
         // The sibling's sleep has an argument no other process has, to be found by.
         const sibling = command('sleep 2.345; echo sibling-alive-marker');
