@@ -182,10 +182,7 @@ void ForkedJob::readChannel()
         return;
     const ReadEnd end =
             readAvailable(m_channel.fd.get(), [this](const char *data, std::size_t size) {
-                const qint64 room = JailJob::kResultChannelCapBytes - m_channelBytes.size();
-                if (qint64(size) > room)
-                    m_channelOverflowed = true;
-                m_channelBytes.append(data, qMin<qint64>(qint64(size), qMax<qint64>(room, 0)));
+                JailJob::keepChannelBytes(m_channelBytes, m_channelOverflowed, data, size);
             });
     if (end != ReadEnd::WouldBlock) {
         closeStream(m_channel);

@@ -376,16 +376,22 @@ void JailJob::readReport()
 
 // Read as it arrives, so a job writing more than a pipe holds never blocks; beyond the cap the
 // bytes are drained and dropped.
+void JailJob::keepChannelBytes(QByteArray &channel, bool &overflowed, const char *data,
+                               std::size_t size)
+{
+    const qint64 room = kResultChannelCapBytes - channel.size();
+    if (qint64(size) > room)
+        overflowed = true;
+    channel.append(data, qMin<qint64>(qint64(size), qMax<qint64>(room, 0)));
+}
+
 void JailJob::readChannel()
 {
     if (!m_channelFd.isValid())
         return;
     const ReadEnd end =
             readAvailable(m_channelFd.get(), [this](const char *data, std::size_t size) {
-                const qint64 room = kResultChannelCapBytes - m_channel.size();
-                if (qint64(size) > room)
-                    m_channelOverflowed = true;
-                m_channel.append(data, qMin<qint64>(qint64(size), qMax<qint64>(room, 0)));
+                keepChannelBytes(m_channel, m_channelOverflowed, data, size);
             });
     if (end != ReadEnd::WouldBlock && m_channelNotifier)
         m_channelNotifier->setEnabled(false);

@@ -80,6 +80,10 @@ public:
     static constexpr int kKillGraceMs = 500;
     static constexpr const char *kResultChannelVariable = "CMCP_RESULT_FD";
     static constexpr qint64 kResultChannelCapBytes = 8 * 1024 * 1024;
+    // Bytes read from a job's result channel, kept up to kResultChannelCapBytes: beyond, they
+    // are dropped and `overflowed` is set.
+    static void keepChannelBytes(QByteArray &channel, bool &overflowed, const char *data,
+                                 std::size_t size);
     // Refusals a result lists; beyond, only their number.
     static constexpr qsizetype kMaxListedRefusals = 32;
 
