@@ -31,29 +31,25 @@ bool writeProcFile(const char *path, const std::string &text, std::string &error
     return ok;
 }
 
-// 0: /dev/null, 1 and 2: the call's output, kCallChannelFd: its result channel; nothing else
-// of the cell's stays open (its socket, its counters, the library's descriptors).
-bool takeDescriptors(const CallDescriptors &fds, std::string &error)
+// The descriptors an armed call's process keeps (zygote_call.h), at their numbers; every other
+// one of the cell's is closed (its counters, its signal descriptor, the library's).
+bool keepArmedDescriptors(int socket, int report, std::string &error)
 {
     const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null < 0) {
-        error = errnoText("/dev/null", errno);
-        return false;
-    }
+    constexpr int kParking = 64;
     // Every source out of the way of the numbers it goes to.
-    const int report = ::fcntl(fds.report, F_DUPFD_CLOEXEC, kCallReportFd + 1);
-    const int channel =
-            fds.channel >= 0 ? ::fcntl(fds.channel, F_DUPFD_CLOEXEC, kCallReportFd + 1) : -1;
-    if (report < 0 || (fds.channel >= 0 && channel < 0) || ::dup2(null, 0) < 0
-        || ::dup2(fds.output, 1) < 0 || ::dup2(fds.error, 2) < 0
-        || ::dup3(report, kCallReportFd, O_CLOEXEC) < 0
-        || (channel >= 0 && ::dup2(channel, kCallChannelFd) < 0)) {
-        error = errnoText("dup2 of the call's descriptors", errno);
+    const int parked[3] = {null < 0 ? -1 : ::fcntl(report, F_DUPFD_CLOEXEC, kParking),
+                           ::fcntl(socket, F_DUPFD_CLOEXEC, kParking),
+                           null < 0 ? -1 : ::fcntl(null, F_DUPFD_CLOEXEC, kParking)};
+    if (null < 0 || parked[0] < 0 || parked[1] < 0 || parked[2] < 0
+        || ::dup3(parked[0], kCallReportFd, O_CLOEXEC) < 0
+        || ::dup3(parked[1], kArmedSocketFd, O_CLOEXEC) < 0
+        || ::dup3(parked[2], kArmedNullFd, O_CLOEXEC) < 0) {
+        error = errnoText("placing the armed call's descriptors", errno);
         return false;
     }
-    if (channel < 0)
-        ::close(kCallChannelFd);
-    if (::close_range(kCallReportFd + 1, ~0u, 0) != 0) {
+    if (::close_range(3, kCallReportFd - 1, 0) != 0
+        || ::close_range(kArmedNullFd + 1, ~0u, 0) != 0) {
         error = errnoText("close_range", errno);
         return false;
     }
@@ -127,7 +123,7 @@ std::string probeCallNamespaces()
                  : "the probe of a call's user namespace failed";
 }
 
-bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, CallRefusal &refusal)
+bool armCall(const CellSetup &setup, uid_t uid, int socket, int report, CallRefusal &refusal)
 {
     const Policy &policy = setup.policy;
     std::string error;
@@ -135,7 +131,7 @@ bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, C
         refusal = {layer, code, error};
         return false;
     };
-    if (!takeDescriptors(fds, error))
+    if (!keepArmedDescriptors(socket, report, error))
         return fail("identity", kExitIdentity);
     if (!enterOwnNamespaces(uid, error))
         return fail("namespaces", kExitNamespaces);
@@ -154,17 +150,6 @@ bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, C
         return fail("landlock", kExitLandlock);
     if (!sealIdentity(policy, error))
         return fail("identity", kExitIdentity);
-    // The seal marks descriptors close-on-exec, but no exec follows: the result channel must
-    // stay usable, and nothing else is open.
-    if (fds.channel >= 0 && ::fcntl(kCallChannelFd, F_SETFD, 0) != 0) {
-        error = errnoText("the result channel", errno);
-        return fail("identity", kExitIdentity);
-    }
-    // What a cold job is after its exec: its /proc files its own, ptrace-able by its own uid.
-    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
-        error = errnoText("prctl(PR_SET_DUMPABLE)", errno);
-        return fail("identity", kExitIdentity);
-    }
     if (policy.wants(Layer::Seccomp)) {
         // The listener of a filter that notifies goes to the cell, which answers and counts
         // every denied call; the call keeps no copy.
@@ -185,6 +170,32 @@ bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds, C
         error = "refusing to run the call as uid/gid 0";
         return fail("identity", kExitIdentity);
     }
+    return true;
+}
+
+bool finishCall(const CallDescriptors &fds, CallRefusal &refusal)
+{
+    const auto fail = [&](const char *what) {
+        refusal = {"identity", kExitIdentity, errnoText(what, errno)};
+        return false;
+    };
+    // 0 from /dev/null, 1 and 2 the call's output, kCallChannelFd its result channel; a received
+    // descriptor never has a number taken above (they were open when it came).
+    if (::dup2(kArmedNullFd, 0) < 0 || ::dup2(fds.output, 1) < 0 || ::dup2(fds.error, 2) < 0
+        || (fds.channel >= 0 && ::dup2(fds.channel, kCallChannelFd) < 0))
+        return fail("dup2 of the call's descriptors");
+    if (fds.channel < 0)
+        ::close(kCallChannelFd);
+    // The seal marked descriptors close-on-exec, but no exec follows: the result channel must
+    // stay usable.
+    if (fds.channel >= 0 && ::fcntl(kCallChannelFd, F_SETFD, 0) != 0)
+        return fail("the result channel");
+    if (::close_range(kArmedSocketFd, ~0u, 0) != 0)
+        return fail("close_range");
+    // What a cold job is after its exec: its /proc files its own, ptrace-able by its own uid.
+    // Not before: until now the process held the cell's socket.
+    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+        return fail("prctl(PR_SET_DUMPABLE)");
     ::close(kCallReportFd);
     return true;
 }

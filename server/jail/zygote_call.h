@@ -25,18 +25,14 @@ struct CellSetup
     std::vector<CounterFile> counters;
 };
 
-// A call's descriptors as the cell received them, and the socket (SOCK_SEQPACKET) back to the
-// cell: a refusal goes there as "<layer>\n<message>", and the listener of a seccomp filter that
-// notifies as a descriptor (posix/DescriptorPassing.h, sendDescriptor).
-struct CallDescriptors
-{
-    int output = -1;
-    int error = -1;
-    int channel = -1; // -1: none
-    int report = -1;
-};
-// Where becomeCall leaves the report socket when it fails (it closes it when it succeeds).
+// Where a call's process keeps, while it is armed (before its request came), the socket back
+// to the cell (a refusal goes there as "<layer>\n<message>", and the listener of a seccomp filter
+// that notifies as a descriptor, posix/DescriptorPassing.h), the cell's socket (its request comes
+// there) and /dev/null (its standard input to be). The cell's own standard output and error stay
+// at 1 and 2 until then; nothing else is open.
 inline constexpr int kCallReportFd = kCallChannelFd + 1;
+inline constexpr int kArmedSocketFd = kCallReportFd + 1;
+inline constexpr int kArmedNullFd = kArmedSocketFd + 1;
 
 // Why a call could not be made, before any of its code ran.
 struct CallRefusal
@@ -46,13 +42,25 @@ struct CallRefusal
     std::string message;
 };
 
-// In the call's process, just forked from the cell: makes it the call (template.h: its
-// descriptors at 0..3 and nothing else open (but the failure pipe, until it succeeded), its uid,
-// its user and IPC namespaces, rlimits, AppArmor, Landlock, no capability, no_new_privs, seccomp).
-// On success the process may run the call's code; on failure the process must end without running
-// any.
-bool becomeCall(const CellSetup &setup, uid_t uid, const CallDescriptors &fds,
-                CallRefusal &refusal);
+// In a call's process, just forked from the cell, before its call has come: makes it the call
+// as far as that goes without the call (template.h: its uid, its user and IPC namespaces,
+// rlimits, AppArmor, Landlock, no capability, no_new_privs, seccomp), with the descriptors above
+// (`socket` and `report` are the cell's and this process's ends). On failure the process must
+// end; on success it may only take its request (armedCall's) and then finishCall.
+bool armCall(const CellSetup &setup, uid_t uid, int socket, int report, CallRefusal &refusal);
+
+// The call's descriptors as its request brought them.
+struct CallDescriptors
+{
+    int output = -1;
+    int error = -1;
+    int channel = -1; // -1: none
+};
+
+// Once the request has come: the call's descriptors at 0..3 (/dev/null, its output, its result
+// channel), the cell's socket and everything else closed, the report socket too when it
+// succeeds; the process then may run the call's code. On failure it must end without.
+bool finishCall(const CallDescriptors &fds, CallRefusal &refusal);
 
 // Whether this kernel lets a cell's fork make the user namespace each call enters (Ubuntu's
 // AppArmor restriction of unprivileged user namespaces, or Debian's

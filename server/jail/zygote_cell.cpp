@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace cmcp::jail {
 
@@ -164,7 +165,8 @@ struct Request
 
 enum class Received { Call, Nothing, Closed };
 
-Received receiveCall(const Cell &cell, Request &request)
+// A call's request on `socket`, checked against the uid the call's process was armed with.
+Received receiveCall(int socket, uid_t armedUid, Request &request)
 {
     iovec iov{request.message, sizeof request.message};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof request.fds)];
@@ -173,7 +175,7 @@ Received receiveCall(const Cell &cell, Request &request)
     msg.msg_iovlen = 1;
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(cell.socket, &msg, MSG_CMSG_CLOEXEC);
+    const ssize_t n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
     if (n == 0 || (n < 0 && errno != EINTR))
         return Received::Closed;
     request.fdCount = 0;
@@ -194,11 +196,9 @@ Received receiveCall(const Cell &cell, Request &request)
     const cells::CallRequest &h = request.header;
     const bool channel = h.flags & cells::kHasChannel;
     const bool inMemfd = h.flags & cells::kPayloadInMemfd;
-    const uid_t uid = h.uid;
-    const bool inPool = uid >= cell.setup.poolFirst
-            && uid - cell.setup.poolFirst < cell.setup.poolCount && uid != cell.setup.templateUid;
     request.inlineBytes = std::size_t(n) - sizeof h;
-    if (!inPool || request.fdCount != 2 + channel + inMemfd || h.payloadBytes > cells::kPayloadMax
+    if (h.uid != armedUid || request.fdCount != 2 + channel + inMemfd
+        || h.payloadBytes > cells::kPayloadMax
         || (inMemfd ? request.inlineBytes != 0 : request.inlineBytes != h.payloadBytes)) {
         request.closeFds();
         return Received::Nothing;
@@ -255,34 +255,30 @@ void send(const Cell &cell, const void *data, std::size_t size)
     (void)!::send(cell.socket, data, size, MSG_NOSIGNAL);
 }
 
-// In a call's process, forked ahead of its call: takes the next request from the daemon (the
-// cell reads nothing from its socket meanwhile), tells the cell ('t'), and becomes the call.
-// Returns in the call's process only, with `payloadSize` set; ends the process otherwise.
-void takeCall(Cell &cell, int report, char **payload, long &payloadSize)
+// The uid of the next call, from the daemon (cell_protocol::ArmRequest); nothing once the
+// daemon closed the cell. A stray kill between calls is passed over.
+std::optional<uid_t> awaitArm(const Cell &cell)
 {
-    Request request;
     for (;;) {
-        const Received received = receiveCall(cell, request);
-        if (received == Received::Closed)
-            ::_exit(0); // the daemon closed the cell: no call comes
-        if (received == Received::Call)
-            break;
+        cells::ArmRequest arm;
+        const ssize_t n = ::recv(cell.socket, &arm, sizeof arm, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return std::nullopt;
+        const uid_t uid = arm.uid;
+        const bool inPool = uid >= cell.setup.poolFirst
+                && uid - cell.setup.poolFirst < cell.setup.poolCount
+                && uid != cell.setup.templateUid;
+        if (n == ssize_t(sizeof arm) && arm.kind == cells::ArmRequest::kArm && inPool)
+            return uid;
     }
-    (void)!::send(report, "t", 1, MSG_NOSIGNAL);
-    const bool channel = request.header.flags & cell_protocol::kHasChannel;
-    const CallDescriptors fds{request.fds[0], request.fds[1], channel ? request.fds[2] : -1,
-                              report};
-    CallRefusal refusal;
-    // The payload first: becomeCall closes every descriptor but the call's own.
-    *payload = takePayload(request);
-    if (!*payload)
-        refusal = {"identity", kExitIdentity, errnoText("the call's payload", errno)};
-    else if (becomeCall(cell.setup, request.header.uid, fds, refusal)) {
-        payloadSize = long(request.header.payloadBytes);
-        ::on_exit(exitWithoutCleanup, nullptr);
-        ::sigprocmask(SIG_SETMASK, &cell.programMask, nullptr);
-        return;
-    }
+}
+
+// Reports a refusal to the cell (on the report socket, where it is by then) and ends the
+// process.
+[[noreturn]] void refuseCall(const CallRefusal &refusal, int report)
+{
     std::fprintf(stderr, "cmcp-jail: %s: %s\n", refusal.layer.c_str(), refusal.message.c_str());
     const std::string text = refusal.layer + "\n" + refusal.message;
     if (::send(kCallReportFd, text.data(), text.size(), MSG_NOSIGNAL) < 0)
@@ -290,11 +286,40 @@ void takeCall(Cell &cell, int report, char **payload, long &payloadSize)
     ::_exit(refusal.code);
 }
 
+// In a call's process, forked ahead of its call with its uid: makes itself the call as far as
+// it can (armCall), takes the request from the daemon (the cell reads nothing from its socket
+// meanwhile), tells the cell ('t'), and finishes. Returns in the call's process only, with
+// `payloadSize` set; ends the process otherwise.
+void takeCall(Cell &cell, uid_t uid, int report, char **payload, long &payloadSize)
+{
+    CallRefusal refusal;
+    if (!armCall(cell.setup, uid, cell.socket, report, refusal))
+        refuseCall(refusal, report);
+    Request request;
+    for (;;) {
+        const Received received = receiveCall(kArmedSocketFd, uid, request);
+        if (received == Received::Closed)
+            ::_exit(0); // the daemon closed the cell: no call comes
+        if (received == Received::Call)
+            break;
+    }
+    (void)!::send(kCallReportFd, "t", 1, MSG_NOSIGNAL);
+    const bool channel = request.header.flags & cell_protocol::kHasChannel;
+    *payload = takePayload(request);
+    if (!*payload)
+        refuseCall({"identity", kExitIdentity, errnoText("the call's payload", errno)}, report);
+    if (!finishCall({request.fds[0], request.fds[1], channel ? request.fds[2] : -1}, refusal))
+        refuseCall(refusal, report);
+    payloadSize = long(request.header.payloadBytes);
+    ::on_exit(exitWithoutCleanup, nullptr);
+    ::sigprocmask(SIG_SETMASK, &cell.programMask, nullptr);
+}
+
 // The cell's side of one call: forks the call's process ahead of its call (the fork and what
 // it copies are then off the call's path), waits for it to take a call and end (or kills it
 // when the daemon asks), leaves nothing of it behind and answers. Returns in the call's process
 // with `payloadSize` set; in the cell false when it cannot take another call.
-bool runCall(Cell &cell, char **payload, long &payloadSize)
+bool runCall(Cell &cell, uid_t uid, char **payload, long &payloadSize)
 {
     const std::vector<CounterFile> &counters = cell.setup.counters;
     const bool peakReset = resetPeakMemory(counters);
@@ -305,7 +330,7 @@ bool runCall(Cell &cell, char **payload, long &payloadSize)
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(report[0]);
-        takeCall(cell, report[1], payload, payloadSize);
+        takeCall(cell, uid, report[1], payload, payloadSize);
         return true;
     }
     ::close(report[1]);
@@ -405,9 +430,15 @@ bool runCall(Cell &cell, char **payload, long &payloadSize)
         ::close(reportFd);
     if (listener >= 0)
         ::close(listener);
-    // The process forked for a call ended without one: the daemon closed the cell.
-    if (!taken)
+    // The process armed for a call ended without one: it failed (the daemon is told, and the
+    // cell ends), or the daemon closed the cell.
+    if (!taken) {
+        if (!failed.empty()) {
+            const std::string message = std::string(1, cells::kArmFailed) + failed;
+            send(cell, message.data(), message.size());
+        }
         return false;
+    }
     const CounterReading after = readCounters(counters);
     if (after.cpuNanoseconds && before.cpuNanoseconds)
         end.cpuNanoseconds = *after.cpuNanoseconds - *before.cpuNanoseconds;
@@ -497,8 +528,11 @@ long serveCells(char **payload)
     if (::send(cell.socket, "r", 1, MSG_NOSIGNAL) != 1)
         ::_exit(0); // the monitor gave up on this cell
     for (;;) {
+        const std::optional<uid_t> uid = awaitArm(cell);
+        if (!uid)
+            ::_exit(0); // the daemon closed the cell
         long payloadSize = -1;
-        const bool goOn = runCall(cell, payload, payloadSize);
+        const bool goOn = runCall(cell, *uid, payload, payloadSize);
         if (payloadSize >= 0)
             return payloadSize; // in the call's process
         if (!goOn)

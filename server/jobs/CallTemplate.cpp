@@ -162,8 +162,26 @@ void CallTemplate::onCellReady(TemplateCell *cell)
     }
     connect(cell, &TemplateCell::callEnded, this, [this, cell] { onCallEnded(cell); });
     connect(cell, &TemplateCell::gone, this, [this, cell] { dropCell(cell); });
+    connect(cell, &TemplateCell::armFailed, this, [this](const QString &why) {
+        ++m_cellsFailed;
+        m_lastCellFailure = why;
+        spdlog::warn("sandbox: a cell of the {} template could not prepare a call ({}); it ends",
+                     m_request.program.toStdString(), why.toStdString());
+    });
+    arm(cell);
     m_idle.append(cell);
     m_idleSince[cell].start();
+}
+
+// The next call's uid, for the cell to prepare that call with ahead of it. Without a uid free
+// the cell waits unarmed; takeCell arms it when a call comes.
+bool CallTemplate::arm(TemplateCell *cell)
+{
+    if (cell->isArmed())
+        return true;
+    QString error;
+    std::optional<UidLease> lease = m_supervisor.leaseUid(&error);
+    return lease && cell->arm(std::move(*lease));
 }
 
 void CallTemplate::onCellFailed(const QString &why)
@@ -193,10 +211,16 @@ TemplateCell *CallTemplate::takeCell()
     while (!m_idle.isEmpty() && !cell) {
         TemplateCell *candidate = m_idle.takeLast(); // the warmest
         m_idleSince.remove(candidate);
-        if (candidate->isGone())
+        if (candidate->isGone()) {
             candidate->deleteLater();
-        else
+        } else if (!arm(candidate)) {
+            // No uid free for a call: neither here nor cold.
+            m_idle.append(candidate);
+            m_idleSince[candidate].start();
+            break;
+        } else {
             cell = candidate;
+        }
     }
     if (cell) {
         m_busy.insert(cell);
@@ -204,12 +228,6 @@ TemplateCell *CallTemplate::takeCell()
     }
     requestCells();
     return cell;
-}
-
-void CallTemplate::giveBack(TemplateCell *cell)
-{
-    --m_calls;
-    onCallEnded(cell);
 }
 
 void CallTemplate::adopt(ForkedJob *job)
@@ -229,6 +247,7 @@ void CallTemplate::onCallEnded(TemplateCell *cell)
         endIfRetiredAndIdle();
         return;
     }
+    arm(cell);
     m_idle.append(cell);
     m_idleSince[cell].start();
 }

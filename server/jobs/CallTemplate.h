@@ -39,11 +39,9 @@ public:
     // Ends the template, its cells and any call on them.
     ~CallTemplate() override;
 
-    // An idle cell for one call, taken until the call's end; null when none is idle (the call
-    // starts cold).
+    // An idle cell for one call, armed with the call's uid (TemplateCell::takeLease), taken
+    // until the call's end; null when none is idle (the call starts cold), or no uid is free.
     TemplateCell *takeCell();
-    // Gives a taken cell back unused (its call could not be made).
-    void giveBack(TemplateCell *cell);
     // The call's job on a taken cell: counted, and a cell that does not answer its kill is
     // killed through the template.
     void adopt(ForkedJob *job);
@@ -67,6 +65,7 @@ private:
     void onCellFailed(const QString &why);
     void onCellGone(quint32 id);
     void onCallEnded(TemplateCell *cell);
+    bool arm(TemplateCell *cell);
     void dropCell(TemplateCell *cell);
     void requestCells();
     void closeIdleCells();

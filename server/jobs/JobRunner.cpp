@@ -278,13 +278,7 @@ bool JobRunner::runForked(const std::shared_ptr<ToolCall> &call, const JobReques
     TemplateCell *cell = callTemplate.takeCell();
     if (!cell)
         return false;
-    QString error;
-    ForkedJob *job = m_supervisor.createForkedJob(request, cell, nullptr, &error);
-    if (!job) {
-        callTemplate.giveBack(cell);
-        call->finish(ToolResult::structuredFailure(error));
-        return true;
-    }
+    ForkedJob *job = m_supervisor.createForkedJob(request, cell, cell->takeLease(), nullptr);
     callTemplate.adopt(job);
     countForeground(*call, job);
     ForegroundJob::start(call, job, std::move(makeResult));

@@ -97,13 +97,10 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
 }
 
 ForkedJob *SandboxSupervisor::createForkedJob(const JobRequest &request, TemplateCell *cell,
-                                              QObject *parent, QString *error)
+                                              UidLease lease, QObject *parent)
 {
-    std::optional<UidLease> lease = leaseUid(error);
-    if (!lease)
-        return nullptr;
-    auto *job = new ForkedJob(specFor(request, *lease), cell, parent);
-    job->setUidLease(std::move(*lease));
+    auto *job = new ForkedJob(specFor(request, lease), cell, parent);
+    job->setUidLease(std::move(lease));
     job->setWorkspaceHold(request.workspaceHold);
     track(job);
     return job;

@@ -56,16 +56,18 @@ public:
     // A job ready to start (connect its signals, then start()), owned by `parent`. Refused,
     // with nullptr and a message a model can act on, when every uid is in use.
     JailJob *createJob(const JobRequest &request, QObject *parent, QString *error);
-    // A call's job forked from a template's `cell` (ForkedJob), with a uid of its own, refused
-    // in the same way.
-    ForkedJob *createForkedJob(const JobRequest &request, TemplateCell *cell, QObject *parent,
-                               QString *error);
+    // A uid of the pool, for a job to come; empty, with a message a model can act on, when
+    // every uid is in use.
+    std::optional<UidLease> leaseUid(QString *error);
+    // A call's job forked from a template's `cell` (ForkedJob), with the uid the cell was armed
+    // with (TemplateCell::takeLease).
+    ForkedJob *createForkedJob(const JobRequest &request, TemplateCell *cell, UidLease lease,
+                               QObject *parent);
     // Kills every running job placed in the workspace at `path` (it is being deleted); returns
     // how many.
     int cancelJobsIn(const QString &workspacePath);
 
 private:
-    std::optional<UidLease> leaseUid(QString *error);
     JobSpec specFor(const JobRequest &request, const UidLease &lease) const;
     void track(Job *job);
 

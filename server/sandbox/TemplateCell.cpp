@@ -73,6 +73,18 @@ bool TemplateCell::startCall(uid_t uid, const QByteArray &payload, int output, i
     return true;
 }
 
+bool TemplateCell::arm(UidLease lease)
+{
+    cells::ArmRequest request;
+    request.uid = lease.uid();
+    if (!m_socket.isValid()
+        || ::send(m_socket.get(), &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT)
+                != ssize_t(sizeof request))
+        return false;
+    m_lease = std::move(lease);
+    return true;
+}
+
 void TemplateCell::killCall()
 {
     if (m_socket.isValid())
@@ -99,6 +111,10 @@ void TemplateCell::readMessages()
             Q_EMIT callRefused(failure.code,
                                newline < 0 ? QStringLiteral("exec") : text.left(newline),
                                newline < 0 ? text : text.mid(newline + 1));
+        } else if (message[0] == cells::kArmFailed) {
+            const QString text = QString::fromUtf8(message + 1, qsizetype(n) - 1)
+                                         .replace(QLatin1Char('\n'), QStringLiteral(": "));
+            Q_EMIT armFailed(text);
         } else if (message[0] == cells::kDenials) {
             QList<SeccompDenial> denials;
             qint64 unnamed = 0;

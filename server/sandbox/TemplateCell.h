@@ -3,6 +3,7 @@
 #include "jail/protocol/CellProtocol.h"
 #include "posix/UniqueFd.h"
 #include "sandbox/JailReport.h"
+#include "sandbox/UidPool.h"
 
 #include <QObject>
 #include <QString>
@@ -26,8 +27,16 @@ public:
     quint32 id() const { return m_id; }
     bool isGone() const { return !m_socket.isValid(); }
 
-    // Hands the cell a call: its uid, its payload, its descriptors (the call's standard output
-    // and error, its result channel or -1). False, with `error`, when the cell cannot take it.
+    // Gives the cell the uid of its next call, which it prepares that call's process with
+    // before the call comes (cell_protocol::ArmRequest). The lease is the cell's until
+    // takeLease(), or until the cell is gone.
+    bool arm(UidLease lease);
+    bool isArmed() const { return m_lease.isValid(); }
+    // The armed uid's lease, for the call's job (which then gives it back when it ends).
+    UidLease takeLease() { return std::move(m_lease); }
+    // Hands the cell a call: its uid (the armed one), its payload, its descriptors (the call's
+    // standard output and error, its result channel or -1). False, with `why`, when the cell
+    // cannot take it.
     bool startCall(uid_t uid, const QByteArray &payload, int output, int error, int channel,
                    QString *why);
     // Asks the cell to kill the call that runs.
@@ -40,6 +49,8 @@ Q_SIGNALS:
     void callDenied(const QList<cmcp::SeccompDenial> &denials, qint64 unnamed);
     // The call and every process it started are gone; the cell takes the next.
     void callEnded(const cmcp::cell_protocol::CallEnd &end);
+    // The process armed for the next call failed before it came (why); the cell ends.
+    void armFailed(const QString &why);
     // The cell is gone (its template ended, or it was killed).
     void gone();
 
@@ -50,6 +61,7 @@ private:
     const quint32 m_id;
     UniqueFd m_socket;
     QSocketNotifier *m_notifier = nullptr;
+    UidLease m_lease; // of the uid the cell is armed with
 };
 
 } // namespace cmcp

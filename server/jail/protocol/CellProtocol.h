@@ -53,6 +53,22 @@ inline constexpr char kCellGone = 'g';
 
 // --- the daemon and one cell: one call at a time ----------------------------------------------
 
+// Daemon -> cell: the uid of the next call, leased for it. The cell forks that call's process
+// at once, which makes itself the call as far as it can before the call comes (its uid, its
+// namespaces, Landlock, seccomp): that work is then off the call's path. Each call is preceded
+// by one, and its CallRequest names the same uid.
+struct ArmRequest
+{
+    char kind = kArm;
+    std::uint8_t reserved[3] = {};
+    std::uint32_t uid = 0;
+    static constexpr char kArm = 'a';
+};
+
+// Cell -> daemon: the process armed for the next call failed before its call came; the text
+// says why ("<layer>\n<message>"). The cell ends.
+inline constexpr char kArmFailed = 'A';
+
 // Daemon -> cell: a call. Riding on it: the call's standard output and standard error, then its
 // result channel (kHasChannel), then a memfd holding the payload (kPayloadInMemfd); otherwise
 // the payload follows this header in the same message.
@@ -61,7 +77,7 @@ struct CallRequest
     char kind = kCall;
     std::uint8_t flags = 0;
     std::uint16_t reserved = 0;
-    std::uint32_t uid = 0; // the call's own uid of the pool, leased by the daemon
+    std::uint32_t uid = 0; // the call's own uid of the pool, the one the cell was armed with
     std::uint32_t payloadBytes = 0; // the command or the code, as the zygote program reads it
     static constexpr char kCall = 'r';
 };
