@@ -28,16 +28,18 @@
 //     which never returns in the cell: it answers the daemon's calls one at a time.
 //
 //   A call (zygote_call.cpp): a fork of the cell, so of an interpreter already initialised,
-//     made ahead of its call: it takes its request from the daemon's socket itself (the cell
-//     reads nothing from it meanwhile) and tells the cell so. Before the serve function returns
-//     to the interpreter in it with the call's payload, it takes the call's descriptors at 0..3
-//     and closes every other one, switches to the call's
-//     pool uid, enters a user namespace of its own that maps uid and gid 1000 to that uid and
-//     the pool's gid alone (so it holds no other uid of the pool) and an IPC namespace of its
-//     own, allows no further user namespace, applies the rlimits, AppArmor, Landlock (a domain
-//     of its own: neither signals nor abstract sockets reach the cell, the template or another
-//     call), drops every capability (bounding set included), sets no_new_privs, verifies that
-//     root cannot be regained, and loads seccomp last. The cell never runs a call's code.
+//     made ahead of its call. The daemon leases the next call's uid and gives it to the cell
+//     (cell_protocol::ArmRequest); the cell forks that call's process, which makes itself the
+//     call as far as it can before the call comes: it switches to that pool uid, enters a user
+//     namespace of its own that maps uid and gid 1000 to that uid and the pool's gid alone (so
+//     it holds no other uid of the pool) and an IPC namespace of its own, allows no further user
+//     namespace, applies the rlimits, AppArmor, Landlock (a domain of its own: neither signals
+//     nor abstract sockets reach the cell, the template or another call), drops every
+//     capability (bounding set included), sets no_new_privs, verifies that root cannot be
+//     regained, and loads seccomp, whose listener it hands the cell. Then it takes its request
+//     from the daemon's socket itself (the cell reads nothing from it meanwhile), tells the cell,
+//     takes the call's descriptors at 0..3, closes every other one (the cell's socket with them)
+//     and returns to the interpreter with the call's payload. The cell never runs a call's code.
 //
 // A call's end. When the call's first process ends, the cell (init of the pid namespace)
 // kills every process left in it (kill(-1)) and reaps them until none is left, reads the
