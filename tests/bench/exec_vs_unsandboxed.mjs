@@ -78,7 +78,7 @@ async function startCmcpd(cmcpd, name, uidBase, settings) {
     chmodSync(root, 0o755);
     const port = await freePort();
     const all = { SANDBOX_ROOT: root, SANDBOX_UID_BASE: uidBase, SANDBOX_UID_COUNT: 16, LOG_LEVEL: 'warning', ...settings };
-    const args = ['--host', '127.0.0.1', '--port', String(port),
+    const args = ['--host', '127.0.0.1', '--port', String(port), '--conformance-fixtures',
                   ...Object.entries(all).flatMap(([k, v]) => ['--set', `${k}=${v}`])];
     const child = spawn(cmcpd, args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
     return { name, child, root, url: new URL(`http://127.0.0.1:${port}/mcp`) };
@@ -119,21 +119,27 @@ async function connect(server) {
 const calls = {
     echo: { tool: 'system_run_command', args: { command: 'echo hi' }, expect: 'hi\n' },
     python: { tool: 'system_run_python', args: { code: 'print(1)' }, expect: '1\n' },
+    // A call that runs no job (cmcpd's conformance fixtures): what the client and the daemon
+    // cost a call, audit record included.
+    nojob: { tool: 'test_simple_text', args: {}, expect: undefined },
 };
 
+// The call's result (its structuredContent, where cmcpd says how long its job ran: wall_ms).
 async function callOnce(client, server, kind) {
     const { tool, args, expect } = calls[kind];
     const result = await withTimeout(client.callTool({ name: tool, arguments: args }), 60_000, `${server.name} ${tool}`);
     // cmcpd's system_run_python names its standard output `output`.
     const stdout = result.structuredContent?.stdout ?? result.structuredContent?.output;
-    if (result.isError || stdout !== expect)
+    if (result.isError || (expect !== undefined && stdout !== expect))
         throw new Error(`${server.name} ${tool}: unexpected answer ${JSON.stringify(result).slice(0, 400)}`);
+    return result.structuredContent ?? {};
 }
 
+// Milliseconds the call took at the client, and the job's own wall_ms where cmcpd reports it.
 async function timed(client, server, kind) {
     const start = process.hrtime.bigint();
-    await callOnce(client, server, kind);
-    return Number(process.hrtime.bigint() - start) / 1e6;
+    const result = await callOnce(client, server, kind);
+    return { ms: Number(process.hrtime.bigint() - start) / 1e6, jobMs: result.wall_ms };
 }
 
 function quantile(sorted, q) {
@@ -231,16 +237,21 @@ async function main() {
         for (const s of servers)
             clients.push(await connect(s));
 
-        const samples = servers.map(() => ({ echo: [], python: [] }));
-        for (const kind of ['echo', 'python']) {
+        const samples = servers.map(() => ({ echo: [], python: [], nojob: [], jobMs: [] }));
+        for (const kind of ['echo', 'python', 'nojob']) {
             for (let i = 0; i < options.warmup + options.n; ++i) {
                 // Each round calls every server once, in an order that rotates: a change of
                 // load hits all three alike.
                 for (let k = 0; k < servers.length; ++k) {
                     const j = (i + k) % servers.length;
-                    const ms = await timed(clients[j], servers[j], kind);
-                    if (i >= options.warmup)
-                        samples[j][kind].push(ms);
+                    if (kind === 'nojob' && !servers[j].root)
+                        continue; // the unsandboxed server has no such tool
+                    const { ms, jobMs } = await timed(clients[j], servers[j], kind);
+                    if (i < options.warmup)
+                        continue;
+                    samples[j][kind].push(ms);
+                    if (kind === 'echo' && jobMs !== undefined)
+                        samples[j].jobMs.push(jobMs);
                 }
             }
         }
@@ -292,6 +303,19 @@ async function main() {
         });
         console.log(`floors, same run: a subshell forked from a running bash ${floors.subshell.toFixed(2)} ms; `
                     + `\`bash -c 'echo hi'\` spawned ${floors.spawn.toFixed(2)} ms (medians)`);
+        // Where a cmcpd `echo hi` goes (medians): the client and the daemon for a call with no
+        // job (its audit record included), the job as the daemon timed it, and the rest (the
+        // job's plumbing in the daemon: its jail or cell, pipes, result).
+        servers.forEach((s, j) => {
+            if (!s.root)
+                return;
+            const median = values => quantile([...values].sort((a, b) => a - b), 0.5);
+            const total = stats[j].echo.p50;
+            const noJob = median(samples[j].nojob);
+            const job = median(samples[j].jobMs);
+            console.log(`${s.name}: \`echo hi\` ${total.toFixed(2)} ms = a call with no job ${noJob.toFixed(2)} ms `
+                        + `+ the job (wall_ms) ${job} ms + the rest ${(total - noJob - job).toFixed(2)} ms`);
+        });
     } finally {
         stopAll();
         await Promise.all(servers.map((s) => new Promise((r) => {
