@@ -17,12 +17,13 @@ namespace cmcp::audit {
 namespace {
 
 // `at` as Qt::ISODateWithMs writes a UTC time ("2026-12-02T01:20:00.123Z"), formatted directly:
-// QDateTime::toString was 8% of a record's cost.
+// QDateTime::toString was 8% of a record's cost. Years outside 1 to 9999 are left to Qt, which
+// has no year 0 (gmtime's year 0 is its year -1) and writes nothing for them.
 QString isoTimeUtc(qint64 msecs)
 {
     const time_t seconds = time_t(msecs >= 0 ? msecs / 1000 : (msecs - 999) / 1000);
     tm fields{};
-    if (!gmtime_r(&seconds, &fields) || fields.tm_year + 1900 < 0 || fields.tm_year + 1900 > 9999)
+    if (!gmtime_r(&seconds, &fields) || fields.tm_year + 1900 < 1 || fields.tm_year + 1900 > 9999)
         return QDateTime::fromMSecsSinceEpoch(msecs, Qt::UTC).toString(Qt::ISODateWithMs);
     char text[32];
     const int length =
