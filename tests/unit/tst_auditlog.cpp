@@ -44,6 +44,12 @@ QJsonObject objectOf(const QByteArray &line)
     return QJsonDocument::fromJson(line).object();
 }
 
+// A record of a call as the log writes it, read back.
+QJsonObject written(const audit::RecordFields &fields)
+{
+    return objectOf(audit::seal(fields, 1, audit::genesisHash()).line);
+}
+
 QJsonObject note(int n)
 {
     return QJsonObject{{u"event"_s, u"test"_s}, {u"n"_s, n}};
@@ -437,7 +443,7 @@ void TestAuditLog::recordsSummarizeResults()
 {
     ToolCallRecord call = sampleCall();
     const QDateTime before = QDateTime::currentDateTimeUtc();
-    const QJsonObject started = audit::callStartedFields(call);
+    const QJsonObject started = written(audit::callStartedRecord(call));
     QCOMPARE(started.value(u"event"_s).toString(), u"call_started"_s);
     QCOMPARE(started.value(u"call"_s).toInt(), 7);
     // The time in the form Qt writes a UTC time with milliseconds, and the time of the record.
@@ -453,7 +459,7 @@ void TestAuditLog::recordsSummarizeResults()
     call.outcome = ToolCallOutcome::Failed;
     call.durationMs = 12;
     const ToolResult refusal = ToolResult::error(u"'rm' is not in BASH_ALLOWED_COMMANDS"_s);
-    QJsonObject finished = audit::callFinishedFields(call, &refusal);
+    QJsonObject finished = written(audit::callFinishedRecord(call, &refusal));
     QCOMPARE(finished.value(u"outcome"_s).toString(), u"failed"_s);
     QCOMPARE(finished.value(u"durationMs"_s).toInt(), 12);
     QVERIFY(!finished.contains(u"arguments"_s));
@@ -467,7 +473,7 @@ void TestAuditLog::recordsSummarizeResults()
                                                    {u"wall_ms"_s, 40},
                                                    {u"stdout"_s, u"TOPSECRET"_s}},
                                                   true);
-    finished = audit::callFinishedFields(call, &job);
+    finished = written(audit::callFinishedRecord(call, &job));
     summary = finished.value(u"result"_s).toObject();
     QCOMPARE(summary.value(u"accounting"_s).toObject().value(u"exit_code"_s).toInt(), 3);
     QCOMPARE(summary.value(u"accounting"_s).toObject().value(u"wall_ms"_s).toInt(), 40);
@@ -477,7 +483,7 @@ void TestAuditLog::recordsSummarizeResults()
 
     call.outcome = ToolCallOutcome::InvalidArguments;
     call.detail = u"arguments.command: missing"_s;
-    finished = audit::callFinishedFields(call, nullptr);
+    finished = written(audit::callFinishedRecord(call, nullptr));
     QCOMPARE(finished.value(u"outcome"_s).toString(), u"invalid_arguments"_s);
     QCOMPARE(finished.value(u"detail"_s).toString(), call.detail);
     QVERIFY(!finished.contains(u"result"_s));
@@ -488,7 +494,8 @@ void TestAuditLog::longArgumentsAreCondensed()
     ToolCallRecord call = sampleCall();
     const QString content(100000, u'x');
     call.arguments = QJsonObject{{u"path"_s, u"a.txt"_s}, {u"content"_s, content}};
-    const QJsonObject arguments = audit::callStartedFields(call).value(u"arguments"_s).toObject();
+    const QJsonObject arguments =
+            written(audit::callStartedRecord(call)).value(u"arguments"_s).toObject();
     QCOMPARE(arguments.value(u"path"_s).toString(), u"a.txt"_s);
     const QString kept = arguments.value(u"content"_s).toString();
     QVERIFY(kept.size() < 1200);

@@ -1,7 +1,10 @@
 // The audit log writes a call's records straight to JSON (callStartedRecord, callFinishedRecord);
-// their definition is the QJsonObject of callStartedFields / callFinishedFields sealed by
-// seal(QJsonObject). A record's hash covers its bytes, so the two must agree byte for byte:
-// these tests seal both for many calls and results and compare the lines.
+// their definition is the QJsonObject of reference::callStartedFields / callFinishedFields
+// (AuditRecordReference.h) sealed by seal(QJsonObject). A record's hash covers its bytes, so the
+// two must agree byte for byte: these tests seal both for many calls and results and compare the
+// lines.
+#include "AuditRecordReference.h"
+
 #include "audit/AuditChain.h"
 #include "audit/AuditRecord.h"
 #include "mcp/ToolResult.h"
@@ -175,7 +178,7 @@ ToolCallRecord baseCall(quint64 id)
 
 QByteArray oldStarted(const ToolCallRecord &call, qint64 at, quint64 seq, const QByteArray &prev)
 {
-    return audit::seal(audit::callStartedFields(call, at), seq, prev).line;
+    return audit::seal(audit::reference::callStartedFields(call, at), seq, prev).line;
 }
 
 QByteArray newStarted(const ToolCallRecord &call, qint64 at, quint64 seq, const QByteArray &prev)
@@ -295,8 +298,8 @@ void TestAuditRecordBytes::randomArgumentsMatch()
         if (i % 2)
             call.arguments =
                     QJsonDocument::fromJson(QJsonDocument(call.arguments).toJson()).object();
-        const audit::SealedRecord expected =
-                audit::seal(audit::callStartedFields(call, 1000 * i), quint64(i + 1), prev);
+        const audit::SealedRecord expected = audit::seal(
+                audit::reference::callStartedFields(call, 1000 * i), quint64(i + 1), prev);
         const audit::SealedRecord written =
                 audit::seal(audit::callStartedRecord(call, 1000 * i), quint64(i + 1), prev);
         if (written.line != expected.line) {
@@ -384,7 +387,9 @@ void TestAuditRecordBytes::finishedRecordsMatch()
             call.detail = u"the client cancelled: "_s + QString(2100, u'c');
         const QByteArray prev(audit::HashHexLength, 'a');
         const QByteArray expected =
-                audit::seal(audit::callFinishedFields(call, given, 1764640800999), 9, prev).line;
+                audit::seal(audit::reference::callFinishedFields(call, given, 1764640800999), 9,
+                            prev)
+                        .line;
         QCOMPARE(audit::seal(audit::callFinishedRecord(call, given, 1764640800999), 9, prev).line,
                  expected);
     }
@@ -409,7 +414,8 @@ void TestAuditRecordBytes::callFieldsMatch()
         const QByteArray prev = audit::genesisHash();
         QCOMPARE(newStarted(call, at, seq, prev), oldStarted(call, at, seq, prev));
         QCOMPARE(audit::seal(audit::callFinishedRecord(call, nullptr, at), seq, prev).line,
-                 audit::seal(audit::callFinishedFields(call, nullptr, at), seq, prev).line);
+                 audit::seal(audit::reference::callFinishedFields(call, nullptr, at), seq, prev)
+                         .line);
     }
 }
 

@@ -3,6 +3,7 @@
 // ("[redacted]" in the log, "********" on the console), so the two are compared with both
 // placeholders read as one.
 
+#include "audit/AuditChain.h"
 #include "audit/AuditRecord.h"
 #include "admin/CallDescription.h"
 #include "common/SecretRedaction.h"
@@ -55,7 +56,13 @@ private Q_SLOTS:
         call.arguments = argumentsWithSecrets();
         call.startedAt = QDateTime::currentDateTimeUtc();
 
-        const QJsonObject audited = audit::callStartedFields(call).value("arguments").toObject();
+        // As the log writes them.
+        const QJsonObject audited =
+                QJsonDocument::fromJson(
+                        audit::seal(audit::callStartedRecord(call), 1, audit::genesisHash()).line)
+                        .object()
+                        .value("arguments")
+                        .toObject();
         const QJsonObject shown =
                 describeCall(call, false, nullptr).toJson().value("arguments").toObject();
 
