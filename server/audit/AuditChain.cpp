@@ -1,13 +1,13 @@
 #include "audit/AuditChain.h"
 
+#include "audit/Sha256.h"
 #include "mcp/JsonWriter.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>
 
-#include <openssl/sha.h>
-
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 namespace cmcp::audit {
@@ -17,6 +17,19 @@ namespace {
 const QByteArray hashPrefix = QByteArrayLiteral(",\"hash\":\"");
 const QByteArray hashSuffix = QByteArrayLiteral("\"}");
 const qsizetype sealLength = hashPrefix.size() + HashHexLength + hashSuffix.size();
+
+// seq as the QJsonObject path writes the double it holds: an integer up to 2^53 (every seq the
+// verifier accepts) in its decimal digits, without a QJsonValue.
+void appendSeq(QByteArray &out, quint64 seq)
+{
+    if (seq > (quint64(1) << 53)) {
+        json::appendValue(out, QJsonValue(double(seq)));
+        return;
+    }
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, seq).ptr;
+    out.append(digits, end - digits);
+}
 
 bool isLowerHex(const QByteArray &text)
 {
@@ -37,10 +50,10 @@ QByteArray genesisHash()
 
 QByteArray sha256Hex(const QByteArray &bytes)
 {
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char *>(bytes.constData()), size_t(bytes.size()),
-           digest);
-    return QByteArray(reinterpret_cast<const char *>(digest), sizeof digest).toHex();
+    QByteArray hex;
+    hex.reserve(HashHexLength);
+    appendHex(hex, sha256(bytes));
+    return hex;
 }
 
 SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev)
@@ -57,42 +70,51 @@ SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev)
 
 SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev)
 {
+    // A field's value is a slice of fields.m_values, or (begin < 0) seq or prev, which are
+    // written in their place.
     struct Field
     {
         const char *name;
-        QByteArrayView json;
+        qsizetype begin;
+        qsizetype end;
     };
-    QByteArray seqJson;
-    json::appendValue(seqJson, QJsonValue(double(seq)));
-    QByteArray prevJson;
-    json::appendString(prevJson, prev);
+    constexpr qsizetype seqField = -1;
+    constexpr qsizetype prevField = -2;
     QVarLengthArray<Field, 18> all;
     const QByteArray &values = fields.m_values;
     for (qsizetype i = 0; i < fields.m_fields.size(); ++i) {
         const qsizetype begin = fields.m_fields[i].begin;
         const qsizetype end =
                 i + 1 < fields.m_fields.size() ? fields.m_fields[i + 1].begin : values.size();
-        all.append({fields.m_fields[i].name, QByteArrayView(values).sliced(begin, end - begin)});
+        all.append({fields.m_fields[i].name, begin, end});
     }
-    all.append({"seq", seqJson});
-    all.append({"prev", prevJson});
+    all.append({"seq", seqField, 0});
+    all.append({"prev", prevField, 0});
     // QJsonObject's order: by UTF-16 code units, which for ASCII names is strcmp's.
     std::sort(all.begin(), all.end(),
               [](const Field &a, const Field &b) { return std::strcmp(a.name, b.name) < 0; });
-    QByteArray body;
-    body.reserve(values.size() + 16 * all.size() + 96 + sealLength);
+    QByteArray line;
+    // The whole line and the newline the log adds, so that neither grows it again.
+    line.reserve(values.size() + 16 * all.size() + 96 + sealLength + 1);
     for (const Field &field : all) {
-        body += body.isEmpty() ? "{\"" : ",\"";
-        body += field.name;
-        body += "\":";
-        body += field.json;
+        line += line.isEmpty() ? "{\"" : ",\"";
+        line += field.name;
+        line += "\":";
+        if (field.begin == seqField)
+            appendSeq(line, seq);
+        else if (field.begin == prevField)
+            json::appendString(line, prev);
+        else
+            line.append(values.constData() + field.begin, field.end - field.begin);
     }
+    const Sha256Digest digest = sha256(line);
+    line += hashPrefix;
+    const qsizetype hashAt = line.size();
+    appendHex(line, digest);
+    line += hashSuffix;
     SealedRecord sealed;
-    sealed.hash = sha256Hex(body);
-    sealed.line = std::move(body);
-    sealed.line += hashPrefix;
-    sealed.line += sealed.hash;
-    sealed.line += hashSuffix;
+    sealed.hash = line.sliced(hashAt, HashHexLength);
+    sealed.line = std::move(line);
     return sealed;
 }
 

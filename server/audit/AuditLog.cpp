@@ -217,9 +217,8 @@ bool AuditLog::rotate(QString *error)
     return openFile(error);
 }
 
-bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
+bool AuditLog::writeLine(const QByteArray &bytes, bool durable, QString *error)
 {
-    const QByteArray bytes = line + '\n';
     const std::size_t written = writeAll(m_fd.get(), bytes.constData(), size_t(bytes.size()));
     if (written < size_t(bytes.size()))
         *error = systemError("cannot write to the audit log", m_options.path);
@@ -241,8 +240,9 @@ bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
 
 bool AuditLog::appendSealed(const Sealer &seal, bool durable, QString *error)
 {
-    const audit::SealedRecord record = seal(m_seq + 1, m_lastHash);
-    if (m_size > 0 && m_size + record.line.size() + 1 > m_options.maxBytes && !rotate(error))
+    audit::SealedRecord record = seal(m_seq + 1, m_lastHash);
+    record.line += '\n'; // in the room seal() leaves for it
+    if (m_size > 0 && m_size + record.line.size() > m_options.maxBytes && !rotate(error))
         return false;
     if (!writeLine(record.line, durable, error))
         return false;

@@ -85,7 +85,8 @@ private:
     bool openFile(QString *error);
     bool resumeChain(QString *error);
     bool rotate(QString *error);
-    bool writeLine(const QByteArray &line, bool durable, QString *error);
+    // `bytes`: a record's line and its newline.
+    bool writeLine(const QByteArray &bytes, bool durable, QString *error);
     // Makes the record of the next seq after the last hash.
     using Sealer = std::function<audit::SealedRecord(quint64 seq, const QByteArray &prev)>;
     bool appendWith(const Sealer &seal, bool durable);
