@@ -18,16 +18,13 @@ const QByteArray hashPrefix = QByteArrayLiteral(",\"hash\":\"");
 const QByteArray hashSuffix = QByteArrayLiteral("\"}");
 const qsizetype sealLength = hashPrefix.size() + HashHexLength + hashSuffix.size();
 
-// seq as the QJsonObject path writes the double it holds: an integer up to 2^53 (every seq the
-// verifier accepts) in its decimal digits, without a QJsonValue.
-void appendSeq(QByteArray &out, quint64 seq)
+// Integers up to 2^53 are exact in a double.
+constexpr quint64 exactInDouble = quint64(1) << 53;
+
+void appendDigits(QByteArray &out, auto value)
 {
-    if (seq > (quint64(1) << 53)) {
-        json::appendValue(out, QJsonValue(double(seq)));
-        return;
-    }
     char digits[24];
-    const auto end = std::to_chars(digits, digits + sizeof digits, seq).ptr;
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
     out.append(digits, end - digits);
 }
 
@@ -101,7 +98,7 @@ SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &pre
         line += field.name;
         line += "\":";
         if (field.begin == seqField)
-            appendSeq(line, seq);
+            appendNumber(line, seq);
         else if (field.begin == prevField)
             json::appendString(line, prev);
         else
@@ -116,6 +113,22 @@ SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &pre
     sealed.hash = line.sliced(hashAt, HashHexLength);
     sealed.line = std::move(line);
     return sealed;
+}
+
+void appendNumber(QByteArray &out, qint64 value)
+{
+    if (value > qint64(exactInDouble) || value < -qint64(exactInDouble))
+        json::appendValue(out, QJsonValue(double(value)));
+    else
+        appendDigits(out, value);
+}
+
+void appendNumber(QByteArray &out, quint64 value)
+{
+    if (value > exactInDouble)
+        json::appendValue(out, QJsonValue(double(value)));
+    else
+        appendDigits(out, value);
 }
 
 OpenedRecord open(const QByteArray &line)

@@ -64,6 +64,11 @@ private:
 // `fields` must not hold seq, prev or hash.
 SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev);
 
+// A record's numbers are JSON doubles: `value` written as QJsonValue(double(value)) is, without
+// building the QJsonValue (its digits, for every integer a double holds exactly).
+void appendNumber(QByteArray &out, qint64 value);
+void appendNumber(QByteArray &out, quint64 value);
+
 // A line as read back. Either `problem` says why it is not a well-formed record, or the fields
 // are filled in; `hashMatches` tells whether its content still has the hash it carries.
 struct OpenedRecord

@@ -9,28 +9,83 @@
 #include <QVarLengthArray>
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 
 namespace cmcp::audit {
 
 namespace {
 
-// `at` as Qt::ISODateWithMs writes a UTC time ("2026-12-02T01:20:00.123Z"), formatted directly:
-// QDateTime::toString was 8% of a record's cost. Years outside 1 to 9999 are left to Qt, which
-// has no year 0 (gmtime's year 0 is its year -1) and writes nothing for them.
-QString isoTimeUtc(qint64 msecs)
+// `text` as a JSON string, as json::appendText writes it. Most strings of a record are short and
+// ASCII (names, ids, numbers' notes): those are narrowed on the stack, without the UTF-8 copy
+// that json::appendText allocates.
+void appendText(QByteArray &out, const QString &text)
 {
-    const time_t seconds = time_t(msecs >= 0 ? msecs / 1000 : (msecs - 999) / 1000);
-    tm fields{};
-    if (!gmtime_r(&seconds, &fields) || fields.tm_year + 1900 < 1 || fields.tm_year + 1900 > 9999)
-        return QDateTime::fromMSecsSinceEpoch(msecs, Qt::UTC).toString(Qt::ISODateWithMs);
-    char text[32];
-    const int length =
-            std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                          fields.tm_year + 1900, fields.tm_mon + 1, fields.tm_mday, fields.tm_hour,
-                          fields.tm_min, fields.tm_sec, int(msecs - qint64(seconds) * 1000));
-    return QString::fromLatin1(text, length);
+    constexpr qsizetype shortText = 256;
+    if (text.size() <= shortText) {
+        char narrow[shortText];
+        const ushort *units = text.utf16();
+        qsizetype i = 0;
+        for (; i < text.size() && units[i] < 0x80; ++i)
+            narrow[i] = char(units[i]);
+        if (i == text.size()) {
+            json::appendString(out, QByteArrayView(narrow, i));
+            return;
+        }
+    }
+    json::appendText(out, text);
+}
+
+// `text`'s length in UTF-8, as toUtf8() makes it; without the copy when it is ASCII.
+qint64 utf8Length(const QString &text)
+{
+    for (const QChar unit : text) {
+        if (unit.unicode() >= 0x80)
+            return text.toUtf8().size();
+    }
+    return text.size();
+}
+
+// `at` as Qt::ISODateWithMs writes a UTC time ("2026-12-02T01:20:00.123Z"), as a JSON string,
+// formatted directly: QDateTime::toString was 8% of a record's cost, and gmtime_r takes the time
+// zone lock. Years outside 1 to 9999 are left to Qt, which has no year 0 and writes nothing for
+// them.
+void appendIsoTimeUtc(QByteArray &out, qint64 msecs)
+{
+    constexpr qint64 msPerDay = 86400000;
+    const qint64 days = msecs >= 0 ? msecs / msPerDay : (msecs - msPerDay + 1) / msPerDay;
+    const qint64 msOfDay = msecs - days * msPerDay;
+    // The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
+    // civil_from_days): eras of 400 years, each starting on March 1st.
+    const qint64 shifted = days + 719468;
+    const qint64 era = (shifted >= 0 ? shifted : shifted - 146096) / 146097;
+    const qint64 dayOfEra = shifted - era * 146097;
+    const qint64 yearOfEra =
+            (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146096) / 365;
+    const qint64 dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100);
+    const qint64 monthFromMarch = (5 * dayOfYear + 2) / 153;
+    const int day = int(dayOfYear - (153 * monthFromMarch + 2) / 5 + 1);
+    const int month = int(monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9);
+    const qint64 year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+    if (year < 1 || year > 9999) {
+        appendText(out, QDateTime::fromMSecsSinceEpoch(msecs, Qt::UTC).toString(Qt::ISODateWithMs));
+        return;
+    }
+    const int ms = int(msOfDay % 1000);
+    const int second = int(msOfDay / 1000 % 60);
+    const int minute = int(msOfDay / 60000 % 60);
+    const int hour = int(msOfDay / 3600000);
+    const auto digits = [](char *at, int value, int count) {
+        for (int i = count - 1; i >= 0; --i, value /= 10)
+            at[i] = char('0' + value % 10);
+    };
+    char text[] = "\"YYYY-MM-DDThh:mm:ss.mmmZ\"";
+    digits(text + 1, int(year), 4);
+    digits(text + 6, month, 2);
+    digits(text + 9, day, 2);
+    digits(text + 12, hour, 2);
+    digits(text + 15, minute, 2);
+    digits(text + 18, second, 2);
+    digits(text + 21, ms, 3);
+    out.append(text, sizeof text - 1);
 }
 
 QString digestOf(const QString &text)
@@ -61,7 +116,7 @@ const QString &redactedValue()
 // a cut one or a note of the writer's own ("3 more keys").
 void appendArgumentText(QByteArray &out, const QString &text)
 {
-    json::appendText(out, redactInlineSecrets(text, redactedValue()));
+    appendText(out, redactInlineSecrets(text, redactedValue()));
 }
 
 // A call's arguments cut to a record of bounded size, whatever the client sent, and redacted,
@@ -87,7 +142,7 @@ public:
             const qsizetype start = m_out.size();
             if (kept == MaxArgumentMembers || m_budget <= 0) {
                 static const QString omitted = QStringLiteral("[omitted]");
-                json::appendText(m_out, omitted);
+                appendText(m_out, omitted);
                 m_out += ':';
                 appendArgumentText(m_out, QStringLiteral("%1 more keys").arg(object.size() - kept));
                 m_out += ',';
@@ -96,11 +151,11 @@ public:
             }
             const QString key = it.key().left(MaxArgumentKeyLength);
             m_budget -= key.size();
-            json::appendText(m_out, key);
+            appendText(m_out, key);
             m_out += ':';
             // Judged on the whole name: a secret's name cut short must not keep its value.
             if (looksLikeSecretKey(it.key()))
-                json::appendText(m_out, redactedValue());
+                appendText(m_out, redactedValue());
             else if (isDataArgument(key))
                 data(it.value());
             else
@@ -277,7 +332,7 @@ bool appendAccounting(QByteArray &out, const QJsonObject &structured)
                     if (text.isEmpty())
                         continue;
                     appendMember(out, key);
-                    json::appendText(out, text.left(MaxErrorMessageLength));
+                    appendText(out, text.left(MaxErrorMessageLength));
                     out += ',';
                 }
                 if (out.size() > refusalOpen)
@@ -288,7 +343,7 @@ bool appendAccounting(QByteArray &out, const QJsonObject &structured)
             out += "],";
         } else if (value.isString()) {
             appendMember(out, field);
-            json::appendText(out, value.toString().left(MaxErrorMessageLength));
+            appendText(out, value.toString().left(MaxErrorMessageLength));
             out += ',';
         } else if (!value.isUndefined() && !value.isObject() && !value.isArray()) {
             appendMember(out, field);
@@ -313,7 +368,7 @@ void appendResultSummary(QByteArray &out, const ToolResult &result)
     const qsizetype blocks = result.content.size() + (result.structuredJson.isEmpty() ? 0 : 1);
     qint64 textBytes = result.structuredJson.size();
     for (const QJsonValue &block : result.content)
-        textBytes += block.toObject().value(QLatin1String("text")).toString().toUtf8().size();
+        textBytes += utf8Length(block.toObject().value(QLatin1String("text")).toString());
     out += '{';
     if (result.structuredContent) {
         const qsizetype start = out.size();
@@ -324,16 +379,16 @@ void appendResultSummary(QByteArray &out, const ToolResult &result)
             out.truncate(start);
     }
     appendMember(out, "bytes");
-    json::appendValue(out, QJsonValue(double(textBytes)));
+    appendNumber(out, textBytes);
     out += ',';
     appendMember(out, "contentBlocks");
-    json::appendValue(out, QJsonValue(double(blocks)));
+    appendNumber(out, qint64(blocks));
     out += ',';
     if (!result.structuredContent && result.isError && !result.content.isEmpty()) {
         const QString message =
                 result.content.first().toObject().value(QLatin1String("text")).toString();
         appendMember(out, "error");
-        json::appendText(out, message.left(MaxErrorMessageLength));
+        appendText(out, message.left(MaxErrorMessageLength));
         out += ',';
     }
     appendMember(out, "isError");
@@ -343,14 +398,14 @@ void appendResultSummary(QByteArray &out, const ToolResult &result)
 void addCallFields(RecordFields &fields, const ToolCallRecord &call, const char *event, qint64 at)
 {
     json::appendString(fields.add("event"), event);
-    json::appendText(fields.add("time"), isoTimeUtc(at));
-    json::appendValue(fields.add("call"), QJsonValue(double(call.callId)));
-    json::appendText(fields.add("session"), bounded(call.sessionId));
-    json::appendText(fields.add("transport"), bounded(call.transport));
-    json::appendText(fields.add("client"), bounded(call.clientName));
-    json::appendText(fields.add("tool"), bounded(call.tool));
+    appendIsoTimeUtc(fields.add("time"), at);
+    appendNumber(fields.add("call"), call.callId);
+    appendText(fields.add("session"), bounded(call.sessionId));
+    appendText(fields.add("transport"), bounded(call.transport));
+    appendText(fields.add("client"), bounded(call.clientName));
+    appendText(fields.add("tool"), bounded(call.tool));
     if (!call.taskId.isEmpty())
-        json::appendText(fields.add("task"), call.taskId);
+        appendText(fields.add("task"), call.taskId);
 }
 
 } // namespace
@@ -367,10 +422,10 @@ RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *re
 {
     RecordFields fields;
     addCallFields(fields, call, "call_finished", at);
-    json::appendText(fields.add("outcome"), toolCallOutcomeName(call.outcome));
-    json::appendValue(fields.add("durationMs"), QJsonValue(double(call.durationMs)));
+    appendText(fields.add("outcome"), toolCallOutcomeName(call.outcome));
+    appendNumber(fields.add("durationMs"), call.durationMs);
     if (!call.detail.isEmpty())
-        json::appendText(fields.add("detail"), call.detail.left(MaxErrorMessageLength));
+        appendText(fields.add("detail"), call.detail.left(MaxErrorMessageLength));
     if (result)
         appendResultSummary(fields.add("result"), *result);
     return fields;

@@ -52,6 +52,12 @@ QStringList sampleStrings()
             QString(3000, u'x') + u"\n\"\\"_s,
             u"[omitted]"_s,
             u"[redacted]"_s,
+            // Around the length up to which ASCII is written without a UTF-8 copy.
+            QString(255, u'a') + u"\""_s,
+            QString(256, u'a'),
+            QString(255, u'a') + u"é"_s,
+            QString(256, u'a') + u"\n"_s,
+            u"del \x7f and tab \t in ASCII"_s,
     };
     return strings;
 }
@@ -201,6 +207,8 @@ private Q_SLOTS:
     void finishedRecordsMatch_data();
     void finishedRecordsMatch();
     void callFieldsMatch();
+    void timesMatch();
+    void numbersMatch();
     void sealedRecordsOpen();
 };
 
@@ -323,6 +331,9 @@ void TestAuditRecordBytes::finishedRecordsMatch_data()
     QTest::addColumn<std::optional<ToolResult>>("result");
     QTest::newRow("no result") << std::optional<ToolResult>();
     QTest::newRow("text") << std::optional(ToolResult::text(u"hello é 😀 \"x\"\n"_s));
+    QTest::newRow("ASCII text") << std::optional(ToolResult::text(u"plain ASCII, 31 bytes"_s));
+    QTest::newRow("unpaired surrogates")
+            << std::optional(ToolResult::text(u"a"_s + QChar(0xD800) + u"b"_s + QChar(0xDC00)));
     QTest::newRow("error") << std::optional(ToolResult::error(u"refused: \"path\" \\ \x01"_s));
     QTest::newRow("long error") << std::optional(ToolResult::error(QString(3000, u'e')));
     QTest::newRow("empty error") << std::optional(ToolResult{QJsonArray{}, {}, {}, true});
@@ -416,6 +427,91 @@ void TestAuditRecordBytes::callFieldsMatch()
         QCOMPARE(audit::seal(audit::callFinishedRecord(call, nullptr, at), seq, prev).line,
                  audit::seal(audit::reference::callFinishedFields(call, nullptr, at), seq, prev)
                          .line);
+    }
+}
+
+// A record's time over the whole range of ms since the epoch a QDateTime formats and past it:
+// the daemon formats the years 1 to 9999 itself.
+void TestAuditRecordBytes::timesMatch()
+{
+    constexpr qint64 firstMs = -62135596800000; // 0001-01-01T00:00:00.000Z
+    constexpr qint64 lastMs = 253402300799999; // 9999-12-31T23:59:59.999Z
+    QList<qint64> times{firstMs,
+                        firstMs - 1,
+                        firstMs + 1,
+                        firstMs - 86400000LL * 366,
+                        lastMs,
+                        lastMs + 1,
+                        lastMs - 1,
+                        -1,
+                        0,
+                        1,
+                        999,
+                        -999,
+                        -1000,
+                        -1001,
+                        951782400000, // 2000-02-29
+                        951868800000 - 1, // the last ms of 2000-02-29
+                        -2203977600000, // 1900-03-01
+                        4107542400000, // 2100-03-01
+                        4107542400000 - 1,
+                        1764640800123};
+    QRandomGenerator random(20261203);
+    for (int i = 0; i < 20000; ++i)
+        times.append(firstMs - 1000000000
+                     + qint64(random.bounded(1.0) * double(lastMs - firstMs + 2000000000)));
+    for (int i = 0; i < 2000; ++i)
+        times.append(qint64(random.generate64()));
+    const QByteArray prev = audit::genesisHash();
+    ToolCallRecord call = baseCall(1);
+    for (const qint64 at : times) {
+        const QByteArray expected = oldStarted(call, at, 1, prev);
+        if (newStarted(call, at, 1, prev) != expected)
+            QFAIL(qPrintable(u"the records of the time %1 ms differ:\n%2\n%3"_s.arg(at).arg(
+                    QString::fromUtf8(newStarted(call, at, 1, prev)),
+                    QString::fromUtf8(expected))));
+    }
+}
+
+// Call ids, durations and seqs at the edges of what a double holds exactly, and beyond.
+void TestAuditRecordBytes::numbersMatch()
+{
+    constexpr qint64 exact = qint64(1) << 53;
+    const qint64 signedValues[] = {0,
+                                   1,
+                                   -1,
+                                   exact - 1,
+                                   exact,
+                                   exact + 1,
+                                   exact + 2,
+                                   -exact,
+                                   -exact - 1,
+                                   -exact - 3,
+                                   std::numeric_limits<qint64>::max(),
+                                   std::numeric_limits<qint64>::min()};
+    const quint64 unsignedValues[] = {0,
+                                      1,
+                                      quint64(exact) - 1,
+                                      quint64(exact),
+                                      quint64(exact) + 1,
+                                      quint64(exact) + 3,
+                                      quint64(std::numeric_limits<qint64>::max()) + 1,
+                                      std::numeric_limits<quint64>::max()};
+    const QByteArray prev = audit::genesisHash();
+    const ToolResult result = ToolResult::text(u"x"_s);
+    for (const quint64 id : unsignedValues) {
+        for (const qint64 duration : signedValues) {
+            ToolCallRecord call = baseCall(id);
+            call.durationMs = duration;
+            for (const quint64 seq : unsignedValues) {
+                if (seq == 0)
+                    continue;
+                QCOMPARE(audit::seal(audit::callFinishedRecord(call, &result, 0), seq, prev).line,
+                         audit::seal(audit::reference::callFinishedFields(call, &result, 0), seq,
+                                     prev)
+                                 .line);
+            }
+        }
     }
 }
 
