@@ -98,21 +98,27 @@ AuditOptions AuditOptions::fromSettings(const Settings &settings)
 AuditLog::AuditLog(AuditOptions options, QObject *parent)
     : QObject(parent),
       m_options(std::move(options)),
-      m_lastHash(audit::genesisHash())
+      m_lastHash(audit::genesisHash()),
+      // The thread starts now and stays: a sync does not wait for a thread's start.
+      m_syncThread(std::make_unique<audit::SyncThread>([this](quint64 seq, int syncErrno) {
+          QMetaObject::invokeMethod(
+                  this, [this, seq, syncErrno] { onSynced(seq, syncErrno); }, Qt::QueuedConnection);
+      }))
 {
-    m_syncThread.setMaxThreadCount(1);
-    // The thread starts now and stays: a sync does not wait for a thread's start, and what a
-    // thread holds (its event dispatcher's eventfd) is part of the daemon from the start rather
-    // than appearing with the first call.
-    m_syncThread.setExpiryTimeout(-1);
-    m_syncThread.start([] {});
+    // A zero timer fires once the loop has handled every event ready now: the calls that end in
+    // one pass of the loop share one sync instead of the first starting a sync of its own and
+    // the others waiting for the next.
+    m_syncTimer.setSingleShot(true);
+    m_syncTimer.setInterval(0);
+    m_syncTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_syncTimer, &QTimer::timeout, this, &AuditLog::requestSync);
 }
 
-// A sync still running owns a descriptor of its own and posts its outcome to this object; Qt
+// A sync still running holds the descriptor it syncs and posts its outcome to this object; Qt
 // drops events posted to an object that is gone, so waiting for the thread is enough.
 AuditLog::~AuditLog()
 {
-    m_syncThread.waitForDone();
+    m_syncThread.reset();
 }
 
 bool AuditLog::open(QString *error)
@@ -179,6 +185,9 @@ bool AuditLog::openFile(QString *error)
         *error = systemError("cannot open the audit log", m_options.path);
         return false;
     }
+    // The sync thread's descriptor of this file, which a sync in flight keeps: a rotation may
+    // close m_fd while a sync runs. Without one, its syncs fail and say so.
+    m_syncThread->setFile(std::make_shared<UniqueFd>(::fcntl(m_fd.get(), F_DUPFD_CLOEXEC, 0)));
     struct stat status
     {
     };
@@ -197,7 +206,7 @@ bool AuditLog::rotate(QString *error)
                                    .arg(m_options.path)
                                    .arg(rotated.isEmpty() ? 1 : rotated.last() + 1);
     // The records written without their own fdatasync go to disk with the file they are in.
-    ++m_syncs;
+    ++m_inlineSyncs;
     if (::fdatasync(m_fd.get()) != 0) {
         *error = systemError("cannot flush the audit log", m_options.path);
         return false;
@@ -223,7 +232,7 @@ bool AuditLog::writeLine(const QByteArray &bytes, bool durable, QString *error)
     if (written < size_t(bytes.size()))
         *error = systemError("cannot write to the audit log", m_options.path);
     if (error->isEmpty() && durable) {
-        ++m_syncs;
+        ++m_inlineSyncs;
         if (::fdatasync(m_fd.get()) != 0)
             *error = systemError("cannot flush the audit log", m_options.path);
     }
@@ -316,31 +325,20 @@ void AuditLog::whenDurable(std::function<void()> then)
         return;
     }
     m_waiting.push_back(Waiter{m_seq, std::move(then)});
-    if (!m_syncing)
-        startSync();
+    if (m_seq > m_requestedSeq && !m_syncTimer.isActive())
+        m_syncTimer.start();
 }
 
-void AuditLog::startSync()
+void AuditLog::requestSync()
 {
-    // A descriptor of its own: a rotation may replace m_fd while the sync runs.
-    auto fd = std::make_shared<UniqueFd>(::fcntl(m_fd.get(), F_DUPFD_CLOEXEC, 0));
-    if (!fd->isValid()) {
-        onSynced(m_seq, errno);
+    if (m_seq <= m_requestedSeq)
         return;
-    }
-    m_syncing = true;
-    ++m_syncs;
-    const quint64 seq = m_seq;
-    m_syncThread.start([this, fd, seq] {
-        const int syncErrno = ::fdatasync(fd->get()) == 0 ? 0 : errno;
-        QMetaObject::invokeMethod(
-                this, [this, seq, syncErrno] { onSynced(seq, syncErrno); }, Qt::QueuedConnection);
-    });
+    m_requestedSeq = m_seq;
+    m_syncThread->request(m_seq);
 }
 
 void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
 {
-    m_syncing = false;
     if (syncErrno == 0) {
         m_durableSeq = std::max(m_durableSeq, syncedSeq);
         m_syncError.clear();
@@ -365,8 +363,6 @@ void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
     m_waiting = std::move(still);
     for (Waiter &waiter : settled)
         waiter.then();
-    if (!m_waiting.empty() && !m_syncing)
-        startSync();
 }
 
 void AuditLog::recordCallStarted(const ToolCallRecord &call)

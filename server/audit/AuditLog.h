@@ -1,6 +1,7 @@
 #pragma once
 
 #include "audit/AuditChain.h"
+#include "audit/SyncThread.h"
 #include "mcp/ToolCallRecord.h"
 #include "posix/UniqueFd.h"
 
@@ -8,9 +9,10 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
+#include <QTimer>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -32,8 +34,11 @@ struct AuditOptions
 //
 // Group commit: a call's record is written on the event loop (a copy into the page cache, a
 // few microseconds, which keeps the chain's order the order of the calls), and the fdatasync
-// runs on a thread of its own. Calls that end while a sync is running wait for the next one,
-// which covers them all, so concurrent calls share syncs and the loop never waits for the disk.
+// runs on a thread of its own (audit::SyncThread). A sync is asked for once the loop has handled
+// the events ready when a call began waiting, so the calls that end in one pass of the loop
+// share it; calls that end while a sync is running wait for the next one, which the thread
+// starts as soon as the first returns and which covers them all. Concurrent calls share syncs and
+// the loop never waits for the disk.
 // When the file would grow past maxBytes it is renamed to `<path>.<N>` (N = 1, 2, ...; the
 // highest is the most recent) and a new file continues the chain. A restarted daemon resumes the
 // chain from the last record it finds.
@@ -71,7 +76,7 @@ public:
     quint64 lastSeq() const { return m_seq; }
     // fdatasync calls made so far, at once or in groups: records per sync is what group commit
     // saves.
-    quint64 syncCount() const { return m_syncs; }
+    quint64 syncCount() const { return m_inlineSyncs + m_syncThread->syncCount(); }
 
 public Q_SLOTS:
     // Both records are written without their own fdatasync: the server sends the call's result
@@ -91,7 +96,8 @@ private:
     using Sealer = std::function<audit::SealedRecord(quint64 seq, const QByteArray &prev)>;
     bool appendWith(const Sealer &seal, bool durable);
     bool appendSealed(const Sealer &seal, bool durable, QString *error);
-    void startSync();
+    // Asks the sync thread for a sync of every record written so far.
+    void requestSync();
     void onSynced(quint64 syncedSeq, int syncErrno);
 
     struct Waiter
@@ -109,10 +115,11 @@ private:
     QString m_syncError; // of the last sync
     quint64 m_lost = 0; // records that could not be written since the last one that was
     quint64 m_durableSeq = 0; // every record up to this one is on disk
-    bool m_syncing = false;
-    quint64 m_syncs = 0;
+    quint64 m_requestedSeq = 0; // the sync thread has been asked for every record up to this one
+    quint64 m_inlineSyncs = 0; // fdatasync calls on this thread (a durable append, a rotation)
     std::vector<Waiter> m_waiting;
-    QThreadPool m_syncThread; // one thread: fdatasync off the event loop
+    QTimer m_syncTimer; // asks for the next sync at the end of the loop's pass
+    std::unique_ptr<audit::SyncThread> m_syncThread; // fdatasync off the event loop
 };
 
 } // namespace cmcp

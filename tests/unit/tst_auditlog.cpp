@@ -323,8 +323,9 @@ void TestAuditLog::diskFullFailsLoudly()
     }
 }
 
-// Group commit: a record written while a sync runs waits for the next one, which covers every
-// record written meanwhile; nothing is released before a sync that covers it.
+// Group commit: the records written in one pass of the loop share a sync, which starts once the
+// loop has handled what was ready; a record written while a sync runs waits for the next one,
+// which covers every record written meanwhile; nothing is released before a sync that covers it.
 void TestAuditLog::callsShareSyncs()
 {
     AuditLog log(options(1 << 20, true));
@@ -333,21 +334,32 @@ void TestAuditLog::callsShareSyncs()
     const quint64 syncsAtOpen = log.syncCount();
 
     QList<int> released;
-    QVERIFY(log.append(note(0), false));
-    log.whenDurable([&] { released.append(0); });
-    QVERIFY(released.isEmpty()); // the sync runs on its thread; its end comes through the loop
-    for (int n = 1; n <= 5; ++n) {
+    for (int n = 0; n <= 5; ++n) {
         QVERIFY(log.append(note(n), false));
         log.whenDurable([&released, n] { released.append(n); });
     }
+    // The sync starts from the loop, runs on its thread, and its end comes through the loop.
+    QVERIFY(released.isEmpty());
+    QCOMPARE(log.syncCount(), syncsAtOpen);
     QTRY_COMPARE(released.size(), 6);
     QCOMPARE(released, (QList<int>{0, 1, 2, 3, 4, 5}));
-    QCOMPARE(log.syncCount() - syncsAtOpen, 2u); // one for record 0, one for records 1 to 5
+    QCOMPARE(log.syncCount() - syncsAtOpen, 1u); // one for the six records
+
+    // Record 6 is written and its sync started; record 7, written after that start, is not
+    // covered by it and waits for a sync of its own.
+    QVERIFY(log.append(note(6), false));
+    log.whenDurable([&] { released.append(6); });
+    QTRY_COMPARE(log.syncCount() - syncsAtOpen, 2u);
+    QVERIFY(log.append(note(7), false));
+    log.whenDurable([&] { released.append(7); });
+    QTRY_COMPARE(released.size(), 8);
+    QCOMPARE(released.mid(6), (QList<int>{6, 7}));
+    QCOMPARE(log.syncCount() - syncsAtOpen, 3u);
 
     bool atOnce = false;
     log.whenDurable([&] { atOnce = true; }); // nothing written since: nothing to wait for
     QVERIFY(atOnce);
-    QCOMPARE(log.syncCount() - syncsAtOpen, 2u);
+    QCOMPARE(log.syncCount() - syncsAtOpen, 3u);
     const audit::Verdict verdict = audit::verifyFiles({logPath()});
     QVERIFY2(verdict.intact, qPrintable(verdict.report()));
 }
