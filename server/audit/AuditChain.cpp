@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <utility>
 
 namespace cmcp::audit {
 
@@ -67,52 +68,82 @@ SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev)
 
 SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev)
 {
-    // A field's value is a slice of fields.m_values, or (begin < 0) seq or prev, which are
-    // written in their place.
+    SealedRecord sealed;
+    seal(fields, seq, prev, sealed);
+    return sealed;
+}
+
+void seal(const RecordFields &fields, quint64 seq, const QByteArray &prev, SealedRecord &sealed)
+{
     struct Field
     {
         const char *name;
-        qsizetype begin;
-        qsizetype end;
+        QByteArrayView json;
+        bool quoted = false; // `json` is a string's text that needs no escape
     };
-    constexpr qsizetype seqField = -1;
-    constexpr qsizetype prevField = -2;
+    // seq and prev as JSON, in the place their names give them among the rest.
+    QVarLengthArray<char, 32> seqJson;
+    if (seq <= exactInDouble) {
+        seqJson.resize(24);
+        seqJson.resize(std::to_chars(seqJson.begin(), seqJson.end(), seq).ptr - seqJson.begin());
+    } else {
+        QByteArray number;
+        appendNumber(number, seq);
+        seqJson.append(number.constData(), number.size());
+    }
+    // prev is a hash in hex, which needs no escape; anything else is escaped.
+    const bool prevPlain = std::all_of(prev.begin(), prev.end(), [](char c) {
+        return uchar(c) >= 0x20 && c != '"' && c != '\\';
+    });
+    QByteArray prevJson;
+    if (!prevPlain)
+        json::appendString(prevJson, prev);
     QVarLengthArray<Field, 18> all;
     const QByteArray &values = fields.m_values;
     for (qsizetype i = 0; i < fields.m_fields.size(); ++i) {
         const qsizetype begin = fields.m_fields[i].begin;
         const qsizetype end =
                 i + 1 < fields.m_fields.size() ? fields.m_fields[i + 1].begin : values.size();
-        all.append({fields.m_fields[i].name, begin, end});
+        all.append({fields.m_fields[i].name, QByteArrayView(values).sliced(begin, end - begin)});
     }
-    all.append({"seq", seqField, 0});
-    all.append({"prev", prevField, 0});
+    all.append({"seq", QByteArrayView(seqJson.constData(), seqJson.size())});
+    all.append(prevPlain ? Field{"prev", prev, true} : Field{"prev", prevJson});
     // QJsonObject's order: by UTF-16 code units, which for ASCII names is strcmp's.
     std::sort(all.begin(), all.end(),
               [](const Field &a, const Field &b) { return std::strcmp(a.name, b.name) < 0; });
-    QByteArray line;
-    // The whole line and the newline the log adds, so that neither grows it again.
-    line.reserve(values.size() + 16 * all.size() + 96 + sealLength + 1);
+    // Each field is `,"name":json` (the first opens with `{` instead of the comma).
+    qsizetype bodyLength = 0;
+    for (const Field &field : all)
+        bodyLength +=
+                4 + qsizetype(std::strlen(field.name)) + field.json.size() + (field.quoted ? 2 : 0);
+    QByteArray &line = sealed.line;
+    // The newline the log adds has its room too, so that nothing grows the line again.
+    line.reserve(bodyLength + sealLength + 1);
+    line.resize(bodyLength);
+    char *out = line.data();
+    char separator = '{';
     for (const Field &field : all) {
-        line += line.isEmpty() ? "{\"" : ",\"";
-        line += field.name;
-        line += "\":";
-        if (field.begin == seqField)
-            appendNumber(line, seq);
-        else if (field.begin == prevField)
-            json::appendString(line, prev);
-        else
-            line.append(values.constData() + field.begin, field.end - field.begin);
+        *out++ = std::exchange(separator, ',');
+        *out++ = '"';
+        const size_t nameLength = std::strlen(field.name);
+        std::memcpy(out, field.name, nameLength);
+        out += nameLength;
+        *out++ = '"';
+        *out++ = ':';
+        if (field.quoted)
+            *out++ = '"';
+        std::memcpy(out, field.json.data(), size_t(field.json.size()));
+        out += field.json.size();
+        if (field.quoted)
+            *out++ = '"';
     }
     const Sha256Digest digest = sha256(line);
     line += hashPrefix;
     const qsizetype hashAt = line.size();
     appendHex(line, digest);
     line += hashSuffix;
-    SealedRecord sealed;
-    sealed.hash = line.sliced(hashAt, HashHexLength);
-    sealed.line = std::move(line);
-    return sealed;
+    sealed.hash.resize(HashHexLength);
+    std::memcpy(sealed.hash.data(), line.constData() + hashAt, HashHexLength);
 }
 
 void appendNumber(QByteArray &out, qint64 value)

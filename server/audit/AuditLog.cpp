@@ -249,14 +249,16 @@ bool AuditLog::writeLine(const QByteArray &bytes, bool durable, QString *error)
 
 bool AuditLog::appendSealed(const Sealer &seal, bool durable, QString *error)
 {
-    audit::SealedRecord record = seal(m_seq + 1, m_lastHash);
+    audit::SealedRecord &record = m_sealed;
+    seal(m_seq + 1, m_lastHash, record);
     record.line += '\n'; // in the room seal() leaves for it
     if (m_size > 0 && m_size + record.line.size() > m_options.maxBytes && !rotate(error))
         return false;
     if (!writeLine(record.line, durable, error))
         return false;
     ++m_seq;
-    m_lastHash = record.hash;
+    // Swapped, not shared: the next record's hash is written into the buffer of this one's prev.
+    std::swap(m_lastHash, record.hash);
     if (durable)
         m_durableSeq = m_seq;
     return true;
@@ -264,16 +266,20 @@ bool AuditLog::appendSealed(const Sealer &seal, bool durable, QString *error)
 
 bool AuditLog::append(const QJsonObject &fields, bool durable)
 {
-    return appendWith([&fields](quint64 seq,
-                                const QByteArray &prev) { return audit::seal(fields, seq, prev); },
-                      durable);
+    return appendWith(
+            [&fields](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
+                sealed = audit::seal(fields, seq, prev);
+            },
+            durable);
 }
 
 bool AuditLog::append(const audit::RecordFields &fields, bool durable)
 {
-    return appendWith([&fields](quint64 seq,
-                                const QByteArray &prev) { return audit::seal(fields, seq, prev); },
-                      durable);
+    return appendWith(
+            [&fields](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
+                audit::seal(fields, seq, prev, sealed);
+            },
+            durable);
 }
 
 bool AuditLog::appendWith(const Sealer &seal, bool durable)
@@ -287,9 +293,11 @@ bool AuditLog::appendWith(const Sealer &seal, bool durable)
                                QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
                               {QLatin1String("count"), double(m_lost)},
                               {QLatin1String("reason"), lastError()}};
-        if (appendSealed([&gap](quint64 seq,
-                                const QByteArray &prev) { return audit::seal(gap, seq, prev); },
-                         false, &error))
+        if (appendSealed(
+                    [&gap](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
+                        sealed = audit::seal(gap, seq, prev);
+                    },
+                    false, &error))
             m_lost = 0;
     }
     if (error.isEmpty())
@@ -367,14 +375,16 @@ void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
 
 void AuditLog::recordCallStarted(const ToolCallRecord &call)
 {
-    append(audit::callStartedRecord(call), false);
+    audit::callStartedRecord(m_fields, call, QDateTime::currentMSecsSinceEpoch());
+    append(m_fields, false);
 }
 
 // Written, not synced: the server sends the call's result from whenDurable, and a cancelled
 // call, which sends none, goes to the disk with the next sync.
 void AuditLog::recordCallFinished(const ToolCallRecord &call, const ToolResult *result)
 {
-    append(audit::callFinishedRecord(call, result), false);
+    audit::callFinishedRecord(m_fields, call, result, QDateTime::currentMSecsSinceEpoch());
+    append(m_fields, false);
 }
 
 } // namespace cmcp

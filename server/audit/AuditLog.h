@@ -92,8 +92,8 @@ private:
     bool rotate(QString *error);
     // `bytes`: a record's line and its newline.
     bool writeLine(const QByteArray &bytes, bool durable, QString *error);
-    // Makes the record of the next seq after the last hash.
-    using Sealer = std::function<audit::SealedRecord(quint64 seq, const QByteArray &prev)>;
+    // Seals the record of the next seq after the last hash into the given one.
+    using Sealer = std::function<void(quint64 seq, const QByteArray &prev, audit::SealedRecord &)>;
     bool appendWith(const Sealer &seal, bool durable);
     bool appendSealed(const Sealer &seal, bool durable, QString *error);
     // Asks the sync thread for a sync of every record written so far.
@@ -118,6 +118,9 @@ private:
     quint64 m_requestedSeq = 0; // the sync thread has been asked for every record up to this one
     quint64 m_inlineSyncs = 0; // fdatasync calls on this thread (a durable append, a rotation)
     std::vector<Waiter> m_waiting;
+    // The buffers every call's record is built and sealed in, kept from one record to the next.
+    audit::RecordFields m_fields;
+    audit::SealedRecord m_sealed;
     QTimer m_syncTimer; // asks for the next sync at the end of the loop's pass
     std::unique_ptr<audit::SyncThread> m_syncThread; // fdatasync off the event loop
 };

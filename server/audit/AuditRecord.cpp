@@ -410,17 +410,17 @@ void addCallFields(RecordFields &fields, const ToolCallRecord &call, const char 
 
 } // namespace
 
-RecordFields callStartedRecord(const ToolCallRecord &call, qint64 at)
+void callStartedRecord(RecordFields &fields, const ToolCallRecord &call, qint64 at)
 {
-    RecordFields fields;
+    fields.clear();
     addCallFields(fields, call, "call_started", at);
     ArgumentWriter(fields.add("arguments")).object(call.arguments);
-    return fields;
 }
 
-RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result, qint64 at)
+void callFinishedRecord(RecordFields &fields, const ToolCallRecord &call, const ToolResult *result,
+                        qint64 at)
 {
-    RecordFields fields;
+    fields.clear();
     addCallFields(fields, call, "call_finished", at);
     appendText(fields.add("outcome"), toolCallOutcomeName(call.outcome));
     appendNumber(fields.add("durationMs"), call.durationMs);
@@ -428,7 +428,6 @@ RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *re
         appendText(fields.add("detail"), call.detail.left(MaxErrorMessageLength));
     if (result)
         appendResultSummary(fields.add("result"), *result);
-    return fields;
 }
 
 } // namespace cmcp::audit

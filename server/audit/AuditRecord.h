@@ -17,12 +17,28 @@ namespace cmcp::audit {
 // length and sha256 only. Of a result only a summary is kept (isError, sizes, the error message of
 // an unstructured error, the job accounting of the system tools), never its content: file
 // contents, command output and environment values stay out of the log.
-// `at` is the record's time, in ms since the epoch.
-RecordFields callStartedRecord(const ToolCallRecord &call,
-                               qint64 at = QDateTime::currentMSecsSinceEpoch());
+// `at` is the record's time, in ms since the epoch. Each is written into `fields`, emptied first
+// (the log reuses one), or into a new one.
+void callStartedRecord(RecordFields &fields, const ToolCallRecord &call, qint64 at);
 // The arguments are in the call_started record of the same call id only.
-RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result,
-                                qint64 at = QDateTime::currentMSecsSinceEpoch());
+void callFinishedRecord(RecordFields &fields, const ToolCallRecord &call, const ToolResult *result,
+                        qint64 at);
+
+inline RecordFields callStartedRecord(const ToolCallRecord &call,
+                                      qint64 at = QDateTime::currentMSecsSinceEpoch())
+{
+    RecordFields fields;
+    callStartedRecord(fields, call, at);
+    return fields;
+}
+
+inline RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result,
+                                       qint64 at = QDateTime::currentMSecsSinceEpoch())
+{
+    RecordFields fields;
+    callFinishedRecord(fields, call, result, at);
+    return fields;
+}
 
 // A record's size is bounded whatever a client sends. The longest argument string kept whole, in
 // characters; longer ones keep their start, length and sha256.

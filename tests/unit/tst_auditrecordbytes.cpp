@@ -204,6 +204,7 @@ private Q_SLOTS:
     void startedRecordsMatch_data();
     void startedRecordsMatch();
     void randomArgumentsMatch();
+    void reusedBuffersMatch();
     void finishedRecordsMatch_data();
     void finishedRecordsMatch();
     void callFieldsMatch();
@@ -323,6 +324,38 @@ void TestAuditRecordBytes::randomArgumentsMatch()
         }
         QCOMPARE(written.hash, expected.hash);
         prev = written.hash;
+    }
+}
+
+// The log builds and seals every record in the same buffers: what a longer record left in them
+// must not show in a shorter one.
+void TestAuditRecordBytes::reusedBuffersMatch()
+{
+    QRandomGenerator random(20261204);
+    audit::RecordFields fields;
+    audit::SealedRecord sealed;
+    QByteArray prev = audit::genesisHash();
+    const ToolResult result = ToolResult::text(u"done"_s);
+    for (int i = 0; i < 500; ++i) {
+        ToolCallRecord call = baseCall(quint64(i));
+        call.arguments = sampleObject(random, 0, random.bounded(i % 3 == 0 ? 40 : 3));
+        const quint64 seq = quint64(i + 1);
+        if (i % 2) {
+            audit::callStartedRecord(fields, call, 1000 * i);
+            audit::seal(fields, seq, prev, sealed);
+            QCOMPARE(sealed.line, oldStarted(call, 1000 * i, seq, prev));
+        } else {
+            audit::callFinishedRecord(fields, call, i % 4 ? &result : nullptr, 1000 * i);
+            audit::seal(fields, seq, prev, sealed);
+            QCOMPARE(sealed.line,
+                     audit::seal(audit::reference::callFinishedFields(
+                                         call, i % 4 ? &result : nullptr, 1000 * i),
+                                 seq, prev)
+                             .line);
+        }
+        QCOMPARE(sealed.hash,
+                 audit::sha256Hex(sealed.line.left(sealed.line.indexOf(",\"hash\":\""))));
+        prev = sealed.hash;
     }
 }
 
