@@ -38,7 +38,8 @@ struct AuditOptions
 // the events ready when a call began waiting, so the calls that end in one pass of the loop
 // share it; calls that end while a sync is running wait for the next one, which the thread
 // starts as soon as the first returns and which covers them all. Concurrent calls share syncs and
-// the loop never waits for the disk.
+// the loop never waits for the disk. On tmpfs, whose fdatasync has no disk to wait for, the loop
+// runs the sync itself at the end of the pass.
 // When the file would grow past maxBytes it is renamed to `<path>.<N>` (N = 1, 2, ...; the
 // highest is the most recent) and a new file continues the chain. A restarted daemon resumes the
 // chain from the last record it finds.
@@ -96,7 +97,8 @@ private:
     using Sealer = std::function<void(quint64 seq, const QByteArray &prev, audit::SealedRecord &)>;
     bool appendWith(const Sealer &seal, bool durable);
     bool appendSealed(const Sealer &seal, bool durable, QString *error);
-    // Asks the sync thread for a sync of every record written so far.
+    // At the end of the loop's pass: asks the sync thread for a sync of every record written so
+    // far, or on tmpfs runs it.
     void requestSync();
     void onSynced(quint64 syncedSeq, int syncErrno);
 
@@ -117,6 +119,7 @@ private:
     quint64 m_durableSeq = 0; // every record up to this one is on disk
     quint64 m_requestedSeq = 0; // the sync thread has been asked for every record up to this one
     quint64 m_inlineSyncs = 0; // fdatasync calls on this thread (a durable append, a rotation)
+    bool m_syncOnLoop = false; // the file system's fdatasync returns at once (tmpfs)
     std::vector<Waiter> m_waiting;
     // The buffers every call's record is built and sealed in, kept from one record to the next.
     audit::RecordFields m_fields;

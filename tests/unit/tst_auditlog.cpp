@@ -13,7 +13,9 @@
 #include <QtTest>
 
 #include <csignal>
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 
 using namespace cmcp;
 using namespace Qt::Literals::StringLiterals;
@@ -87,6 +89,7 @@ private Q_SLOTS:
     void restartResumesTheChain();
     void partialLastRecordIsReportedAndSkipped();
     void diskFullFailsLoudly();
+    void callsShareSyncs_data();
     void callsShareSyncs();
     void failedSyncFailsClosed();
     void shortWriteLeavesNoHalfRecord();
@@ -106,6 +109,11 @@ private:
     }
     // A log of `count` test records after audit_opened, closed again.
     void writeLog(int count);
+    // The rows of a test run on the temporary directory's file system and on tmpfs, where the
+    // log syncs on the loop instead of its thread.
+    static void fileSystemRows();
+    // Moves the log to tmpfs for a tmpfs row; false (and the test is skipped) without one.
+    bool useFileSystem(const QString &fileSystem);
 
     std::unique_ptr<QTemporaryDir> m_dir;
 };
@@ -114,6 +122,26 @@ void TestAuditLog::init()
 {
     m_dir = std::make_unique<QTemporaryDir>();
     QVERIFY(m_dir->isValid());
+}
+
+void TestAuditLog::fileSystemRows()
+{
+    QTest::addColumn<QString>("fileSystem");
+    QTest::newRow("temporary directory") << u"temporary"_s;
+    QTest::newRow("tmpfs") << u"tmpfs"_s;
+}
+
+bool TestAuditLog::useFileSystem(const QString &fileSystem)
+{
+    if (fileSystem != u"tmpfs"_s)
+        return true;
+    struct statfs info
+    {
+    };
+    if (::statfs("/dev/shm", &info) != 0 || info.f_type != TMPFS_MAGIC)
+        return false;
+    m_dir = std::make_unique<QTemporaryDir>(u"/dev/shm/tst_auditlog-XXXXXX"_s);
+    return m_dir->isValid();
 }
 
 void TestAuditLog::writeLog(int count)
@@ -326,8 +354,16 @@ void TestAuditLog::diskFullFailsLoudly()
 // Group commit: the records written in one pass of the loop share a sync, which starts once the
 // loop has handled what was ready; a record written while a sync runs waits for the next one,
 // which covers every record written meanwhile; nothing is released before a sync that covers it.
+void TestAuditLog::callsShareSyncs_data()
+{
+    fileSystemRows();
+}
+
 void TestAuditLog::callsShareSyncs()
 {
+    QFETCH(QString, fileSystem);
+    if (!useFileSystem(fileSystem))
+        QSKIP("no tmpfs at /dev/shm");
     AuditLog log(options(1 << 20, true));
     QString error;
     QVERIFY2(log.open(&error), qPrintable(error));
