@@ -110,16 +110,20 @@ AuditLog::AuditLog(AuditOptions options, QObject *parent)
     // A zero timer fires once the loop has handled every event ready now: the calls that end in
     // one pass of the loop share one sync instead of the first starting a sync of its own and
     // the others waiting for the next.
-    m_syncTimer.setSingleShot(true);
-    m_syncTimer.setInterval(0);
-    m_syncTimer.setTimerType(Qt::PreciseTimer);
-    connect(&m_syncTimer, &QTimer::timeout, this, &AuditLog::requestSync);
+    m_endOfPass.setSingleShot(true);
+    m_endOfPass.setInterval(0);
+    m_endOfPass.setTimerType(Qt::PreciseTimer);
+    connect(&m_endOfPass, &QTimer::timeout, this, &AuditLog::endOfPass);
 }
 
 // A sync still running holds the descriptor it syncs and posts its outcome to this object; Qt
 // drops events posted to an object that is gone, so waiting for the thread is enough.
 AuditLog::~AuditLog()
 {
+    // A clean stop loses no record: the deferred ones are written (the next start resumes the
+    // chain from the file).
+    if (m_fd.isValid())
+        writeDeferred();
     m_syncThread.reset();
 }
 
@@ -132,6 +136,8 @@ bool AuditLog::open(QString *error)
     }
     if (!resumeChain(error) || !openFile(error))
         return false;
+    m_writtenSeq = m_seq;
+    m_writtenHash = m_lastHash;
     const QJsonObject opened{
             {QLatin1String("event"), QLatin1String("audit_opened")},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
@@ -231,7 +237,8 @@ bool AuditLog::rotate(QString *error)
     // The rename is durable once the directory is synced.
     fsyncDirectoryAt(AT_FDCWD,
                      QFile::encodeName(QFileInfo(m_options.path).absolutePath()).constData());
-    m_durableSeq = m_seq;
+    // Not the deferred records: they go into the new file, which the next sync covers.
+    m_durableSeq = m_writtenSeq;
     spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(),
                  target.toStdString(), m_seq);
     return openFile(error);
@@ -258,21 +265,82 @@ bool AuditLog::writeLine(const QByteArray &bytes, bool durable, QString *error)
     return true;
 }
 
-bool AuditLog::appendSealed(const Sealer &seal, bool durable, QString *error)
+bool AuditLog::appendSealed(const Sealer &seal, Write write, QString *error)
 {
     audit::SealedRecord &record = m_sealed;
     seal(m_seq + 1, m_lastHash, record);
     record.line += '\n'; // in the room seal() leaves for it
-    if (m_size > 0 && m_size + record.line.size() > m_options.maxBytes && !rotate(error))
+    // Deferred while the file has room for it with the rest: a rotation happens on a write.
+    if (write == Write::Deferred
+        && m_size + m_deferred.size() + record.line.size() <= m_options.maxBytes) {
+        m_deferred += record.line;
+        ++m_deferredRecords;
+        ++m_seq;
+        // Swapped, not shared: the next record's hash is written into the buffer of this one's
+        // prev.
+        std::swap(m_lastHash, record.hash);
+        if (!m_endOfPass.isActive())
+            m_endOfPass.start();
+        return true;
+    }
+    // The deferred records go first, in the same write.
+    const QByteArray &bytes = m_deferred.isEmpty() ? record.line : (m_deferred += record.line);
+    if ((m_size > 0 && m_size + bytes.size() > m_options.maxBytes && !rotate(error))
+        || !writeLine(bytes, write == Write::Durable, error)) {
+        if (m_deferredRecords > 0)
+            loseDeferred(*error);
         return false;
-    if (!writeLine(record.line, durable, error))
-        return false;
+    }
     ++m_seq;
-    // Swapped, not shared: the next record's hash is written into the buffer of this one's prev.
     std::swap(m_lastHash, record.hash);
-    if (durable)
+    m_writtenSeq = m_seq;
+    m_writtenHash = m_lastHash;
+    m_deferred.resize(0);
+    m_deferredRecords = 0;
+    if (write == Write::Durable)
         m_durableSeq = m_seq;
     return true;
+}
+
+bool AuditLog::writeDeferred()
+{
+    if (m_deferredRecords == 0)
+        return true;
+    // No rotation: a record is deferred only while the file has room for every deferred one.
+    QString error;
+    if (!writeLine(m_deferred, false, &error)) {
+        loseDeferred(error);
+        return false;
+    }
+    m_writtenSeq = m_seq;
+    m_writtenHash = m_lastHash;
+    m_deferred.resize(0);
+    m_deferredRecords = 0;
+    return true;
+}
+
+void AuditLog::loseDeferred(const QString &error)
+{
+    m_lost += m_deferredRecords;
+    spdlog::error("audit: {} ({} finished record(s) lost with it, {} so far{})",
+                  error.toStdString(), m_deferredRecords, m_lost,
+                  m_options.required ? "; AUDIT_REQUIRED: their calls fail"
+                                     : "; AUDIT_REQUIRED is off: their calls go on unrecorded");
+    m_lastError = error;
+    m_seq = m_writtenSeq;
+    m_lastHash = m_writtenHash;
+    m_deferred.resize(0);
+    m_deferredRecords = 0;
+    // Their calls wait for what was written before, and learn why their record is missing; they
+    // are released at the end of the pass or with that sync, never from inside this append.
+    for (Waiter &waiter : m_waiting) {
+        if (waiter.seq > m_writtenSeq) {
+            waiter.seq = m_writtenSeq;
+            waiter.failure = error;
+        }
+    }
+    if (!m_endOfPass.isActive())
+        m_endOfPass.start();
 }
 
 bool AuditLog::append(const QJsonObject &fields, bool durable)
@@ -281,7 +349,7 @@ bool AuditLog::append(const QJsonObject &fields, bool durable)
             [&fields](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
                 sealed = audit::seal(fields, seq, prev);
             },
-            durable);
+            durable ? Write::Durable : Write::Now);
 }
 
 bool AuditLog::append(const audit::RecordFields &fields, bool durable)
@@ -290,10 +358,10 @@ bool AuditLog::append(const audit::RecordFields &fields, bool durable)
             [&fields](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
                 audit::seal(fields, seq, prev, sealed);
             },
-            durable);
+            durable ? Write::Durable : Write::Now);
 }
 
-bool AuditLog::appendWith(const Sealer &seal, bool durable)
+bool AuditLog::appendWith(const Sealer &seal, Write write)
 {
     QString error;
     if (!m_fd.isValid()) {
@@ -308,11 +376,11 @@ bool AuditLog::appendWith(const Sealer &seal, bool durable)
                     [&gap](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
                         sealed = audit::seal(gap, seq, prev);
                     },
-                    false, &error))
+                    Write::Now, &error))
             m_lost = 0;
     }
     if (error.isEmpty())
-        appendSealed(seal, durable, &error);
+        appendSealed(seal, write, &error);
     if (!error.isEmpty()) {
         ++m_lost;
         spdlog::error("audit: {} ({} record(s) lost so far{})", error.toStdString(), m_lost,
@@ -343,23 +411,26 @@ void AuditLog::whenDurable(std::function<void()> then)
         then();
         return;
     }
-    m_waiting.push_back(Waiter{m_seq, std::move(then)});
-    if (m_seq > m_requestedSeq && !m_syncTimer.isActive())
-        m_syncTimer.start();
+    m_waiting.push_back(Waiter{m_seq, std::move(then), {}});
+    if (m_seq > m_requestedSeq && !m_endOfPass.isActive())
+        m_endOfPass.start();
 }
 
-void AuditLog::requestSync()
+void AuditLog::endOfPass()
 {
-    if (m_seq <= m_requestedSeq)
-        return;
-    const quint64 seq = m_seq;
-    m_requestedSeq = seq;
-    if (m_syncOnLoop) {
+    writeDeferred();
+    // Those whose records were lost and are released by what is already on disk.
+    settleWaiters(m_durableSeq);
+    if (m_syncOnLoop && m_writtenSeq > m_durableSeq && m_writtenSeq > m_requestedSeq) {
         ++m_inlineSyncs;
+        const quint64 seq = m_writtenSeq;
         onSynced(seq, ::fdatasync(m_fd.get()) == 0 ? 0 : errno);
         return;
     }
-    m_syncThread->request(seq);
+    if (m_writtenSeq > m_requestedSeq && m_writtenSeq > m_durableSeq) {
+        m_requestedSeq = m_writtenSeq;
+        m_syncThread->request(m_writtenSeq);
+    }
 }
 
 void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
@@ -367,27 +438,36 @@ void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
     if (syncErrno == 0) {
         m_durableSeq = std::max(m_durableSeq, syncedSeq);
         m_syncError.clear();
-    } else {
-        // The records are in the file but may not reach the disk: the calls waiting for them
-        // are told (and fail closed with AUDIT_REQUIRED), and the next record says how many.
-        errno = syncErrno;
-        m_syncError = systemError("cannot flush the audit log", m_options.path);
-        const quint64 unsynced = syncedSeq - std::min(syncedSeq, m_durableSeq);
-        m_lost += unsynced;
-        spdlog::error("audit: {} ({} record(s) may not be on disk{})", m_syncError.toStdString(),
-                      unsynced,
-                      m_options.required ? "; AUDIT_REQUIRED: their calls fail"
-                                         : "; AUDIT_REQUIRED is off: their calls go on");
+        settleWaiters(m_durableSeq);
+        return;
     }
+    // The records are in the file but may not reach the disk: the calls waiting for them are
+    // told (and fail closed with AUDIT_REQUIRED), and the next record says how many.
+    errno = syncErrno;
+    m_syncError = systemError("cannot flush the audit log", m_options.path);
+    const quint64 unsynced = syncedSeq - std::min(syncedSeq, m_durableSeq);
+    m_lost += unsynced;
+    spdlog::error("audit: {} ({} record(s) may not be on disk{})", m_syncError.toStdString(),
+                  unsynced,
+                  m_options.required ? "; AUDIT_REQUIRED: their calls fail"
+                                     : "; AUDIT_REQUIRED is off: their calls go on");
+    // Released: their sync is over, and failed.
+    settleWaiters(std::max(m_durableSeq, syncedSeq));
+}
+
+void AuditLog::settleWaiters(quint64 upTo)
+{
     // Settled before the callbacks run: one of them may append and wait again.
     std::vector<Waiter> settled;
     std::vector<Waiter> still;
     for (Waiter &waiter : m_waiting)
-        (waiter.seq <= syncedSeq || waiter.seq <= m_durableSeq ? settled : still)
-                .push_back(std::move(waiter));
+        (waiter.seq <= upTo ? settled : still).push_back(std::move(waiter));
     m_waiting = std::move(still);
-    for (Waiter &waiter : settled)
+    for (Waiter &waiter : settled) {
+        m_settlingFailure = waiter.failure;
         waiter.then();
+    }
+    m_settlingFailure.clear();
 }
 
 void AuditLog::recordCallStarted(const ToolCallRecord &call)
@@ -401,7 +481,9 @@ void AuditLog::recordCallStarted(const ToolCallRecord &call)
 void AuditLog::recordCallFinished(const ToolCallRecord &call, const ToolResult *result)
 {
     audit::callFinishedRecord(m_fields, call, result, QDateTime::currentMSecsSinceEpoch());
-    append(m_fields, false);
+    appendWith([this](quint64 seq, const QByteArray &prev,
+                      audit::SealedRecord &sealed) { audit::seal(m_fields, seq, prev, sealed); },
+               Write::Deferred);
 }
 
 } // namespace cmcp

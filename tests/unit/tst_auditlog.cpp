@@ -93,6 +93,12 @@ private Q_SLOTS:
     void callsShareSyncs();
     void failedSyncFailsClosed();
     void shortWriteLeavesNoHalfRecord();
+    void finishedRecordsAreWrittenByTheEndOfThePass_data();
+    void finishedRecordsAreWrittenByTheEndOfThePass();
+    void lostFinishedRecordFailsItsCallClosed();
+    void lostWithTheNextRecordFailsItsCallClosed();
+    void callRecordsRotateInOrder();
+    void stoppingWritesTheFinishedRecords();
     void secretsAreRedacted();
     void recordsSummarizeResults();
     void longArgumentsAreCondensed();
@@ -457,6 +463,220 @@ void TestAuditLog::shortWriteLeavesNoHalfRecord()
     const audit::Verdict verdict = audit::verifyFiles({logPath()});
     QVERIFY2(verdict.intact, qPrintable(verdict.report()));
     QCOMPARE(verdict.recordsReportedLost, 2u);
+}
+
+// A call's start record is in the file before its tool runs; its finished record goes with the
+// next record written or at the end of the loop's pass, before the sync its result waits for.
+void TestAuditLog::finishedRecordsAreWrittenByTheEndOfThePass_data()
+{
+    fileSystemRows();
+}
+
+void TestAuditLog::finishedRecordsAreWrittenByTheEndOfThePass()
+{
+    QFETCH(QString, fileSystem);
+    if (!useFileSystem(fileSystem))
+        QSKIP("no tmpfs at /dev/shm");
+    AuditLog log(options());
+    QString error;
+    QVERIFY2(log.open(&error), qPrintable(error));
+    ToolCallRecord first = sampleCall();
+    log.recordCallStarted(first);
+    QCOMPARE(readLines(logPath()).size(), 2); // audit_opened and call_started
+    const ToolResult result = ToolResult::text(u"done"_s);
+    log.recordCallFinished(first, &result);
+    QCOMPARE(readLines(logPath()).size(), 2);
+    QList<QByteArray> linesAtRelease;
+    log.whenDurable([&] { linesAtRelease = readLines(logPath()); });
+
+    // A start record written meanwhile carries the finished one along, in the chain's order.
+    ToolCallRecord second = sampleCall();
+    second.callId = 8;
+    log.recordCallStarted(second);
+    QList<QByteArray> lines = readLines(logPath());
+    QCOMPARE(lines.size(), 4);
+    QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"call_finished"_s);
+    QCOMPARE(objectOf(lines[2]).value(u"call"_s).toInt(), 7);
+    QCOMPARE(objectOf(lines[3]).value(u"event"_s).toString(), u"call_started"_s);
+    QCOMPARE(objectOf(lines[3]).value(u"call"_s).toInt(), 8);
+    QTRY_COMPARE(linesAtRelease.size(), 4);
+
+    // Alone, it is written at the end of the pass, before its sync releases the result.
+    log.recordCallFinished(second, &result);
+    QCOMPARE(readLines(logPath()).size(), 4);
+    linesAtRelease.clear();
+    log.whenDurable([&] { linesAtRelease = readLines(logPath()); });
+    QTRY_COMPARE(linesAtRelease.size(), 5);
+    QCOMPARE(objectOf(linesAtRelease[4]).value(u"call"_s).toInt(), 8);
+    const audit::Verdict verdict = audit::verifyFiles({logPath()});
+    QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+    QCOMPARE(verdict.records, 5u);
+}
+
+// A finished record that cannot be written at the end of the pass is lost like any other: the
+// chain goes on from the record before it, a records_lost record counts it, and its call learns
+// why when it is released (with AUDIT_REQUIRED, it fails instead of sending its result).
+void TestAuditLog::lostFinishedRecordFailsItsCallClosed()
+{
+    for (const bool required : {false, true}) {
+        init();
+        AuditLog log(options(1 << 20, required));
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        const ToolCallRecord call = sampleCall();
+        log.recordCallStarted(call);
+        const qint64 size = QFileInfo(logPath()).size();
+        const ToolResult result = ToolResult::text(u"done"_s);
+        log.recordCallFinished(call, &result);
+        QVERIFY(log.failClosedReason().isEmpty());
+        bool released = false;
+        QString reasonSeen;
+        log.whenDurable([&] {
+            released = true;
+            reasonSeen = log.failClosedReason();
+        });
+
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit saved{};
+        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+        rlimit tight = saved;
+        tight.rlim_cur = rlim_t(size + 30);
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
+        QTest::qWait(0);
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+        ::signal(SIGXFSZ, SIG_DFL);
+
+        QTRY_VERIFY(released);
+        if (required)
+            QVERIFY2(reasonSeen.contains(u"File too large"_s), qPrintable(reasonSeen));
+        else
+            QVERIFY2(reasonSeen.isEmpty(), qPrintable(reasonSeen));
+        QCOMPARE(QFileInfo(logPath()).size(), size);
+        QCOMPARE(log.lastSeq(), 2u);
+        QVERIFY(log.append(note(1)));
+        const QList<QByteArray> lines = readLines(logPath());
+        QCOMPARE(lines.size(), 4);
+        QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"records_lost"_s);
+        QCOMPARE(objectOf(lines[2]).value(u"count"_s).toInt(), 1);
+        const audit::Verdict verdict = audit::verifyFiles({logPath()});
+        QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+        QCOMPARE(verdict.recordsReportedLost, 1u);
+    }
+}
+
+// Lost with the start record of the next call, which carried it: the next call fails before its
+// tool runs (with AUDIT_REQUIRED), and the first learns why when it is released, even after a
+// later record was written again.
+void TestAuditLog::lostWithTheNextRecordFailsItsCallClosed()
+{
+    for (const bool required : {false, true}) {
+        init();
+        AuditLog log(options(1 << 20, required));
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        ToolCallRecord first = sampleCall();
+        log.recordCallStarted(first);
+        const qint64 size = QFileInfo(logPath()).size();
+        const ToolResult result = ToolResult::text(u"done"_s);
+        log.recordCallFinished(first, &result);
+        bool released = false;
+        QString reasonSeen;
+        log.whenDurable([&] {
+            released = true;
+            reasonSeen = log.failClosedReason();
+        });
+
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit saved{};
+        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+        rlimit tight = saved;
+        tight.rlim_cur = rlim_t(size + 30);
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
+        ToolCallRecord second = sampleCall();
+        second.callId = 8;
+        log.recordCallStarted(second);
+        const QString secondRefused = log.failClosedReason();
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+        ::signal(SIGXFSZ, SIG_DFL);
+
+        QCOMPARE(secondRefused.isEmpty(), !required);
+        QVERIFY(!released);
+        QVERIFY(log.append(note(1), false)); // writing works again
+        QVERIFY(log.failClosedReason().isEmpty());
+        QTRY_VERIFY(released);
+        if (required)
+            QVERIFY2(reasonSeen.contains(u"File too large"_s), qPrintable(reasonSeen));
+        else
+            QVERIFY2(reasonSeen.isEmpty(), qPrintable(reasonSeen));
+        QVERIFY(log.failClosedReason().isEmpty());
+        const QList<QByteArray> lines = readLines(logPath());
+        QCOMPARE(lines.size(), 4);
+        QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"records_lost"_s);
+        QCOMPARE(objectOf(lines[2]).value(u"count"_s).toInt(), 2);
+        const audit::Verdict verdict = audit::verifyFiles({logPath()});
+        QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+        QCOMPARE(verdict.recordsReportedLost, 2u);
+    }
+}
+
+// Deferred finished records never cross a rotation out of order: every call's records are in
+// the rotated files, in the chain's order.
+void TestAuditLog::callRecordsRotateInOrder()
+{
+    {
+        AuditLog log(options(3000));
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        const ToolResult result = ToolResult::text(u"done"_s);
+        for (int i = 0; i < 40; ++i) {
+            ToolCallRecord call = sampleCall();
+            call.callId = quint64(i);
+            log.recordCallStarted(call);
+            log.recordCallFinished(call, &result);
+            if (i % 3 == 0)
+                QTest::qWait(0);
+        }
+        bool released = false;
+        log.whenDurable([&] { released = true; });
+        QTRY_VERIFY(released);
+    }
+    QDir logs(m_dir->filePath(u"logs"_s));
+    QStringList files;
+    for (const QString &name : logs.entryList({u"audit.jsonl*"_s}, QDir::Files))
+        files.append(logs.filePath(name));
+    QVERIFY2(files.size() >= 5, qPrintable(files.join(u' ')));
+    for (const QString &file : std::as_const(files))
+        QVERIFY(QFileInfo(file).size() <= 3000);
+    const audit::Verdict verdict = audit::verifyFiles(files);
+    QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+    QCOMPARE(verdict.records, 81u);
+}
+
+// A log that stops writes the finished records it holds: nothing is lost by a clean stop, and
+// the next start resumes the chain after them.
+void TestAuditLog::stoppingWritesTheFinishedRecords()
+{
+    {
+        AuditLog log(options());
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        const ToolCallRecord call = sampleCall();
+        log.recordCallStarted(call);
+        const ToolResult result = ToolResult::text(u"done"_s);
+        log.recordCallFinished(call, &result);
+    }
+    QList<QByteArray> lines = readLines(logPath());
+    QCOMPARE(lines.size(), 3);
+    QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"call_finished"_s);
+    {
+        AuditLog log(options());
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        QCOMPARE(log.lastSeq(), 4u);
+    }
+    const audit::Verdict verdict = audit::verifyFiles({logPath()});
+    QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+    QCOMPARE(verdict.records, 4u);
 }
 
 void TestAuditLog::secretsAreRedacted()
