@@ -1,14 +1,15 @@
 #include "audit/AuditChain.h"
 
+#include "audit/Sha256.h"
 #include "mcp/JsonWriter.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>
 
-#include <openssl/sha.h>
-
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <utility>
 
 namespace cmcp::audit {
 
@@ -17,6 +18,16 @@ namespace {
 const QByteArray hashPrefix = QByteArrayLiteral(",\"hash\":\"");
 const QByteArray hashSuffix = QByteArrayLiteral("\"}");
 const qsizetype sealLength = hashPrefix.size() + HashHexLength + hashSuffix.size();
+
+// Integers up to 2^53 are exact in a double.
+constexpr quint64 exactInDouble = quint64(1) << 53;
+
+void appendDigits(QByteArray &out, auto value)
+{
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    out.append(digits, end - digits);
+}
 
 bool isLowerHex(const QByteArray &text)
 {
@@ -37,10 +48,10 @@ QByteArray genesisHash()
 
 QByteArray sha256Hex(const QByteArray &bytes)
 {
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char *>(bytes.constData()), size_t(bytes.size()),
-           digest);
-    return QByteArray(reinterpret_cast<const char *>(digest), sizeof digest).toHex();
+    QByteArray hex;
+    hex.reserve(HashHexLength);
+    appendHex(hex, sha256(bytes));
+    return hex;
 }
 
 SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev)
@@ -57,15 +68,36 @@ SealedRecord seal(QJsonObject fields, quint64 seq, const QByteArray &prev)
 
 SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev)
 {
+    SealedRecord sealed;
+    seal(fields, seq, prev, sealed);
+    return sealed;
+}
+
+void seal(const RecordFields &fields, quint64 seq, const QByteArray &prev, SealedRecord &sealed)
+{
     struct Field
     {
         const char *name;
         QByteArrayView json;
+        bool quoted = false; // `json` is a string's text that needs no escape
     };
-    QByteArray seqJson;
-    json::appendValue(seqJson, QJsonValue(double(seq)));
+    // seq and prev as JSON, in the place their names give them among the rest.
+    QVarLengthArray<char, 32> seqJson;
+    if (seq <= exactInDouble) {
+        seqJson.resize(24);
+        seqJson.resize(std::to_chars(seqJson.begin(), seqJson.end(), seq).ptr - seqJson.begin());
+    } else {
+        QByteArray number;
+        appendNumber(number, seq);
+        seqJson.append(number.constData(), number.size());
+    }
+    // prev is a hash in hex, which needs no escape; anything else is escaped.
+    const bool prevPlain = std::all_of(prev.begin(), prev.end(), [](char c) {
+        return uchar(c) >= 0x20 && c != '"' && c != '\\';
+    });
     QByteArray prevJson;
-    json::appendString(prevJson, prev);
+    if (!prevPlain)
+        json::appendString(prevJson, prev);
     QVarLengthArray<Field, 18> all;
     const QByteArray &values = fields.m_values;
     for (qsizetype i = 0; i < fields.m_fields.size(); ++i) {
@@ -74,26 +106,60 @@ SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &pre
                 i + 1 < fields.m_fields.size() ? fields.m_fields[i + 1].begin : values.size();
         all.append({fields.m_fields[i].name, QByteArrayView(values).sliced(begin, end - begin)});
     }
-    all.append({"seq", seqJson});
-    all.append({"prev", prevJson});
+    all.append({"seq", QByteArrayView(seqJson.constData(), seqJson.size())});
+    all.append(prevPlain ? Field{"prev", prev, true} : Field{"prev", prevJson});
     // QJsonObject's order: by UTF-16 code units, which for ASCII names is strcmp's.
     std::sort(all.begin(), all.end(),
               [](const Field &a, const Field &b) { return std::strcmp(a.name, b.name) < 0; });
-    QByteArray body;
-    body.reserve(values.size() + 16 * all.size() + 96 + sealLength);
+    // Each field is `,"name":json` (the first opens with `{` instead of the comma).
+    qsizetype bodyLength = 0;
+    for (const Field &field : all)
+        bodyLength +=
+                4 + qsizetype(std::strlen(field.name)) + field.json.size() + (field.quoted ? 2 : 0);
+    QByteArray &line = sealed.line;
+    // The newline the log adds has its room too, so that nothing grows the line again.
+    line.reserve(bodyLength + sealLength + 1);
+    line.resize(bodyLength);
+    char *out = line.data();
+    char separator = '{';
     for (const Field &field : all) {
-        body += body.isEmpty() ? "{\"" : ",\"";
-        body += field.name;
-        body += "\":";
-        body += field.json;
+        *out++ = std::exchange(separator, ',');
+        *out++ = '"';
+        const size_t nameLength = std::strlen(field.name);
+        std::memcpy(out, field.name, nameLength);
+        out += nameLength;
+        *out++ = '"';
+        *out++ = ':';
+        if (field.quoted)
+            *out++ = '"';
+        std::memcpy(out, field.json.data(), size_t(field.json.size()));
+        out += field.json.size();
+        if (field.quoted)
+            *out++ = '"';
     }
-    SealedRecord sealed;
-    sealed.hash = sha256Hex(body);
-    sealed.line = std::move(body);
-    sealed.line += hashPrefix;
-    sealed.line += sealed.hash;
-    sealed.line += hashSuffix;
-    return sealed;
+    const Sha256Digest digest = sha256(line);
+    line += hashPrefix;
+    const qsizetype hashAt = line.size();
+    appendHex(line, digest);
+    line += hashSuffix;
+    sealed.hash.resize(HashHexLength);
+    std::memcpy(sealed.hash.data(), line.constData() + hashAt, HashHexLength);
+}
+
+void appendNumber(QByteArray &out, qint64 value)
+{
+    if (value > qint64(exactInDouble) || value < -qint64(exactInDouble))
+        json::appendValue(out, QJsonValue(double(value)));
+    else
+        appendDigits(out, value);
+}
+
+void appendNumber(QByteArray &out, quint64 value)
+{
+    if (value > exactInDouble)
+        json::appendValue(out, QJsonValue(double(value)));
+    else
+        appendDigits(out, value);
 }
 
 OpenedRecord open(const QByteArray &line)

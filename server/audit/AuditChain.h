@@ -42,6 +42,13 @@ public:
     // which without this grows the buffer one string at a time.
     RecordFields() { m_values.reserve(1024); }
 
+    // No fields, and the room kept for the next record's.
+    void clear()
+    {
+        m_values.resize(0);
+        m_fields.clear();
+    }
+
     // Starts the field `name` (a literal, which outlives the record): its value's JSON is what
     // is appended to the returned buffer before the next call.
     QByteArray &add(const char *name)
@@ -51,7 +58,8 @@ public:
     }
 
 private:
-    friend SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev);
+    friend void seal(const RecordFields &fields, quint64 seq, const QByteArray &prev,
+                     SealedRecord &sealed);
     struct Field
     {
         const char *name;
@@ -63,6 +71,14 @@ private:
 
 // `fields` must not hold seq, prev or hash.
 SealedRecord seal(const RecordFields &fields, quint64 seq, const QByteArray &prev);
+// The same into `sealed`, whose buffers are reused when they have the room: the log seals every
+// record into the same one. The line has room left for the newline the log adds.
+void seal(const RecordFields &fields, quint64 seq, const QByteArray &prev, SealedRecord &sealed);
+
+// A record's numbers are JSON doubles: `value` written as QJsonValue(double(value)) is, without
+// building the QJsonValue (its digits, for every integer a double holds exactly).
+void appendNumber(QByteArray &out, qint64 value);
+void appendNumber(QByteArray &out, quint64 value);
 
 // A line as read back. Either `problem` says why it is not a well-formed record, or the fields
 // are filled in; `hashMatches` tells whether its content still has the hash it carries.

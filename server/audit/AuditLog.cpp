@@ -19,7 +19,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 namespace cmcp {
@@ -98,21 +100,31 @@ AuditOptions AuditOptions::fromSettings(const Settings &settings)
 AuditLog::AuditLog(AuditOptions options, QObject *parent)
     : QObject(parent),
       m_options(std::move(options)),
-      m_lastHash(audit::genesisHash())
+      m_lastHash(audit::genesisHash()),
+      // The thread starts now and stays: a sync does not wait for a thread's start.
+      m_syncThread(std::make_unique<audit::SyncThread>([this](quint64 seq, int syncErrno) {
+          QMetaObject::invokeMethod(
+                  this, [this, seq, syncErrno] { onSynced(seq, syncErrno); }, Qt::QueuedConnection);
+      }))
 {
-    m_syncThread.setMaxThreadCount(1);
-    // The thread starts now and stays: a sync does not wait for a thread's start, and what a
-    // thread holds (its event dispatcher's eventfd) is part of the daemon from the start rather
-    // than appearing with the first call.
-    m_syncThread.setExpiryTimeout(-1);
-    m_syncThread.start([] {});
+    // A zero timer fires once the loop has handled every event ready now: the calls that end in
+    // one pass of the loop share one sync instead of the first starting a sync of its own and
+    // the others waiting for the next.
+    m_endOfPass.setSingleShot(true);
+    m_endOfPass.setInterval(0);
+    m_endOfPass.setTimerType(Qt::PreciseTimer);
+    connect(&m_endOfPass, &QTimer::timeout, this, &AuditLog::endOfPass);
 }
 
-// A sync still running owns a descriptor of its own and posts its outcome to this object; Qt
+// A sync still running holds the descriptor it syncs and posts its outcome to this object; Qt
 // drops events posted to an object that is gone, so waiting for the thread is enough.
 AuditLog::~AuditLog()
 {
-    m_syncThread.waitForDone();
+    // A clean stop loses no record: the deferred ones are written (the next start resumes the
+    // chain from the file).
+    if (m_fd.isValid())
+        writeDeferred();
+    m_syncThread.reset();
 }
 
 bool AuditLog::open(QString *error)
@@ -124,6 +136,8 @@ bool AuditLog::open(QString *error)
     }
     if (!resumeChain(error) || !openFile(error))
         return false;
+    m_writtenSeq = m_seq;
+    m_writtenHash = m_lastHash;
     const QJsonObject opened{
             {QLatin1String("event"), QLatin1String("audit_opened")},
             {QLatin1String("time"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
@@ -179,6 +193,9 @@ bool AuditLog::openFile(QString *error)
         *error = systemError("cannot open the audit log", m_options.path);
         return false;
     }
+    // The sync thread's descriptor of this file, which a sync in flight keeps: a rotation may
+    // close m_fd while a sync runs. Without one, its syncs fail and say so.
+    m_syncThread->setFile(std::make_shared<UniqueFd>(::fcntl(m_fd.get(), F_DUPFD_CLOEXEC, 0)));
     struct stat status
     {
     };
@@ -187,6 +204,15 @@ bool AuditLog::openFile(QString *error)
         return false;
     }
     m_size = status.st_size;
+    // tmpfs and ramfs keep their files in memory only: a regular file's fdatasync has no device
+    // to wait for and returns at once. The loop runs it itself rather than waking the sync
+    // thread, which costs more than the sync (on a virtual machine, waking a sleeping thread on
+    // the other CPU costs tens of microseconds). (A device node on devtmpfs may sync a device.)
+    struct statfs fileSystem
+    {
+    };
+    m_syncOnLoop = S_ISREG(status.st_mode) && ::fstatfs(m_fd.get(), &fileSystem) == 0
+            && (fileSystem.f_type == TMPFS_MAGIC || fileSystem.f_type == RAMFS_MAGIC);
     return true;
 }
 
@@ -197,7 +223,7 @@ bool AuditLog::rotate(QString *error)
                                    .arg(m_options.path)
                                    .arg(rotated.isEmpty() ? 1 : rotated.last() + 1);
     // The records written without their own fdatasync go to disk with the file they are in.
-    ++m_syncs;
+    ++m_inlineSyncs;
     if (::fdatasync(m_fd.get()) != 0) {
         *error = systemError("cannot flush the audit log", m_options.path);
         return false;
@@ -211,20 +237,20 @@ bool AuditLog::rotate(QString *error)
     // The rename is durable once the directory is synced.
     fsyncDirectoryAt(AT_FDCWD,
                      QFile::encodeName(QFileInfo(m_options.path).absolutePath()).constData());
-    m_durableSeq = m_seq;
+    // Not the deferred records: they go into the new file, which the next sync covers.
+    m_durableSeq = m_writtenSeq;
     spdlog::info("audit: rotated {} to {} at record {}", m_options.path.toStdString(),
                  target.toStdString(), m_seq);
     return openFile(error);
 }
 
-bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
+bool AuditLog::writeLine(const QByteArray &bytes, bool durable, QString *error)
 {
-    const QByteArray bytes = line + '\n';
     const std::size_t written = writeAll(m_fd.get(), bytes.constData(), size_t(bytes.size()));
     if (written < size_t(bytes.size()))
         *error = systemError("cannot write to the audit log", m_options.path);
     if (error->isEmpty() && durable) {
-        ++m_syncs;
+        ++m_inlineSyncs;
         if (::fdatasync(m_fd.get()) != 0)
             *error = systemError("cannot flush the audit log", m_options.path);
     }
@@ -239,35 +265,103 @@ bool AuditLog::writeLine(const QByteArray &line, bool durable, QString *error)
     return true;
 }
 
-bool AuditLog::appendSealed(const Sealer &seal, bool durable, QString *error)
+bool AuditLog::appendSealed(const Sealer &seal, Write write, QString *error)
 {
-    const audit::SealedRecord record = seal(m_seq + 1, m_lastHash);
-    if (m_size > 0 && m_size + record.line.size() + 1 > m_options.maxBytes && !rotate(error))
+    audit::SealedRecord &record = m_sealed;
+    seal(m_seq + 1, m_lastHash, record);
+    record.line += '\n'; // in the room seal() leaves for it
+    // Deferred while the file has room for it with the rest: a rotation happens on a write.
+    if (write == Write::Deferred
+        && m_size + m_deferred.size() + record.line.size() <= m_options.maxBytes) {
+        m_deferred += record.line;
+        ++m_deferredRecords;
+        ++m_seq;
+        // Swapped, not shared: the next record's hash is written into the buffer of this one's
+        // prev.
+        std::swap(m_lastHash, record.hash);
+        if (!m_endOfPass.isActive())
+            m_endOfPass.start();
+        return true;
+    }
+    // The deferred records go first, in the same write.
+    const QByteArray &bytes = m_deferred.isEmpty() ? record.line : (m_deferred += record.line);
+    if ((m_size > 0 && m_size + bytes.size() > m_options.maxBytes && !rotate(error))
+        || !writeLine(bytes, write == Write::Durable, error)) {
+        if (m_deferredRecords > 0)
+            loseDeferred(*error);
         return false;
-    if (!writeLine(record.line, durable, error))
-        return false;
+    }
     ++m_seq;
-    m_lastHash = record.hash;
-    if (durable)
+    std::swap(m_lastHash, record.hash);
+    m_writtenSeq = m_seq;
+    m_writtenHash = m_lastHash;
+    m_deferred.resize(0);
+    m_deferredRecords = 0;
+    if (write == Write::Durable)
         m_durableSeq = m_seq;
     return true;
 }
 
+bool AuditLog::writeDeferred()
+{
+    if (m_deferredRecords == 0)
+        return true;
+    // No rotation: a record is deferred only while the file has room for every deferred one.
+    QString error;
+    if (!writeLine(m_deferred, false, &error)) {
+        loseDeferred(error);
+        return false;
+    }
+    m_writtenSeq = m_seq;
+    m_writtenHash = m_lastHash;
+    m_deferred.resize(0);
+    m_deferredRecords = 0;
+    return true;
+}
+
+void AuditLog::loseDeferred(const QString &error)
+{
+    m_lost += m_deferredRecords;
+    spdlog::error("audit: {} ({} finished record(s) lost with it, {} so far{})",
+                  error.toStdString(), m_deferredRecords, m_lost,
+                  m_options.required ? "; AUDIT_REQUIRED: their calls fail"
+                                     : "; AUDIT_REQUIRED is off: their calls go on unrecorded");
+    m_lastError = error;
+    m_seq = m_writtenSeq;
+    m_lastHash = m_writtenHash;
+    m_deferred.resize(0);
+    m_deferredRecords = 0;
+    // Their calls wait for what was written before, and learn why their record is missing; they
+    // are released at the end of the pass or with that sync, never from inside this append.
+    for (Waiter &waiter : m_waiting) {
+        if (waiter.seq > m_writtenSeq) {
+            waiter.seq = m_writtenSeq;
+            waiter.failure = error;
+        }
+    }
+    if (!m_endOfPass.isActive())
+        m_endOfPass.start();
+}
+
 bool AuditLog::append(const QJsonObject &fields, bool durable)
 {
-    return appendWith([&fields](quint64 seq,
-                                const QByteArray &prev) { return audit::seal(fields, seq, prev); },
-                      durable);
+    return appendWith(
+            [&fields](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
+                sealed = audit::seal(fields, seq, prev);
+            },
+            durable ? Write::Durable : Write::Now);
 }
 
 bool AuditLog::append(const audit::RecordFields &fields, bool durable)
 {
-    return appendWith([&fields](quint64 seq,
-                                const QByteArray &prev) { return audit::seal(fields, seq, prev); },
-                      durable);
+    return appendWith(
+            [&fields](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
+                audit::seal(fields, seq, prev, sealed);
+            },
+            durable ? Write::Durable : Write::Now);
 }
 
-bool AuditLog::appendWith(const Sealer &seal, bool durable)
+bool AuditLog::appendWith(const Sealer &seal, Write write)
 {
     QString error;
     if (!m_fd.isValid()) {
@@ -278,13 +372,15 @@ bool AuditLog::appendWith(const Sealer &seal, bool durable)
                                QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)},
                               {QLatin1String("count"), double(m_lost)},
                               {QLatin1String("reason"), lastError()}};
-        if (appendSealed([&gap](quint64 seq,
-                                const QByteArray &prev) { return audit::seal(gap, seq, prev); },
-                         false, &error))
+        if (appendSealed(
+                    [&gap](quint64 seq, const QByteArray &prev, audit::SealedRecord &sealed) {
+                        sealed = audit::seal(gap, seq, prev);
+                    },
+                    Write::Now, &error))
             m_lost = 0;
     }
     if (error.isEmpty())
-        appendSealed(seal, durable, &error);
+        appendSealed(seal, write, &error);
     if (!error.isEmpty()) {
         ++m_lost;
         spdlog::error("audit: {} ({} record(s) lost so far{})", error.toStdString(), m_lost,
@@ -315,70 +411,79 @@ void AuditLog::whenDurable(std::function<void()> then)
         then();
         return;
     }
-    m_waiting.push_back(Waiter{m_seq, std::move(then)});
-    if (!m_syncing)
-        startSync();
+    m_waiting.push_back(Waiter{m_seq, std::move(then), {}});
+    if (m_seq > m_requestedSeq && !m_endOfPass.isActive())
+        m_endOfPass.start();
 }
 
-void AuditLog::startSync()
+void AuditLog::endOfPass()
 {
-    // A descriptor of its own: a rotation may replace m_fd while the sync runs.
-    auto fd = std::make_shared<UniqueFd>(::fcntl(m_fd.get(), F_DUPFD_CLOEXEC, 0));
-    if (!fd->isValid()) {
-        onSynced(m_seq, errno);
+    writeDeferred();
+    // Those whose records were lost and are released by what is already on disk.
+    settleWaiters(m_durableSeq);
+    if (m_syncOnLoop && m_writtenSeq > m_durableSeq && m_writtenSeq > m_requestedSeq) {
+        ++m_inlineSyncs;
+        const quint64 seq = m_writtenSeq;
+        onSynced(seq, ::fdatasync(m_fd.get()) == 0 ? 0 : errno);
         return;
     }
-    m_syncing = true;
-    ++m_syncs;
-    const quint64 seq = m_seq;
-    m_syncThread.start([this, fd, seq] {
-        const int syncErrno = ::fdatasync(fd->get()) == 0 ? 0 : errno;
-        QMetaObject::invokeMethod(
-                this, [this, seq, syncErrno] { onSynced(seq, syncErrno); }, Qt::QueuedConnection);
-    });
+    if (m_writtenSeq > m_requestedSeq && m_writtenSeq > m_durableSeq) {
+        m_requestedSeq = m_writtenSeq;
+        m_syncThread->request(m_writtenSeq);
+    }
 }
 
 void AuditLog::onSynced(quint64 syncedSeq, int syncErrno)
 {
-    m_syncing = false;
     if (syncErrno == 0) {
         m_durableSeq = std::max(m_durableSeq, syncedSeq);
         m_syncError.clear();
-    } else {
-        // The records are in the file but may not reach the disk: the calls waiting for them
-        // are told (and fail closed with AUDIT_REQUIRED), and the next record says how many.
-        errno = syncErrno;
-        m_syncError = systemError("cannot flush the audit log", m_options.path);
-        const quint64 unsynced = syncedSeq - std::min(syncedSeq, m_durableSeq);
-        m_lost += unsynced;
-        spdlog::error("audit: {} ({} record(s) may not be on disk{})", m_syncError.toStdString(),
-                      unsynced,
-                      m_options.required ? "; AUDIT_REQUIRED: their calls fail"
-                                         : "; AUDIT_REQUIRED is off: their calls go on");
+        settleWaiters(m_durableSeq);
+        return;
     }
+    // The records are in the file but may not reach the disk: the calls waiting for them are
+    // told (and fail closed with AUDIT_REQUIRED), and the next record says how many.
+    errno = syncErrno;
+    m_syncError = systemError("cannot flush the audit log", m_options.path);
+    const quint64 unsynced = syncedSeq - std::min(syncedSeq, m_durableSeq);
+    m_lost += unsynced;
+    spdlog::error("audit: {} ({} record(s) may not be on disk{})", m_syncError.toStdString(),
+                  unsynced,
+                  m_options.required ? "; AUDIT_REQUIRED: their calls fail"
+                                     : "; AUDIT_REQUIRED is off: their calls go on");
+    // Released: their sync is over, and failed.
+    settleWaiters(std::max(m_durableSeq, syncedSeq));
+}
+
+void AuditLog::settleWaiters(quint64 upTo)
+{
     // Settled before the callbacks run: one of them may append and wait again.
     std::vector<Waiter> settled;
     std::vector<Waiter> still;
     for (Waiter &waiter : m_waiting)
-        (waiter.seq <= syncedSeq || waiter.seq <= m_durableSeq ? settled : still)
-                .push_back(std::move(waiter));
+        (waiter.seq <= upTo ? settled : still).push_back(std::move(waiter));
     m_waiting = std::move(still);
-    for (Waiter &waiter : settled)
+    for (Waiter &waiter : settled) {
+        m_settlingFailure = waiter.failure;
         waiter.then();
-    if (!m_waiting.empty() && !m_syncing)
-        startSync();
+    }
+    m_settlingFailure.clear();
 }
 
 void AuditLog::recordCallStarted(const ToolCallRecord &call)
 {
-    append(audit::callStartedRecord(call), false);
+    audit::callStartedRecord(m_fields, call, QDateTime::currentMSecsSinceEpoch());
+    append(m_fields, false);
 }
 
 // Written, not synced: the server sends the call's result from whenDurable, and a cancelled
 // call, which sends none, goes to the disk with the next sync.
 void AuditLog::recordCallFinished(const ToolCallRecord &call, const ToolResult *result)
 {
-    append(audit::callFinishedRecord(call, result), false);
+    audit::callFinishedRecord(m_fields, call, result, QDateTime::currentMSecsSinceEpoch());
+    appendWith([this](quint64 seq, const QByteArray &prev,
+                      audit::SealedRecord &sealed) { audit::seal(m_fields, seq, prev, sealed); },
+               Write::Deferred);
 }
 
 } // namespace cmcp

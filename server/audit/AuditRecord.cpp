@@ -9,27 +9,83 @@
 #include <QVarLengthArray>
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
 
 namespace cmcp::audit {
 
 namespace {
 
-// `at` as Qt::ISODateWithMs writes a UTC time ("2026-12-02T01:20:00.123Z"), formatted directly:
-// QDateTime::toString was 8% of a record's cost.
-QString isoTimeUtc(qint64 msecs)
+// `text` as a JSON string, as json::appendText writes it. Most strings of a record are short and
+// ASCII (names, ids, numbers' notes): those are narrowed on the stack, without the UTF-8 copy
+// that json::appendText allocates.
+void appendText(QByteArray &out, const QString &text)
 {
-    const time_t seconds = time_t(msecs >= 0 ? msecs / 1000 : (msecs - 999) / 1000);
-    tm fields{};
-    if (!gmtime_r(&seconds, &fields) || fields.tm_year + 1900 < 0 || fields.tm_year + 1900 > 9999)
-        return QDateTime::fromMSecsSinceEpoch(msecs, Qt::UTC).toString(Qt::ISODateWithMs);
-    char text[32];
-    const int length =
-            std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                          fields.tm_year + 1900, fields.tm_mon + 1, fields.tm_mday, fields.tm_hour,
-                          fields.tm_min, fields.tm_sec, int(msecs - qint64(seconds) * 1000));
-    return QString::fromLatin1(text, length);
+    constexpr qsizetype shortText = 256;
+    if (text.size() <= shortText) {
+        char narrow[shortText];
+        const ushort *units = text.utf16();
+        qsizetype i = 0;
+        for (; i < text.size() && units[i] < 0x80; ++i)
+            narrow[i] = char(units[i]);
+        if (i == text.size()) {
+            json::appendString(out, QByteArrayView(narrow, i));
+            return;
+        }
+    }
+    json::appendText(out, text);
+}
+
+// `text`'s length in UTF-8, as toUtf8() makes it; without the copy when it is ASCII.
+qint64 utf8Length(const QString &text)
+{
+    for (const QChar unit : text) {
+        if (unit.unicode() >= 0x80)
+            return text.toUtf8().size();
+    }
+    return text.size();
+}
+
+// `at` as Qt::ISODateWithMs writes a UTC time ("2026-12-02T01:20:00.123Z"), as a JSON string,
+// formatted directly: QDateTime::toString was 8% of a record's cost, and gmtime_r takes the time
+// zone lock. Years outside 1 to 9999 are left to Qt, which has no year 0 and writes nothing for
+// them.
+void appendIsoTimeUtc(QByteArray &out, qint64 msecs)
+{
+    constexpr qint64 msPerDay = 86400000;
+    const qint64 days = msecs >= 0 ? msecs / msPerDay : (msecs - msPerDay + 1) / msPerDay;
+    const qint64 msOfDay = msecs - days * msPerDay;
+    // The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
+    // civil_from_days): eras of 400 years, each starting on March 1st.
+    const qint64 shifted = days + 719468;
+    const qint64 era = (shifted >= 0 ? shifted : shifted - 146096) / 146097;
+    const qint64 dayOfEra = shifted - era * 146097;
+    const qint64 yearOfEra =
+            (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146096) / 365;
+    const qint64 dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100);
+    const qint64 monthFromMarch = (5 * dayOfYear + 2) / 153;
+    const int day = int(dayOfYear - (153 * monthFromMarch + 2) / 5 + 1);
+    const int month = int(monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9);
+    const qint64 year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+    if (year < 1 || year > 9999) {
+        appendText(out, QDateTime::fromMSecsSinceEpoch(msecs, Qt::UTC).toString(Qt::ISODateWithMs));
+        return;
+    }
+    const int ms = int(msOfDay % 1000);
+    const int second = int(msOfDay / 1000 % 60);
+    const int minute = int(msOfDay / 60000 % 60);
+    const int hour = int(msOfDay / 3600000);
+    const auto digits = [](char *at, int value, int count) {
+        for (int i = count - 1; i >= 0; --i, value /= 10)
+            at[i] = char('0' + value % 10);
+    };
+    char text[] = "\"YYYY-MM-DDThh:mm:ss.mmmZ\"";
+    digits(text + 1, int(year), 4);
+    digits(text + 6, month, 2);
+    digits(text + 9, day, 2);
+    digits(text + 12, hour, 2);
+    digits(text + 15, minute, 2);
+    digits(text + 18, second, 2);
+    digits(text + 21, ms, 3);
+    out.append(text, sizeof text - 1);
 }
 
 QString digestOf(const QString &text)
@@ -49,109 +105,28 @@ QString bounded(const QString &text)
     return QStringLiteral("%1… [%2]").arg(text.left(MaxFieldLength), digestOf(text));
 }
 
-// Cuts a call's arguments to a record of bounded size, whatever the client sent: long strings
-// keep their start, length and sha256 (which still identify the exact value); objects and arrays
-// keep their first members and count the rest; values nested too deep are named, not kept; and
-// once the whole record's budget of characters is spent, every further value is only counted.
-class ArgumentCondenser
-{
-public:
-    QJsonObject object(const QJsonObject &object, int depth = 0)
-    {
-        QJsonObject out;
-        qsizetype kept = 0;
-        for (auto it = object.begin(); it != object.end(); ++it, ++kept) {
-            if (kept == MaxArgumentMembers || m_budget <= 0) {
-                out.insert(QStringLiteral("[omitted]"),
-                           QStringLiteral("%1 more keys").arg(object.size() - kept));
-                break;
-            }
-            const QString key = it.key().left(MaxArgumentKeyLength);
-            m_budget -= key.size();
-            // Judged on the whole name: a secret's name cut short must not keep its value.
-            if (looksLikeSecretKey(it.key()))
-                out.insert(key, QLatin1String(RedactedValue));
-            else
-                out.insert(key,
-                           isDataArgument(key) ? data(it.value()) : value(it.value(), depth + 1));
-        }
-        return out;
-    }
-
-private:
-    // The arguments that carry a file's bytes, not an instruction: what a model wrote is
-    // identified by its length and sha256 (the file itself holds the text), so that a key, a
-    // .env file or a password file written by file_write never lands in the log.
-    static bool isDataArgument(QStringView key)
-    {
-        return key == u"content" || key == u"old_text" || key == u"new_text";
-    }
-
-    QJsonValue data(const QJsonValue &value)
-    {
-        if (!value.isString())
-            return this->value(value, MaxArgumentDepth);
-        m_budget -= 100;
-        return QStringLiteral("[%1]").arg(digestOf(value.toString()));
-    }
-
-    QJsonValue value(const QJsonValue &value, int depth)
-    {
-        if (value.isObject() || value.isArray()) {
-            if (depth >= MaxArgumentDepth) {
-                m_budget -= 40;
-                return QStringLiteral("[nested deeper than %1 levels]").arg(MaxArgumentDepth);
-            }
-            return value.isObject() ? QJsonValue(object(value.toObject(), depth))
-                                    : QJsonValue(array(value.toArray(), depth));
-        }
-        if (!value.isString()) {
-            m_budget -= 8;
-            return value;
-        }
-        const QString text = value.toString();
-        const qsizetype room = std::clamp<qsizetype>(m_budget, 0, MaxArgumentStringLength);
-        if (text.size() <= room) {
-            m_budget -= text.size();
-            return text;
-        }
-        m_budget -= room + 100;
-        return QStringLiteral("%1… [%2]").arg(text.left(room), digestOf(text));
-    }
-
-    QJsonArray array(const QJsonArray &array, int depth)
-    {
-        QJsonArray out;
-        for (qsizetype i = 0; i < array.size(); ++i) {
-            if (i == MaxArgumentMembers || m_budget <= 0) {
-                out.append(QStringLiteral("[%1 more items omitted]").arg(array.size() - i));
-                break;
-            }
-            out.append(value(array.at(i), depth + 1));
-        }
-        return out;
-    }
-
-    qsizetype m_budget = MaxArgumentCharacters;
-};
-
-// The placeholder of audit::redactSecrets.
+// The placeholder the log writes instead of a secret.
 const QString &redactedValue()
 {
     static const QString placeholder = QLatin1String(RedactedValue);
     return placeholder;
 }
 
-// A string of the arguments as written: redactSecrets runs on every string of the condensed
-// arguments, the cut ones and the condenser's own notes included.
+// A string of the arguments as written: its inline secrets redacted, whether it is the client's,
+// a cut one or a note of the writer's own ("3 more keys").
 void appendArgumentText(QByteArray &out, const QString &text)
 {
-    json::appendText(out, redactInlineSecrets(text, redactedValue()));
+    appendText(out, redactInlineSecrets(text, redactedValue()));
 }
 
-// What ArgumentCondenser and then redactSecrets make of a call's arguments, written straight to
-// JSON: the same cuts in the same order (the budget depends on it), each string redacted as it
-// is written, each secret-named value masked.
+// A call's arguments cut to a record of bounded size, whatever the client sent, and redacted,
+// written straight to JSON. Long strings keep their start, length and sha256 (which still
+// identify the exact value); objects and arrays keep their first members and count the rest;
+// values nested too deep are named, not kept; once the whole record's budget of characters is
+// spent, every further value is only counted. Cut first, so that what a file tool writes is
+// digested as written and the redactor reads bounded text: a cut string keeps its start, where a
+// secret's name stays before its value, and a PEM block cut short loses all it holds. Each
+// string is redacted as it is written (redactInlineSecrets), each secret-named value masked.
 class ArgumentWriter
 {
 public:
@@ -167,7 +142,7 @@ public:
             const qsizetype start = m_out.size();
             if (kept == MaxArgumentMembers || m_budget <= 0) {
                 static const QString omitted = QStringLiteral("[omitted]");
-                json::appendText(m_out, omitted);
+                appendText(m_out, omitted);
                 m_out += ':';
                 appendArgumentText(m_out, QStringLiteral("%1 more keys").arg(object.size() - kept));
                 m_out += ',';
@@ -176,11 +151,11 @@ public:
             }
             const QString key = it.key().left(MaxArgumentKeyLength);
             m_budget -= key.size();
-            json::appendText(m_out, key);
+            appendText(m_out, key);
             m_out += ':';
             // Judged on the whole name: a secret's name cut short must not keep its value.
             if (looksLikeSecretKey(it.key()))
-                json::appendText(m_out, redactedValue());
+                appendText(m_out, redactedValue());
             else if (isDataArgument(key))
                 data(it.value());
             else
@@ -194,6 +169,9 @@ public:
     }
 
 private:
+    // The arguments that carry a file's bytes, not an instruction: what a model wrote is
+    // identified by its length and sha256 (the file itself holds the text), so that a key, a
+    // .env file or a password file written by file_write never lands in the log.
     static bool isDataArgument(QStringView key)
     {
         return key == u"content" || key == u"old_text" || key == u"new_text";
@@ -314,10 +292,14 @@ void appendMember(QByteArray &out, const char *name)
     out += "\":";
 }
 
-// accounting() written straight to JSON; false (and nothing written) when it is empty.
+// The job accounting the system tools put at the top of their structuredContent, written as an
+// object; false (and nothing written) when the result holds none. Strings are bounded like an
+// error message. Of what the sandbox refused the call's job: layer, rule and target (a URL
+// without its query or fragment, which may carry secrets), each bounded like the message; for
+// the seccomp filter the syscall and how many calls.
 bool appendAccounting(QByteArray &out, const QJsonObject &structured)
 {
-    // accounting()'s fields in QJsonObject's order.
+    // In the order of the names' UTF-16 code units, as every object of a record.
     static const char *const fields[] = {
             "cancelled",  "cpu_ms",         "exit_code",        "insecure", "message",
             "oom_killed", "peak_memory_kb", "sandbox_refusals", "signal",   "success",
@@ -350,7 +332,7 @@ bool appendAccounting(QByteArray &out, const QJsonObject &structured)
                     if (text.isEmpty())
                         continue;
                     appendMember(out, key);
-                    json::appendText(out, text.left(MaxErrorMessageLength));
+                    appendText(out, text.left(MaxErrorMessageLength));
                     out += ',';
                 }
                 if (out.size() > refusalOpen)
@@ -361,7 +343,7 @@ bool appendAccounting(QByteArray &out, const QJsonObject &structured)
             out += "],";
         } else if (value.isString()) {
             appendMember(out, field);
-            json::appendText(out, value.toString().left(MaxErrorMessageLength));
+            appendText(out, value.toString().left(MaxErrorMessageLength));
             out += ',';
         } else if (!value.isUndefined() && !value.isObject() && !value.isArray()) {
             appendMember(out, field);
@@ -378,13 +360,15 @@ bool appendAccounting(QByteArray &out, const QJsonObject &structured)
     return true;
 }
 
-// resultSummary() written straight to JSON.
+// What a record keeps of a result: isError, how many content blocks and text bytes, the job's
+// accounting, and the message of an unstructured error (a refusal, a bad path: a message for the
+// model). Never the content itself.
 void appendResultSummary(QByteArray &out, const ToolResult &result)
 {
     const qsizetype blocks = result.content.size() + (result.structuredJson.isEmpty() ? 0 : 1);
     qint64 textBytes = result.structuredJson.size();
     for (const QJsonValue &block : result.content)
-        textBytes += block.toObject().value(QLatin1String("text")).toString().toUtf8().size();
+        textBytes += utf8Length(block.toObject().value(QLatin1String("text")).toString());
     out += '{';
     if (result.structuredContent) {
         const qsizetype start = out.size();
@@ -395,16 +379,16 @@ void appendResultSummary(QByteArray &out, const ToolResult &result)
             out.truncate(start);
     }
     appendMember(out, "bytes");
-    json::appendValue(out, QJsonValue(double(textBytes)));
+    appendNumber(out, textBytes);
     out += ',';
     appendMember(out, "contentBlocks");
-    json::appendValue(out, QJsonValue(double(blocks)));
+    appendNumber(out, qint64(blocks));
     out += ',';
     if (!result.structuredContent && result.isError && !result.content.isEmpty()) {
         const QString message =
                 result.content.first().toObject().value(QLatin1String("text")).toString();
         appendMember(out, "error");
-        json::appendText(out, message.left(MaxErrorMessageLength));
+        appendText(out, message.left(MaxErrorMessageLength));
         out += ',';
     }
     appendMember(out, "isError");
@@ -414,138 +398,36 @@ void appendResultSummary(QByteArray &out, const ToolResult &result)
 void addCallFields(RecordFields &fields, const ToolCallRecord &call, const char *event, qint64 at)
 {
     json::appendString(fields.add("event"), event);
-    json::appendText(fields.add("time"), isoTimeUtc(at));
-    json::appendValue(fields.add("call"), QJsonValue(double(call.callId)));
-    json::appendText(fields.add("session"), bounded(call.sessionId));
-    json::appendText(fields.add("transport"), bounded(call.transport));
-    json::appendText(fields.add("client"), bounded(call.clientName));
-    json::appendText(fields.add("tool"), bounded(call.tool));
+    appendIsoTimeUtc(fields.add("time"), at);
+    appendNumber(fields.add("call"), call.callId);
+    appendText(fields.add("session"), bounded(call.sessionId));
+    appendText(fields.add("transport"), bounded(call.transport));
+    appendText(fields.add("client"), bounded(call.clientName));
+    appendText(fields.add("tool"), bounded(call.tool));
     if (!call.taskId.isEmpty())
-        json::appendText(fields.add("task"), call.taskId);
-}
-
-QJsonObject callFields(const ToolCallRecord &call, const char *event, qint64 at)
-{
-    QJsonObject fields{
-            {QLatin1String("event"), QLatin1String(event)},
-            {QLatin1String("time"), isoTimeUtc(at)},
-            {QLatin1String("call"), double(call.callId)},
-            {QLatin1String("session"), bounded(call.sessionId)},
-            {QLatin1String("transport"), bounded(call.transport)},
-            {QLatin1String("client"), bounded(call.clientName)},
-            {QLatin1String("tool"), bounded(call.tool)},
-    };
-    if (!call.taskId.isEmpty())
-        fields.insert(QLatin1String("task"), call.taskId);
-    return fields;
-}
-
-// The job accounting the system tools put at the top of their structuredContent.
-QJsonObject accounting(const QJsonObject &structured)
-{
-    static const char *const fields[] = {"success",   "exit_code",      "signal",    "timed_out",
-                                         "cancelled", "oom_killed",     "truncated", "wall_ms",
-                                         "cpu_ms",    "peak_memory_kb", "insecure",  "message"};
-    QJsonObject out;
-    for (const char *field : fields) {
-        const QJsonValue value = structured.value(QLatin1String(field));
-        if (value.isString())
-            out.insert(QLatin1String(field), value.toString().left(MaxErrorMessageLength));
-        else if (!value.isUndefined() && !value.isObject() && !value.isArray())
-            out.insert(QLatin1String(field), value);
-    }
-    // What the sandbox refused the call's job: layer, rule and target (a URL without its query
-    // or fragment, which may carry secrets), each bounded like the message; for the seccomp
-    // filter the syscall and how many calls.
-    QJsonArray refusals;
-    for (const QJsonValue &entry : structured.value(QLatin1String("sandbox_refusals")).toArray()) {
-        const QJsonObject refusal = entry.toObject();
-        QJsonObject kept;
-        for (const char *key : {"layer", "rule", "target", "syscall"}) {
-            QString text = refusal.value(QLatin1String(key)).toString();
-            if (qstrcmp(key, "target") == 0)
-                text = text.section(QLatin1Char('?'), 0, 0).section(QLatin1Char('#'), 0, 0);
-            if (!text.isEmpty())
-                kept.insert(QLatin1String(key), text.left(MaxErrorMessageLength));
-        }
-        const QJsonValue count = refusal.value(QLatin1String("count"));
-        if (count.isDouble())
-            kept.insert(QLatin1String("count"), count);
-        refusals.append(kept);
-    }
-    if (!refusals.isEmpty())
-        out.insert(QLatin1String("sandbox_refusals"), refusals);
-    return out;
-}
-
-QJsonObject resultSummary(const ToolResult &result)
-{
-    // As many as contentBlocks() holds, without building them: the text block of structuredJson
-    // is a copy of the whole result.
-    const qsizetype blocks = result.content.size() + (result.structuredJson.isEmpty() ? 0 : 1);
-    qint64 textBytes = result.structuredJson.size();
-    for (const QJsonValue &block : result.content)
-        textBytes += block.toObject().value(QLatin1String("text")).toString().toUtf8().size();
-    QJsonObject summary{{QLatin1String("isError"), result.isError},
-                        {QLatin1String("contentBlocks"), double(blocks)},
-                        {QLatin1String("bytes"), double(textBytes)}};
-    if (result.structuredContent) {
-        const QJsonObject jobAccounting = accounting(*result.structuredContent);
-        if (!jobAccounting.isEmpty())
-            summary.insert(QLatin1String("accounting"), jobAccounting);
-    } else if (result.isError && !result.content.isEmpty()) {
-        // An unstructured error is a message for the model (a refusal, a bad path): keep it.
-        const QString message =
-                result.content.first().toObject().value(QLatin1String("text")).toString();
-        summary.insert(QLatin1String("error"), message.left(MaxErrorMessageLength));
-    }
-    return summary;
+        appendText(fields.add("task"), call.taskId);
 }
 
 } // namespace
 
-QJsonObject callStartedFields(const ToolCallRecord &call, qint64 at)
+void callStartedRecord(RecordFields &fields, const ToolCallRecord &call, qint64 at)
 {
-    QJsonObject fields = callFields(call, "call_started", at);
-    // Cut first, so that what a file tool writes is digested as written and the redactor reads
-    // bounded text; a cut string keeps its start, where a secret's name stays before its value,
-    // and a PEM block cut short loses all it holds.
-    fields.insert(QLatin1String("arguments"),
-                  redactSecrets(ArgumentCondenser().object(call.arguments)));
-    return fields;
-}
-
-QJsonObject callFinishedFields(const ToolCallRecord &call, const ToolResult *result, qint64 at)
-{
-    QJsonObject fields = callFields(call, "call_finished", at);
-    fields.insert(QLatin1String("outcome"), toolCallOutcomeName(call.outcome));
-    fields.insert(QLatin1String("durationMs"), double(call.durationMs));
-    if (!call.detail.isEmpty())
-        fields.insert(QLatin1String("detail"), call.detail.left(MaxErrorMessageLength));
-    if (result)
-        fields.insert(QLatin1String("result"), resultSummary(*result));
-    return fields;
-}
-
-RecordFields callStartedRecord(const ToolCallRecord &call, qint64 at)
-{
-    RecordFields fields;
+    fields.clear();
     addCallFields(fields, call, "call_started", at);
     ArgumentWriter(fields.add("arguments")).object(call.arguments);
-    return fields;
 }
 
-RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result, qint64 at)
+void callFinishedRecord(RecordFields &fields, const ToolCallRecord &call, const ToolResult *result,
+                        qint64 at)
 {
-    RecordFields fields;
+    fields.clear();
     addCallFields(fields, call, "call_finished", at);
-    json::appendText(fields.add("outcome"), toolCallOutcomeName(call.outcome));
-    json::appendValue(fields.add("durationMs"), QJsonValue(double(call.durationMs)));
+    appendText(fields.add("outcome"), toolCallOutcomeName(call.outcome));
+    appendNumber(fields.add("durationMs"), call.durationMs);
     if (!call.detail.isEmpty())
-        json::appendText(fields.add("detail"), call.detail.left(MaxErrorMessageLength));
+        appendText(fields.add("detail"), call.detail.left(MaxErrorMessageLength));
     if (result)
         appendResultSummary(fields.add("result"), *result);
-    return fields;
 }
 
 } // namespace cmcp::audit

@@ -4,7 +4,6 @@
 #include "mcp/ToolCallRecord.h"
 
 #include <QDateTime>
-#include <QJsonObject>
 
 namespace cmcp {
 struct ToolResult;
@@ -12,27 +11,34 @@ struct ToolResult;
 
 namespace cmcp::audit {
 
-// The fields of the audit records of one tools/call (AuditChain::seal adds seq, prev and hash).
-// Arguments go through redactSecrets, then are cut to a bounded size; file contents (file_write's
-// content, file_edit's texts) are kept as their length and sha256 only. Of a result only a summary
-// is kept (isError, sizes, the error message of an unstructured error, the job accounting of the
-// system tools), never its content: file contents, command output and environment values stay out
-// of the log.
-// `at` is the record's time, in ms since the epoch.
-QJsonObject callStartedFields(const ToolCallRecord &call,
-                              qint64 at = QDateTime::currentMSecsSinceEpoch());
+// The audit records of one tools/call, written straight to their JSON (AuditChain's seal adds seq,
+// prev and hash). Arguments are cut to a bounded size and their secrets redacted
+// (SecretRedaction.h); file contents (file_write's content, file_edit's texts) are kept as their
+// length and sha256 only. Of a result only a summary is kept (isError, sizes, the error message of
+// an unstructured error, the job accounting of the system tools), never its content: file
+// contents, command output and environment values stay out of the log.
+// `at` is the record's time, in ms since the epoch. Each is written into `fields`, emptied first
+// (the log reuses one), or into a new one.
+void callStartedRecord(RecordFields &fields, const ToolCallRecord &call, qint64 at);
 // The arguments are in the call_started record of the same call id only.
-QJsonObject callFinishedFields(const ToolCallRecord &call, const ToolResult *result,
-                               qint64 at = QDateTime::currentMSecsSinceEpoch());
+void callFinishedRecord(RecordFields &fields, const ToolCallRecord &call, const ToolResult *result,
+                        qint64 at);
 
-// The same records written straight to their JSON: sealed, byte for byte what seal() makes of the
-// fields above, for a fraction of the cost (Qt's JSON objects, their copies and a second
-// serialisation were most of a call's audit cost). The log writes these; the fields above stay
-// the definition they are checked against.
-RecordFields callStartedRecord(const ToolCallRecord &call,
-                               qint64 at = QDateTime::currentMSecsSinceEpoch());
-RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result,
-                                qint64 at = QDateTime::currentMSecsSinceEpoch());
+inline RecordFields callStartedRecord(const ToolCallRecord &call,
+                                      qint64 at = QDateTime::currentMSecsSinceEpoch())
+{
+    RecordFields fields;
+    callStartedRecord(fields, call, at);
+    return fields;
+}
+
+inline RecordFields callFinishedRecord(const ToolCallRecord &call, const ToolResult *result,
+                                       qint64 at = QDateTime::currentMSecsSinceEpoch())
+{
+    RecordFields fields;
+    callFinishedRecord(fields, call, result, at);
+    return fields;
+}
 
 // A record's size is bounded whatever a client sends. The longest argument string kept whole, in
 // characters; longer ones keep their start, length and sha256.

@@ -1,9 +1,13 @@
 // cmcp-audit-bench: what the audit log costs a tool call. Appends the two records of
 // a typical call (call_started with its arguments, call_finished with a result summary) through
 // AuditLog, N times, in three modes, and prints the median, p90 and p99 per call:
-//   durable   as the daemon does: write(2) both, fdatasync(2) after call_finished
-//   no-sync   the same writes without the fdatasync (the price of durability is the difference)
-//   records   building and sealing the records only (JSON, redaction, SHA-256), no file
+//   durable   write(2) both, fdatasync(2) after call_finished (the daemon shares its syncs between
+//             the calls that wait at once, on a thread: this is one call alone)
+//   no-sync   the records as the daemon writes them (AuditLog::recordCallStarted and
+//             recordCallFinished), without the fdatasync (the price of durability is the
+//             difference)
+//   records   building and sealing the records only (JSON, redaction, SHA-256) in reused buffers,
+//             as the log does, no file
 // Usage: cmcp-audit-bench [DIRECTORY] [CALLS]   (default: the current directory, 2000)
 // The directory decides the file system measured (ext4, overlay, tmpfs...). Not part of ctest.
 
@@ -86,20 +90,30 @@ Figures measure(const QString &directory, int calls, const char *mode)
     std::vector<double> micros;
     micros.reserve(size_t(calls));
     QByteArray prev = audit::genesisHash();
+    audit::RecordFields fields;
+    audit::SealedRecord sealed;
     for (int i = 0; i < calls; ++i) {
         const ToolCallRecord call = typicalCall(quint64(i));
         const auto start = Clock::now();
         if (std::string(mode) == "records") {
-            prev = audit::seal(audit::callStartedRecord(call), quint64(2 * i + 1), prev).hash;
-            prev = audit::seal(audit::callFinishedRecord(call, &result), quint64(2 * i + 2), prev)
-                           .hash;
-        } else {
-            const bool durable = std::string(mode) == "durable";
-            if (!log.append(audit::callStartedRecord(call), false)
-                || !log.append(audit::callFinishedRecord(call, &result), durable)) {
-                std::fprintf(stderr, "append failed: %s\n", qPrintable(log.lastError()));
-                std::exit(1);
-            }
+            const qint64 at = QDateTime::currentMSecsSinceEpoch();
+            audit::callStartedRecord(fields, call, at);
+            audit::seal(fields, quint64(2 * i + 1), prev, sealed);
+            std::swap(prev, sealed.hash);
+            audit::callFinishedRecord(fields, call, &result, at);
+            audit::seal(fields, quint64(2 * i + 2), prev, sealed);
+            std::swap(prev, sealed.hash);
+        } else if (std::string(mode) == "no-sync") {
+            log.recordCallStarted(call);
+            log.recordCallFinished(call, &result);
+        } else if (!log.append(audit::callStartedRecord(call), false)
+                   || !log.append(audit::callFinishedRecord(call, &result), true)) {
+            std::fprintf(stderr, "append failed: %s\n", qPrintable(log.lastError()));
+            std::exit(1);
+        }
+        if (!log.lastError().isEmpty()) {
+            std::fprintf(stderr, "append failed: %s\n", qPrintable(log.lastError()));
+            std::exit(1);
         }
         micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
     }

@@ -13,7 +13,9 @@
 #include <QtTest>
 
 #include <csignal>
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 
 using namespace cmcp;
 using namespace Qt::Literals::StringLiterals;
@@ -42,6 +44,12 @@ void writeLines(const QString &path, const QList<QByteArray> &lines)
 QJsonObject objectOf(const QByteArray &line)
 {
     return QJsonDocument::fromJson(line).object();
+}
+
+// A record of a call as the log writes it, read back.
+QJsonObject written(const audit::RecordFields &fields)
+{
+    return objectOf(audit::seal(fields, 1, audit::genesisHash()).line);
 }
 
 QJsonObject note(int n)
@@ -81,9 +89,16 @@ private Q_SLOTS:
     void restartResumesTheChain();
     void partialLastRecordIsReportedAndSkipped();
     void diskFullFailsLoudly();
+    void callsShareSyncs_data();
     void callsShareSyncs();
     void failedSyncFailsClosed();
     void shortWriteLeavesNoHalfRecord();
+    void finishedRecordsAreWrittenByTheEndOfThePass_data();
+    void finishedRecordsAreWrittenByTheEndOfThePass();
+    void lostFinishedRecordFailsItsCallClosed();
+    void lostWithTheNextRecordFailsItsCallClosed();
+    void callRecordsRotateInOrder();
+    void stoppingWritesTheFinishedRecords();
     void secretsAreRedacted();
     void recordsSummarizeResults();
     void longArgumentsAreCondensed();
@@ -100,6 +115,11 @@ private:
     }
     // A log of `count` test records after audit_opened, closed again.
     void writeLog(int count);
+    // The rows of a test run on the temporary directory's file system and on tmpfs, where the
+    // log syncs on the loop instead of its thread.
+    static void fileSystemRows();
+    // Moves the log to tmpfs for a tmpfs row; false (and the test is skipped) without one.
+    bool useFileSystem(const QString &fileSystem);
 
     std::unique_ptr<QTemporaryDir> m_dir;
 };
@@ -108,6 +128,26 @@ void TestAuditLog::init()
 {
     m_dir = std::make_unique<QTemporaryDir>();
     QVERIFY(m_dir->isValid());
+}
+
+void TestAuditLog::fileSystemRows()
+{
+    QTest::addColumn<QString>("fileSystem");
+    QTest::newRow("temporary directory") << u"temporary"_s;
+    QTest::newRow("tmpfs") << u"tmpfs"_s;
+}
+
+bool TestAuditLog::useFileSystem(const QString &fileSystem)
+{
+    if (fileSystem != u"tmpfs"_s)
+        return true;
+    struct statfs info
+    {
+    };
+    if (::statfs("/dev/shm", &info) != 0 || info.f_type != TMPFS_MAGIC)
+        return false;
+    m_dir = std::make_unique<QTemporaryDir>(u"/dev/shm/tst_auditlog-XXXXXX"_s);
+    return m_dir->isValid();
 }
 
 void TestAuditLog::writeLog(int count)
@@ -317,31 +357,51 @@ void TestAuditLog::diskFullFailsLoudly()
     }
 }
 
-// Group commit: a record written while a sync runs waits for the next one, which covers every
-// record written meanwhile; nothing is released before a sync that covers it.
+// Group commit: the records written in one pass of the loop share a sync, which starts once the
+// loop has handled what was ready; a record written while a sync runs waits for the next one,
+// which covers every record written meanwhile; nothing is released before a sync that covers it.
+void TestAuditLog::callsShareSyncs_data()
+{
+    fileSystemRows();
+}
+
 void TestAuditLog::callsShareSyncs()
 {
+    QFETCH(QString, fileSystem);
+    if (!useFileSystem(fileSystem))
+        QSKIP("no tmpfs at /dev/shm");
     AuditLog log(options(1 << 20, true));
     QString error;
     QVERIFY2(log.open(&error), qPrintable(error));
     const quint64 syncsAtOpen = log.syncCount();
 
     QList<int> released;
-    QVERIFY(log.append(note(0), false));
-    log.whenDurable([&] { released.append(0); });
-    QVERIFY(released.isEmpty()); // the sync runs on its thread; its end comes through the loop
-    for (int n = 1; n <= 5; ++n) {
+    for (int n = 0; n <= 5; ++n) {
         QVERIFY(log.append(note(n), false));
         log.whenDurable([&released, n] { released.append(n); });
     }
+    // The sync starts from the loop, runs on its thread, and its end comes through the loop.
+    QVERIFY(released.isEmpty());
+    QCOMPARE(log.syncCount(), syncsAtOpen);
     QTRY_COMPARE(released.size(), 6);
     QCOMPARE(released, (QList<int>{0, 1, 2, 3, 4, 5}));
-    QCOMPARE(log.syncCount() - syncsAtOpen, 2u); // one for record 0, one for records 1 to 5
+    QCOMPARE(log.syncCount() - syncsAtOpen, 1u); // one for the six records
+
+    // Record 6 is written and its sync started; record 7, written after that start, is not
+    // covered by it and waits for a sync of its own.
+    QVERIFY(log.append(note(6), false));
+    log.whenDurable([&] { released.append(6); });
+    QTRY_COMPARE(log.syncCount() - syncsAtOpen, 2u);
+    QVERIFY(log.append(note(7), false));
+    log.whenDurable([&] { released.append(7); });
+    QTRY_COMPARE(released.size(), 8);
+    QCOMPARE(released.mid(6), (QList<int>{6, 7}));
+    QCOMPARE(log.syncCount() - syncsAtOpen, 3u);
 
     bool atOnce = false;
     log.whenDurable([&] { atOnce = true; }); // nothing written since: nothing to wait for
     QVERIFY(atOnce);
-    QCOMPARE(log.syncCount() - syncsAtOpen, 2u);
+    QCOMPARE(log.syncCount() - syncsAtOpen, 3u);
     const audit::Verdict verdict = audit::verifyFiles({logPath()});
     QVERIFY2(verdict.intact, qPrintable(verdict.report()));
 }
@@ -405,6 +465,220 @@ void TestAuditLog::shortWriteLeavesNoHalfRecord()
     QCOMPARE(verdict.recordsReportedLost, 2u);
 }
 
+// A call's start record is in the file before its tool runs; its finished record goes with the
+// next record written or at the end of the loop's pass, before the sync its result waits for.
+void TestAuditLog::finishedRecordsAreWrittenByTheEndOfThePass_data()
+{
+    fileSystemRows();
+}
+
+void TestAuditLog::finishedRecordsAreWrittenByTheEndOfThePass()
+{
+    QFETCH(QString, fileSystem);
+    if (!useFileSystem(fileSystem))
+        QSKIP("no tmpfs at /dev/shm");
+    AuditLog log(options());
+    QString error;
+    QVERIFY2(log.open(&error), qPrintable(error));
+    ToolCallRecord first = sampleCall();
+    log.recordCallStarted(first);
+    QCOMPARE(readLines(logPath()).size(), 2); // audit_opened and call_started
+    const ToolResult result = ToolResult::text(u"done"_s);
+    log.recordCallFinished(first, &result);
+    QCOMPARE(readLines(logPath()).size(), 2);
+    QList<QByteArray> linesAtRelease;
+    log.whenDurable([&] { linesAtRelease = readLines(logPath()); });
+
+    // A start record written meanwhile carries the finished one along, in the chain's order.
+    ToolCallRecord second = sampleCall();
+    second.callId = 8;
+    log.recordCallStarted(second);
+    QList<QByteArray> lines = readLines(logPath());
+    QCOMPARE(lines.size(), 4);
+    QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"call_finished"_s);
+    QCOMPARE(objectOf(lines[2]).value(u"call"_s).toInt(), 7);
+    QCOMPARE(objectOf(lines[3]).value(u"event"_s).toString(), u"call_started"_s);
+    QCOMPARE(objectOf(lines[3]).value(u"call"_s).toInt(), 8);
+    QTRY_COMPARE(linesAtRelease.size(), 4);
+
+    // Alone, it is written at the end of the pass, before its sync releases the result.
+    log.recordCallFinished(second, &result);
+    QCOMPARE(readLines(logPath()).size(), 4);
+    linesAtRelease.clear();
+    log.whenDurable([&] { linesAtRelease = readLines(logPath()); });
+    QTRY_COMPARE(linesAtRelease.size(), 5);
+    QCOMPARE(objectOf(linesAtRelease[4]).value(u"call"_s).toInt(), 8);
+    const audit::Verdict verdict = audit::verifyFiles({logPath()});
+    QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+    QCOMPARE(verdict.records, 5u);
+}
+
+// A finished record that cannot be written at the end of the pass is lost like any other: the
+// chain goes on from the record before it, a records_lost record counts it, and its call learns
+// why when it is released (with AUDIT_REQUIRED, it fails instead of sending its result).
+void TestAuditLog::lostFinishedRecordFailsItsCallClosed()
+{
+    for (const bool required : {false, true}) {
+        init();
+        AuditLog log(options(1 << 20, required));
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        const ToolCallRecord call = sampleCall();
+        log.recordCallStarted(call);
+        const qint64 size = QFileInfo(logPath()).size();
+        const ToolResult result = ToolResult::text(u"done"_s);
+        log.recordCallFinished(call, &result);
+        QVERIFY(log.failClosedReason().isEmpty());
+        bool released = false;
+        QString reasonSeen;
+        log.whenDurable([&] {
+            released = true;
+            reasonSeen = log.failClosedReason();
+        });
+
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit saved{};
+        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+        rlimit tight = saved;
+        tight.rlim_cur = rlim_t(size + 30);
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
+        QTest::qWait(0);
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+        ::signal(SIGXFSZ, SIG_DFL);
+
+        QTRY_VERIFY(released);
+        if (required)
+            QVERIFY2(reasonSeen.contains(u"File too large"_s), qPrintable(reasonSeen));
+        else
+            QVERIFY2(reasonSeen.isEmpty(), qPrintable(reasonSeen));
+        QCOMPARE(QFileInfo(logPath()).size(), size);
+        QCOMPARE(log.lastSeq(), 2u);
+        QVERIFY(log.append(note(1)));
+        const QList<QByteArray> lines = readLines(logPath());
+        QCOMPARE(lines.size(), 4);
+        QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"records_lost"_s);
+        QCOMPARE(objectOf(lines[2]).value(u"count"_s).toInt(), 1);
+        const audit::Verdict verdict = audit::verifyFiles({logPath()});
+        QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+        QCOMPARE(verdict.recordsReportedLost, 1u);
+    }
+}
+
+// Lost with the start record of the next call, which carried it: the next call fails before its
+// tool runs (with AUDIT_REQUIRED), and the first learns why when it is released, even after a
+// later record was written again.
+void TestAuditLog::lostWithTheNextRecordFailsItsCallClosed()
+{
+    for (const bool required : {false, true}) {
+        init();
+        AuditLog log(options(1 << 20, required));
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        ToolCallRecord first = sampleCall();
+        log.recordCallStarted(first);
+        const qint64 size = QFileInfo(logPath()).size();
+        const ToolResult result = ToolResult::text(u"done"_s);
+        log.recordCallFinished(first, &result);
+        bool released = false;
+        QString reasonSeen;
+        log.whenDurable([&] {
+            released = true;
+            reasonSeen = log.failClosedReason();
+        });
+
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit saved{};
+        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+        rlimit tight = saved;
+        tight.rlim_cur = rlim_t(size + 30);
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
+        ToolCallRecord second = sampleCall();
+        second.callId = 8;
+        log.recordCallStarted(second);
+        const QString secondRefused = log.failClosedReason();
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+        ::signal(SIGXFSZ, SIG_DFL);
+
+        QCOMPARE(secondRefused.isEmpty(), !required);
+        QVERIFY(!released);
+        QVERIFY(log.append(note(1), false)); // writing works again
+        QVERIFY(log.failClosedReason().isEmpty());
+        QTRY_VERIFY(released);
+        if (required)
+            QVERIFY2(reasonSeen.contains(u"File too large"_s), qPrintable(reasonSeen));
+        else
+            QVERIFY2(reasonSeen.isEmpty(), qPrintable(reasonSeen));
+        QVERIFY(log.failClosedReason().isEmpty());
+        const QList<QByteArray> lines = readLines(logPath());
+        QCOMPARE(lines.size(), 4);
+        QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"records_lost"_s);
+        QCOMPARE(objectOf(lines[2]).value(u"count"_s).toInt(), 2);
+        const audit::Verdict verdict = audit::verifyFiles({logPath()});
+        QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+        QCOMPARE(verdict.recordsReportedLost, 2u);
+    }
+}
+
+// Deferred finished records never cross a rotation out of order: every call's records are in
+// the rotated files, in the chain's order.
+void TestAuditLog::callRecordsRotateInOrder()
+{
+    {
+        AuditLog log(options(3000));
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        const ToolResult result = ToolResult::text(u"done"_s);
+        for (int i = 0; i < 40; ++i) {
+            ToolCallRecord call = sampleCall();
+            call.callId = quint64(i);
+            log.recordCallStarted(call);
+            log.recordCallFinished(call, &result);
+            if (i % 3 == 0)
+                QTest::qWait(0);
+        }
+        bool released = false;
+        log.whenDurable([&] { released = true; });
+        QTRY_VERIFY(released);
+    }
+    QDir logs(m_dir->filePath(u"logs"_s));
+    QStringList files;
+    for (const QString &name : logs.entryList({u"audit.jsonl*"_s}, QDir::Files))
+        files.append(logs.filePath(name));
+    QVERIFY2(files.size() >= 5, qPrintable(files.join(u' ')));
+    for (const QString &file : std::as_const(files))
+        QVERIFY(QFileInfo(file).size() <= 3000);
+    const audit::Verdict verdict = audit::verifyFiles(files);
+    QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+    QCOMPARE(verdict.records, 81u);
+}
+
+// A log that stops writes the finished records it holds: nothing is lost by a clean stop, and
+// the next start resumes the chain after them.
+void TestAuditLog::stoppingWritesTheFinishedRecords()
+{
+    {
+        AuditLog log(options());
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        const ToolCallRecord call = sampleCall();
+        log.recordCallStarted(call);
+        const ToolResult result = ToolResult::text(u"done"_s);
+        log.recordCallFinished(call, &result);
+    }
+    QList<QByteArray> lines = readLines(logPath());
+    QCOMPARE(lines.size(), 3);
+    QCOMPARE(objectOf(lines[2]).value(u"event"_s).toString(), u"call_finished"_s);
+    {
+        AuditLog log(options());
+        QString error;
+        QVERIFY2(log.open(&error), qPrintable(error));
+        QCOMPARE(log.lastSeq(), 4u);
+    }
+    const audit::Verdict verdict = audit::verifyFiles({logPath()});
+    QVERIFY2(verdict.intact, qPrintable(verdict.report()));
+    QCOMPARE(verdict.records, 4u);
+}
+
 void TestAuditLog::secretsAreRedacted()
 {
     QVERIFY(audit::looksLikeSecretKey(u"X-Auth-Token"));
@@ -437,7 +711,7 @@ void TestAuditLog::recordsSummarizeResults()
 {
     ToolCallRecord call = sampleCall();
     const QDateTime before = QDateTime::currentDateTimeUtc();
-    const QJsonObject started = audit::callStartedFields(call);
+    const QJsonObject started = written(audit::callStartedRecord(call));
     QCOMPARE(started.value(u"event"_s).toString(), u"call_started"_s);
     QCOMPARE(started.value(u"call"_s).toInt(), 7);
     // The time in the form Qt writes a UTC time with milliseconds, and the time of the record.
@@ -453,7 +727,7 @@ void TestAuditLog::recordsSummarizeResults()
     call.outcome = ToolCallOutcome::Failed;
     call.durationMs = 12;
     const ToolResult refusal = ToolResult::error(u"'rm' is not in BASH_ALLOWED_COMMANDS"_s);
-    QJsonObject finished = audit::callFinishedFields(call, &refusal);
+    QJsonObject finished = written(audit::callFinishedRecord(call, &refusal));
     QCOMPARE(finished.value(u"outcome"_s).toString(), u"failed"_s);
     QCOMPARE(finished.value(u"durationMs"_s).toInt(), 12);
     QVERIFY(!finished.contains(u"arguments"_s));
@@ -467,7 +741,7 @@ void TestAuditLog::recordsSummarizeResults()
                                                    {u"wall_ms"_s, 40},
                                                    {u"stdout"_s, u"TOPSECRET"_s}},
                                                   true);
-    finished = audit::callFinishedFields(call, &job);
+    finished = written(audit::callFinishedRecord(call, &job));
     summary = finished.value(u"result"_s).toObject();
     QCOMPARE(summary.value(u"accounting"_s).toObject().value(u"exit_code"_s).toInt(), 3);
     QCOMPARE(summary.value(u"accounting"_s).toObject().value(u"wall_ms"_s).toInt(), 40);
@@ -477,7 +751,7 @@ void TestAuditLog::recordsSummarizeResults()
 
     call.outcome = ToolCallOutcome::InvalidArguments;
     call.detail = u"arguments.command: missing"_s;
-    finished = audit::callFinishedFields(call, nullptr);
+    finished = written(audit::callFinishedRecord(call, nullptr));
     QCOMPARE(finished.value(u"outcome"_s).toString(), u"invalid_arguments"_s);
     QCOMPARE(finished.value(u"detail"_s).toString(), call.detail);
     QVERIFY(!finished.contains(u"result"_s));
@@ -488,7 +762,8 @@ void TestAuditLog::longArgumentsAreCondensed()
     ToolCallRecord call = sampleCall();
     const QString content(100000, u'x');
     call.arguments = QJsonObject{{u"path"_s, u"a.txt"_s}, {u"content"_s, content}};
-    const QJsonObject arguments = audit::callStartedFields(call).value(u"arguments"_s).toObject();
+    const QJsonObject arguments =
+            written(audit::callStartedRecord(call)).value(u"arguments"_s).toObject();
     QCOMPARE(arguments.value(u"path"_s).toString(), u"a.txt"_s);
     const QString kept = arguments.value(u"content"_s).toString();
     QVERIFY(kept.size() < 1200);

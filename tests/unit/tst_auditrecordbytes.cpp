@@ -1,7 +1,10 @@
 // The audit log writes a call's records straight to JSON (callStartedRecord, callFinishedRecord);
-// their definition is the QJsonObject of callStartedFields / callFinishedFields sealed by
-// seal(QJsonObject). A record's hash covers its bytes, so the two must agree byte for byte:
-// these tests seal both for many calls and results and compare the lines.
+// their definition is the QJsonObject of reference::callStartedFields / callFinishedFields
+// (AuditRecordReference.h) sealed by seal(QJsonObject). A record's hash covers its bytes, so the
+// two must agree byte for byte: these tests seal both for many calls and results and compare the
+// lines.
+#include "AuditRecordReference.h"
+
 #include "audit/AuditChain.h"
 #include "audit/AuditRecord.h"
 #include "mcp/ToolResult.h"
@@ -49,6 +52,12 @@ QStringList sampleStrings()
             QString(3000, u'x') + u"\n\"\\"_s,
             u"[omitted]"_s,
             u"[redacted]"_s,
+            // Around the length up to which ASCII is written without a UTF-8 copy.
+            QString(255, u'a') + u"\""_s,
+            QString(256, u'a'),
+            QString(255, u'a') + u"é"_s,
+            QString(256, u'a') + u"\n"_s,
+            u"del \x7f and tab \t in ASCII"_s,
     };
     return strings;
 }
@@ -175,7 +184,7 @@ ToolCallRecord baseCall(quint64 id)
 
 QByteArray oldStarted(const ToolCallRecord &call, qint64 at, quint64 seq, const QByteArray &prev)
 {
-    return audit::seal(audit::callStartedFields(call, at), seq, prev).line;
+    return audit::seal(audit::reference::callStartedFields(call, at), seq, prev).line;
 }
 
 QByteArray newStarted(const ToolCallRecord &call, qint64 at, quint64 seq, const QByteArray &prev)
@@ -195,9 +204,12 @@ private Q_SLOTS:
     void startedRecordsMatch_data();
     void startedRecordsMatch();
     void randomArgumentsMatch();
+    void reusedBuffersMatch();
     void finishedRecordsMatch_data();
     void finishedRecordsMatch();
     void callFieldsMatch();
+    void timesMatch();
+    void numbersMatch();
     void sealedRecordsOpen();
 };
 
@@ -295,8 +307,8 @@ void TestAuditRecordBytes::randomArgumentsMatch()
         if (i % 2)
             call.arguments =
                     QJsonDocument::fromJson(QJsonDocument(call.arguments).toJson()).object();
-        const audit::SealedRecord expected =
-                audit::seal(audit::callStartedFields(call, 1000 * i), quint64(i + 1), prev);
+        const audit::SealedRecord expected = audit::seal(
+                audit::reference::callStartedFields(call, 1000 * i), quint64(i + 1), prev);
         const audit::SealedRecord written =
                 audit::seal(audit::callStartedRecord(call, 1000 * i), quint64(i + 1), prev);
         if (written.line != expected.line) {
@@ -315,11 +327,46 @@ void TestAuditRecordBytes::randomArgumentsMatch()
     }
 }
 
+// The log builds and seals every record in the same buffers: what a longer record left in them
+// must not show in a shorter one.
+void TestAuditRecordBytes::reusedBuffersMatch()
+{
+    QRandomGenerator random(20261204);
+    audit::RecordFields fields;
+    audit::SealedRecord sealed;
+    QByteArray prev = audit::genesisHash();
+    const ToolResult result = ToolResult::text(u"done"_s);
+    for (int i = 0; i < 500; ++i) {
+        ToolCallRecord call = baseCall(quint64(i));
+        call.arguments = sampleObject(random, 0, random.bounded(i % 3 == 0 ? 40 : 3));
+        const quint64 seq = quint64(i + 1);
+        if (i % 2) {
+            audit::callStartedRecord(fields, call, 1000 * i);
+            audit::seal(fields, seq, prev, sealed);
+            QCOMPARE(sealed.line, oldStarted(call, 1000 * i, seq, prev));
+        } else {
+            audit::callFinishedRecord(fields, call, i % 4 ? &result : nullptr, 1000 * i);
+            audit::seal(fields, seq, prev, sealed);
+            QCOMPARE(sealed.line,
+                     audit::seal(audit::reference::callFinishedFields(
+                                         call, i % 4 ? &result : nullptr, 1000 * i),
+                                 seq, prev)
+                             .line);
+        }
+        QCOMPARE(sealed.hash,
+                 audit::sha256Hex(sealed.line.left(sealed.line.indexOf(",\"hash\":\""))));
+        prev = sealed.hash;
+    }
+}
+
 void TestAuditRecordBytes::finishedRecordsMatch_data()
 {
     QTest::addColumn<std::optional<ToolResult>>("result");
     QTest::newRow("no result") << std::optional<ToolResult>();
     QTest::newRow("text") << std::optional(ToolResult::text(u"hello é 😀 \"x\"\n"_s));
+    QTest::newRow("ASCII text") << std::optional(ToolResult::text(u"plain ASCII, 31 bytes"_s));
+    QTest::newRow("unpaired surrogates")
+            << std::optional(ToolResult::text(u"a"_s + QChar(0xD800) + u"b"_s + QChar(0xDC00)));
     QTest::newRow("error") << std::optional(ToolResult::error(u"refused: \"path\" \\ \x01"_s));
     QTest::newRow("long error") << std::optional(ToolResult::error(QString(3000, u'e')));
     QTest::newRow("empty error") << std::optional(ToolResult{QJsonArray{}, {}, {}, true});
@@ -384,7 +431,9 @@ void TestAuditRecordBytes::finishedRecordsMatch()
             call.detail = u"the client cancelled: "_s + QString(2100, u'c');
         const QByteArray prev(audit::HashHexLength, 'a');
         const QByteArray expected =
-                audit::seal(audit::callFinishedFields(call, given, 1764640800999), 9, prev).line;
+                audit::seal(audit::reference::callFinishedFields(call, given, 1764640800999), 9,
+                            prev)
+                        .line;
         QCOMPARE(audit::seal(audit::callFinishedRecord(call, given, 1764640800999), 9, prev).line,
                  expected);
     }
@@ -409,7 +458,93 @@ void TestAuditRecordBytes::callFieldsMatch()
         const QByteArray prev = audit::genesisHash();
         QCOMPARE(newStarted(call, at, seq, prev), oldStarted(call, at, seq, prev));
         QCOMPARE(audit::seal(audit::callFinishedRecord(call, nullptr, at), seq, prev).line,
-                 audit::seal(audit::callFinishedFields(call, nullptr, at), seq, prev).line);
+                 audit::seal(audit::reference::callFinishedFields(call, nullptr, at), seq, prev)
+                         .line);
+    }
+}
+
+// A record's time over the whole range of ms since the epoch a QDateTime formats and past it:
+// the daemon formats the years 1 to 9999 itself.
+void TestAuditRecordBytes::timesMatch()
+{
+    constexpr qint64 firstMs = -62135596800000; // 0001-01-01T00:00:00.000Z
+    constexpr qint64 lastMs = 253402300799999; // 9999-12-31T23:59:59.999Z
+    QList<qint64> times{firstMs,
+                        firstMs - 1,
+                        firstMs + 1,
+                        firstMs - 86400000LL * 366,
+                        lastMs,
+                        lastMs + 1,
+                        lastMs - 1,
+                        -1,
+                        0,
+                        1,
+                        999,
+                        -999,
+                        -1000,
+                        -1001,
+                        951782400000, // 2000-02-29
+                        951868800000 - 1, // the last ms of 2000-02-29
+                        -2203977600000, // 1900-03-01
+                        4107542400000, // 2100-03-01
+                        4107542400000 - 1,
+                        1764640800123};
+    QRandomGenerator random(20261203);
+    for (int i = 0; i < 20000; ++i)
+        times.append(firstMs - 1000000000
+                     + qint64(random.bounded(1.0) * double(lastMs - firstMs + 2000000000)));
+    for (int i = 0; i < 2000; ++i)
+        times.append(qint64(random.generate64()));
+    const QByteArray prev = audit::genesisHash();
+    ToolCallRecord call = baseCall(1);
+    for (const qint64 at : times) {
+        const QByteArray expected = oldStarted(call, at, 1, prev);
+        if (newStarted(call, at, 1, prev) != expected)
+            QFAIL(qPrintable(u"the records of the time %1 ms differ:\n%2\n%3"_s.arg(at).arg(
+                    QString::fromUtf8(newStarted(call, at, 1, prev)),
+                    QString::fromUtf8(expected))));
+    }
+}
+
+// Call ids, durations and seqs at the edges of what a double holds exactly, and beyond.
+void TestAuditRecordBytes::numbersMatch()
+{
+    constexpr qint64 exact = qint64(1) << 53;
+    const qint64 signedValues[] = {0,
+                                   1,
+                                   -1,
+                                   exact - 1,
+                                   exact,
+                                   exact + 1,
+                                   exact + 2,
+                                   -exact,
+                                   -exact - 1,
+                                   -exact - 3,
+                                   std::numeric_limits<qint64>::max(),
+                                   std::numeric_limits<qint64>::min()};
+    const quint64 unsignedValues[] = {0,
+                                      1,
+                                      quint64(exact) - 1,
+                                      quint64(exact),
+                                      quint64(exact) + 1,
+                                      quint64(exact) + 3,
+                                      quint64(std::numeric_limits<qint64>::max()) + 1,
+                                      std::numeric_limits<quint64>::max()};
+    const QByteArray prev = audit::genesisHash();
+    const ToolResult result = ToolResult::text(u"x"_s);
+    for (const quint64 id : unsignedValues) {
+        for (const qint64 duration : signedValues) {
+            ToolCallRecord call = baseCall(id);
+            call.durationMs = duration;
+            for (const quint64 seq : unsignedValues) {
+                if (seq == 0)
+                    continue;
+                QCOMPARE(audit::seal(audit::callFinishedRecord(call, &result, 0), seq, prev).line,
+                         audit::seal(audit::reference::callFinishedFields(call, &result, 0), seq,
+                                     prev)
+                                 .line);
+            }
+        }
     }
 }
 

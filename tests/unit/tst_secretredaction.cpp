@@ -3,15 +3,20 @@
 // ("[redacted]" in the log, "********" on the console), so the two are compared with both
 // placeholders read as one.
 
+#include "RedactionReference.h"
+
+#include "audit/AuditChain.h"
 #include "audit/AuditRecord.h"
 #include "admin/CallDescription.h"
 #include "common/SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRandomGenerator>
 #include <QTest>
 
 using namespace cmcp;
+using namespace Qt::Literals::StringLiterals;
 
 namespace {
 
@@ -30,6 +35,154 @@ QJsonObject argumentsWithSecrets()
             {"cookie", QJsonValue::Null},
             {"path", "notes.txt"},
     };
+}
+
+// Pieces of text the redactor's patterns are made of, and what is near them: every word a pattern
+// needs, in several cases, the separators around them, values, and letters outside ASCII that
+// fold to ASCII ones (the Kelvin sign to k, the long s to s) or look like them.
+QStringList redactionPieces()
+{
+    return {
+            "Bearer",
+            "bEaReR",
+            "basic",
+            "BASIC",
+            "Digest",
+            "negotiate",
+            "token",
+            "Token",
+            "TOKEN",
+            "tok",
+            "en",
+            "Authorization",
+            "proxy-authorization",
+            "authorization",
+            "X-Api-Auth-Key",
+            "x-auth",
+            "X-",
+            "auth",
+            "AUTH",
+            "password",
+            "PASSWD",
+            "passw",
+            "Pass",
+            "secret",
+            "SECRET",
+            "api_key",
+            "api-key",
+            "apikey",
+            "API_KEY",
+            "_key",
+            "KEY",
+            "key",
+            "credential",
+            "Credentials",
+            "https://",
+            "git+ssh://",
+            "://",
+            "ftp",
+            "user",
+            "bob:pw@",
+            "@",
+            ":",
+            ": ",
+            "=",
+            " = ",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\"",
+            "'",
+            ";",
+            "|",
+            "&",
+            ",",
+            "-u",
+            "-U",
+            "--user",
+            "--USER",
+            "--proxy-user",
+            "-p",
+            "-P",
+            "-a",
+            "-pa",
+            "mysql",
+            "MySQL",
+            "mysqldump",
+            "mariadb",
+            "mariadb-dump",
+            "sshpass",
+            "redis-cli",
+            "REDIS-CLI",
+            "-----BEGIN ",
+            "-----begin ",
+            "RSA PRIVATE KEY",
+            "OPENSSH PRIVATE KEY",
+            "-----",
+            "-----END ",
+            "-----END RSA PRIVATE KEY-----",
+            "abcdefgh12345678",
+            "abc",
+            "s3cr3t",
+            "x",
+            "0",
+            "~+/=-._",
+            "é",
+            "😀",
+            u"\u212Aey"_s,
+            u"to\u212Aen"_s,
+            u"\u017Fecret"_s,
+            u"pa\u017F\u017Fword"_s,
+            u"\u0130"_s,
+            u"\u0131"_s,
+            u"ｔｏｋｅｎ"_s,
+            u"\u00A0"_s,
+            u"\u2028"_s,
+            QString(QChar(0xD800)),
+            QString(QChar(0xDC00)),
+            "[redacted]",
+            "********",
+    };
+}
+
+// A string of 1 to `most` random pieces, or of random printable ASCII, or of secrets written as
+// the patterns know them (a name, a separator, a value), their parts drawn from the pieces.
+QString randomText(QRandomGenerator &random, const QStringList &pieces, int most)
+{
+    QString text;
+    const auto piece = [&] { return pieces.at(random.bounded(int(pieces.size()))); };
+    if (random.bounded(3) == 0) {
+        static const QStringList names{
+                "Bearer",        "Token",          "basic",
+                "Authorization", "X-Auth-Key",     "PASSWORD",
+                "db_token",      "AWS_SECRET_KEY", "api-key",
+                "--password",    "-u bob",         "--user",
+                "https://bob",   "mysql -u root",  "sshpass",
+                "redis-cli",     "credential",     "-----BEGIN RSA PRIVATE KEY"};
+        static const QStringList separators{" ",     "=",  ": ",  ":",    " = ", "-----", "--- ",
+                                            "\"=\"", "' ", " -p", " -a ", "@",   "://",   "\t"};
+        const int count = 1 + random.bounded(3);
+        for (int i = 0; i < count; ++i) {
+            text += names.at(random.bounded(int(names.size())));
+            text += random.bounded(4) ? separators.at(random.bounded(int(separators.size())))
+                                      : piece();
+            text += random.bounded(3) ? u"abcdefgh1234"_s : piece();
+            text += random.bounded(2) ? u" "_s : piece();
+        }
+        return text;
+    }
+    if (random.bounded(5) == 0) {
+        const int length = random.bounded(80);
+        for (int i = 0; i < length; ++i)
+            text += QChar(char16_t(0x20 + random.bounded(0x5f)));
+        return text;
+    }
+    const int count = 1 + random.bounded(most);
+    for (int i = 0; i < count; ++i)
+        text += piece();
+    return text;
 }
 
 // The arguments as text, with either placeholder spelled the same.
@@ -55,7 +208,13 @@ private Q_SLOTS:
         call.arguments = argumentsWithSecrets();
         call.startedAt = QDateTime::currentDateTimeUtc();
 
-        const QJsonObject audited = audit::callStartedFields(call).value("arguments").toObject();
+        // As the log writes them.
+        const QJsonObject audited =
+                QJsonDocument::fromJson(
+                        audit::seal(audit::callStartedRecord(call), 1, audit::genesisHash()).line)
+                        .object()
+                        .value("arguments")
+                        .toObject();
         const QJsonObject shown =
                 describeCall(call, false, nullptr).toJson().value("arguments").toObject();
 
@@ -101,6 +260,53 @@ private Q_SLOTS:
                                          QStringLiteral("[redacted]"))
                              .toString(),
                      QString::fromUtf8(c.redacted));
+    }
+
+    // The redactor skips the patterns a text cannot match: it must redact exactly what running
+    // every pattern does, whatever the text and the placeholder (which may itself hold words the
+    // later patterns look for).
+    void redactsWhatEveryPatternRedacts()
+    {
+        const QStringList pieces = redactionPieces();
+        const QStringList placeholders{
+                "[redacted]", "********",          "",  "token=x", "Bearer abcdefghij",
+                "a://b:c@d",  "-----BEGIN X-----", "é", " -u a:b"};
+        QRandomGenerator random(20261205);
+        int redacted = 0;
+        for (int i = 0; i < 40000; ++i) {
+            const QString text = randomText(random, pieces, i % 10 == 0 ? 40 : 8);
+            const QString &placeholder = placeholders.at(i % placeholders.size());
+            const QString expected = reference::redactInlineSecrets(text, placeholder);
+            const QString actual = cmcp::redactInlineSecrets(text, placeholder);
+            if (actual != expected)
+                QFAIL(qPrintable(QStringLiteral("%1\nwith placeholder %2 redacted as\n%3\n"
+                                                "where every pattern gives\n%4")
+                                         .arg(text, placeholder, actual, expected)));
+            redacted += expected != text;
+        }
+        // The strings exercise the patterns: many are redacted.
+        QVERIFY2(redacted > 7000, qPrintable(QString::number(redacted)));
+    }
+
+    void secretKeysAsQtFoldsCase()
+    {
+        const QStringList pieces = redactionPieces()
+                + QStringList{"cookie",    "COOKIE",    "private",      "session", "Signature",
+                              "name",      "path",      "keyword",      "bypass",  "sessionKey",
+                              u"\u212A"_s, u"\u017F"_s, u"co\u212Aie"_s};
+        QRandomGenerator random(20261206);
+        int secret = 0;
+        for (int i = 0; i < 40000; ++i) {
+            const QString key = randomText(random, pieces, 3);
+            const bool expected = reference::looksLikeSecretKey(key);
+            if (cmcp::looksLikeSecretKey(key) != expected)
+                QFAIL(qPrintable(QStringLiteral("%1: %2 where Qt's case folding says %3")
+                                         .arg(key)
+                                         .arg(!expected)
+                                         .arg(expected)));
+            secret += expected;
+        }
+        QVERIFY2(secret > 10000 && secret < 38000, qPrintable(QString::number(secret)));
     }
 };
 
