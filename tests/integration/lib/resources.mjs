@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 import { eventually } from './daemon.mjs';
-import { processesOf } from './processes.mjs';
 
 // Every live process as {pid, ppid, state, comm, uid}; the comm is in parentheses and may hold
 // spaces.
@@ -27,25 +26,42 @@ function allProcesses() {
 // monitor's command line (cmcp-jail --serve-template) under a pool uid of its own, which its
 // cells share; they live as long as the daemon and are made as calls need them, so they are not
 // what a fault leaks. A call never runs as one of them.
-function templateUids() {
-    const uids = new Set();
-    for (const name of readdirSync('/proc').filter(entry => /^\d+$/.test(entry))) {
-        try {
-            if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').includes('--serve-template'))
-                continue;
-            const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'))[1]);
-            if (uid !== 0)
-                uids.add(uid);
-        } catch { /* gone meanwhile */ }
+function isTemplate(pid) {
+    try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--serve-template');
+    } catch {
+        return false; // gone meanwhile
     }
-    return uids;
+}
+
+function templateUids(processes) {
+    return new Set(processes.filter(p => p.uid !== 0 && isTemplate(p.pid)).map(p => p.uid));
+}
+
+// The calls armed ahead in idle cells (server/jail/template.h): a cell (a child of a template)
+// forks its next call before the call comes, already under the pool uid leased for it. An
+// armed call is its cell's only child and has none of its own; a cell with more children holds
+// what an earlier call left, which its end should have killed, and those count as leaks.
+function armedCalls(processes) {
+    const templates = new Set(processes.filter(p => p.uid !== 0 && isTemplate(p.pid)).map(p => p.pid));
+    const cells = new Set(processes.filter(p => templates.has(p.ppid)).map(p => p.pid));
+    const armed = new Set();
+    for (const cell of cells) {
+        const children = processes.filter(p => p.ppid === cell);
+        if (children.length === 1 && !processes.some(p => p.ppid === children[0].pid))
+            armed.add(children[0].pid);
+    }
+    return armed;
 }
 
 // The daemon's children, grandchildren and so on; with `withoutTemplates`, not the templates'
 // processes (nor theirs).
 export function descendantsOf(pid, { withoutTemplates = false } = {}) {
-    const skipped = withoutTemplates ? templateUids() : new Set();
-    const processes = allProcesses().filter(p => !skipped.has(p.uid));
+    let processes = allProcesses();
+    if (withoutTemplates) {
+        const skipped = templateUids(processes);
+        processes = processes.filter(p => !skipped.has(p.uid));
+    }
     const result = [];
     let parents = new Set([pid]);
     while (parents.size > 0) {
@@ -67,14 +83,14 @@ export function rssKbOf(pid) {
 }
 
 // Processes running as any uid of [uidBase, uidBase + uidCount): the jail's job identities; not
-// the templates'.
+// the templates', nor the calls armed ahead in their idle cells.
 export function jailProcesses(uidBase, uidCount) {
-    const templates = templateUids();
-    const found = [];
-    for (let uid = uidBase; uid < uidBase + uidCount; ++uid)
-        if (!templates.has(uid))
-            found.push(...processesOf(uid));
-    return found;
+    const processes = allProcesses();
+    const templates = templateUids(processes);
+    const armed = armedCalls(processes);
+    return processes
+        .filter(p => p.uid >= uidBase && p.uid < uidBase + uidCount && !templates.has(p.uid) && !armed.has(p.pid))
+        .map(p => String(p.pid));
 }
 
 export function isZombie(pid) {
