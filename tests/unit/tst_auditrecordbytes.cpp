@@ -178,7 +178,7 @@ ToolCallRecord baseCall(quint64 id)
     call.transport = u"stdio"_s;
     call.clientName = u"tester"_s;
     call.tool = u"system_run_command"_s;
-    call.durationMs = qint64(id) * 7;
+    call.durationMs = qint64(id % 100000) * 7; // ids reach 2^64 - 1: no overflow here
     return call;
 }
 
