@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include <csignal>
+#include <functional>
 #include <linux/magic.h>
 #include <sys/resource.h>
 #include <sys/vfs.h>
@@ -70,6 +71,26 @@ ToolCallRecord sampleCall()
                                  {u"nested"_s, QJsonArray{QJsonObject{{u"password"_s, 5}}}}};
     call.startedAt = QDateTime::currentDateTimeUtc();
     return call;
+}
+
+// Runs `body` while this process may write files only up to `bytes` long (RLIMIT_FSIZE; a write
+// beyond fails with EFBIG instead of raising SIGXFSZ). False if the limit could not be set or
+// restored.
+bool whileFileSizeLimited(qint64 bytes, const std::function<void()> &body)
+{
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit saved{};
+    bool ok = ::getrlimit(RLIMIT_FSIZE, &saved) == 0;
+    rlimit tight = saved;
+    tight.rlim_cur = rlim_t(bytes);
+    if (ok && ::setrlimit(RLIMIT_FSIZE, &tight) == 0) {
+        body();
+        ok = ::setrlimit(RLIMIT_FSIZE, &saved) == 0;
+    } else {
+        ok = false;
+    }
+    ::signal(SIGXFSZ, SIG_DFL);
+    return ok;
 }
 
 } // namespace
@@ -438,17 +459,15 @@ void TestAuditLog::shortWriteLeavesNoHalfRecord()
     QVERIFY(log.append(note(0)));
     const qint64 size = QFileInfo(logPath()).size();
 
-    ::signal(SIGXFSZ, SIG_IGN);
-    rlimit saved{};
-    QCOMPARE(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-    rlimit tight = saved;
-    tight.rlim_cur = rlim_t(size + 30); // room for 30 bytes of the next record
-    QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
-    const bool appended = log.append(note(1));
-    const bool appendedAgain = log.append(note(2));
-    const QString reason = log.failClosedReason();
-    QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
-    ::signal(SIGXFSZ, SIG_DFL);
+    bool appended = true;
+    bool appendedAgain = true;
+    QString reason;
+    // Room for 30 bytes of the next record.
+    QVERIFY(whileFileSizeLimited(size + 30, [&] {
+        appended = log.append(note(1));
+        appendedAgain = log.append(note(2));
+        reason = log.failClosedReason();
+    }));
 
     QVERIFY(!appended);
     QVERIFY(!appendedAgain);
@@ -536,15 +555,7 @@ void TestAuditLog::lostFinishedRecordFailsItsCallClosed()
             reasonSeen = log.failClosedReason();
         });
 
-        ::signal(SIGXFSZ, SIG_IGN);
-        rlimit saved{};
-        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-        rlimit tight = saved;
-        tight.rlim_cur = rlim_t(size + 30);
-        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
-        QTest::qWait(0);
-        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
-        ::signal(SIGXFSZ, SIG_DFL);
+        QVERIFY(whileFileSizeLimited(size + 30, [] { QTest::qWait(0); }));
 
         QTRY_VERIFY(released);
         if (required)
@@ -586,18 +597,13 @@ void TestAuditLog::lostWithTheNextRecordFailsItsCallClosed()
             reasonSeen = log.failClosedReason();
         });
 
-        ::signal(SIGXFSZ, SIG_IGN);
-        rlimit saved{};
-        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-        rlimit tight = saved;
-        tight.rlim_cur = rlim_t(size + 30);
-        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &tight), 0);
         ToolCallRecord second = sampleCall();
         second.callId = 8;
-        log.recordCallStarted(second);
-        const QString secondRefused = log.failClosedReason();
-        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &saved), 0);
-        ::signal(SIGXFSZ, SIG_DFL);
+        QString secondRefused;
+        QVERIFY(whileFileSizeLimited(size + 30, [&] {
+            log.recordCallStarted(second);
+            secondRefused = log.failClosedReason();
+        }));
 
         QCOMPARE(secondRefused.isEmpty(), !required);
         QVERIFY(!released);
