@@ -230,11 +230,18 @@ TemplateCell *CallTemplate::takeCell()
     return cell;
 }
 
-void CallTemplate::adopt(ForkedJob *job)
+void CallTemplate::adopt(ForkedJob *job, TemplateCell *cell)
 {
     connect(job, &ForkedJob::cellUnresponsive, this, [this](quint32 id) {
         if (m_connection)
             m_connection->killCell(id);
+    });
+    // The job gives its uid back when it finishes, just after its cell reported the end. The
+    // cell is armed then, not at the end report: arming at once took a second uid for every
+    // busy cell meanwhile, and a pool sized for the calls running at once ran out.
+    connect(job, &Job::finished, cell, [this, cell] {
+        if (m_idle.contains(cell))
+            arm(cell);
     });
 }
 
@@ -247,7 +254,7 @@ void CallTemplate::onCallEnded(TemplateCell *cell)
         endIfRetiredAndIdle();
         return;
     }
-    arm(cell);
+    // Armed once its job has given the call's uid back (adopt), or by takeCell.
     m_idle.append(cell);
     m_idleSince[cell].start();
 }

@@ -42,9 +42,10 @@ public:
     // An idle cell for one call, armed with the call's uid (TemplateCell::takeLease), taken
     // until the call's end; null when none is idle (the call starts cold), or no uid is free.
     TemplateCell *takeCell();
-    // The call's job on a taken cell: counted, and a cell that does not answer its kill is
-    // killed through the template.
-    void adopt(ForkedJob *job);
+    // The call's job on `cell`, taken by takeCell: a cell that does not answer its kill is
+    // killed through the template, and the cell is armed for its next call once the job has
+    // given its uid back.
+    void adopt(ForkedJob *job, TemplateCell *cell);
     // Takes no new call; once the calls in flight have ended, the template ends and this object
     // deletes itself.
     void retire();

@@ -279,7 +279,7 @@ bool JobRunner::runForked(const std::shared_ptr<ToolCall> &call, const JobReques
     if (!cell)
         return false;
     ForkedJob *job = m_supervisor.createForkedJob(request, cell, cell->takeLease(), nullptr);
-    callTemplate.adopt(job);
+    callTemplate.adopt(job, cell);
     countForeground(*call, job);
     ForegroundJob::start(call, job, std::move(makeResult));
     return true;

@@ -407,3 +407,52 @@ describe('system_run_command with BASH_ALLOWED_COMMANDS=*', () => {
         assert.ok(beats[0].at >= 9000 && beats[0].at < 12000, JSON.stringify(beats));
     }));
 });
+
+// A pool sized for the calls running at once serves them all: with templates, each template
+// holds one uid and each idle cell the uid of its next call, and a cell is armed again only once
+// its last call gave its uid back.
+describe('a small uid pool', { skip: !callTemplates && 'runs with call templates (integration.system-templates)' }, () => {
+    const SESSIONS = 8;
+    const CALLS = 12;
+    let daemon;
+    let sandbox;
+
+    before(async () => {
+        if (!root)
+            return;
+        sandbox = mkdtempSync(join(tmpdir(), 'cmcp-system-pool-'));
+        chmodSync(sandbox, 0o755);
+        // The calls of every session, two templates, and an idle armed cell of each.
+        daemon = await startDaemon({
+            fixtures: false,
+            settings: { SANDBOX_ROOT: sandbox, SANDBOX_UID_BASE: UID_BASE + UID_COUNT, SANDBOX_UID_COUNT: SESSIONS + 4 },
+        });
+    });
+
+    after(async () => {
+        await daemon?.stop();
+        if (sandbox)
+            rmSync(sandbox, { recursive: true, force: true });
+    });
+
+    test(`${SESSIONS} sessions calling back to back are never refused a uid`, needsRoot, () => withDiagnostics(daemon, async () => {
+        const clients = await Promise.all(Array.from({ length: SESSIONS }, async (_, i) => {
+            const c = new Client({ name: `pool-${i}`, version: '1.0.0' });
+            await c.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
+            return c;
+        }));
+        try {
+            const refused = [];
+            await Promise.all(clients.map(async c => {
+                for (let i = 0; i < CALLS; ++i) {
+                    const result = await c.callTool({ name: 'system_run_command', arguments: { command: 'echo hi' } });
+                    if (result.isError || result.structuredContent?.stdout !== 'hi\n')
+                        refused.push(result.content?.[0]?.text);
+                }
+            }));
+            assert.deepEqual(refused, [], `${refused.length} of ${SESSIONS * CALLS} calls failed`);
+        } finally {
+            await Promise.all(clients.map(c => c.close().catch(() => {})));
+        }
+    }));
+});
