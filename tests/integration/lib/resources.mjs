@@ -34,17 +34,22 @@ function isTemplate(pid) {
     }
 }
 
-function templateUids(processes) {
-    return new Set(processes.filter(p => p.uid !== 0 && isTemplate(p.pid)).map(p => p.uid));
+// The template processes among `processes` (the monitor, root, keeps the same command line).
+function templatesOf(processes) {
+    return processes.filter(p => p.uid !== 0 && isTemplate(p.pid));
+}
+
+function templateUids(templates) {
+    return new Set(templates.map(p => p.uid));
 }
 
 // The calls armed ahead in idle cells (server/jail/template.h): a cell (a child of a template)
 // forks its next call before the call comes, already under the pool uid leased for it. An
 // armed call is its cell's only child and has none of its own; a cell with more children holds
 // what an earlier call left, which its end should have killed, and those count as leaks.
-function armedCalls(processes) {
-    const templates = new Set(processes.filter(p => p.uid !== 0 && isTemplate(p.pid)).map(p => p.pid));
-    const cells = new Set(processes.filter(p => templates.has(p.ppid)).map(p => p.pid));
+function armedCalls(processes, templates) {
+    const templatePids = new Set(templates.map(p => p.pid));
+    const cells = new Set(processes.filter(p => templatePids.has(p.ppid)).map(p => p.pid));
     const armed = new Set();
     for (const cell of cells) {
         const children = processes.filter(p => p.ppid === cell);
@@ -59,7 +64,7 @@ function armedCalls(processes) {
 export function descendantsOf(pid, { withoutTemplates = false } = {}) {
     let processes = allProcesses();
     if (withoutTemplates) {
-        const skipped = templateUids(processes);
+        const skipped = templateUids(templatesOf(processes));
         processes = processes.filter(p => !skipped.has(p.uid));
     }
     const result = [];
@@ -86,10 +91,11 @@ export function rssKbOf(pid) {
 // the templates', nor the calls armed ahead in their idle cells.
 export function jailProcesses(uidBase, uidCount) {
     const processes = allProcesses();
-    const templates = templateUids(processes);
-    const armed = armedCalls(processes);
+    const templates = templatesOf(processes);
+    const uids = templateUids(templates);
+    const armed = armedCalls(processes, templates);
     return processes
-        .filter(p => p.uid >= uidBase && p.uid < uidBase + uidCount && !templates.has(p.uid) && !armed.has(p.pid))
+        .filter(p => p.uid >= uidBase && p.uid < uidBase + uidCount && !uids.has(p.uid) && !armed.has(p.pid))
         .map(p => String(p.pid));
 }
 
