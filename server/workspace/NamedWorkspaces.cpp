@@ -5,6 +5,7 @@
 #include "posix/Btrfs.h"
 #include "posix/DirectorySync.h"
 #include "posix/ErrnoText.h"
+#include "posix/OpenDirectory.h"
 #include "posix/UniqueFd.h"
 #include "workspace/DirectoryEntries.h"
 #include "workspace/WorkspaceCheckpoints.h"
@@ -32,16 +33,10 @@ namespace {
 
 const QString kJson = QStringLiteral(".json");
 
-bool validId(const QString &id)
+bool isWorkspaceId(const QString &id)
 {
     static const QRegularExpression pattern(QStringLiteral("^ws_[0-9a-f]{32}$"));
     return pattern.match(id).hasMatch();
-}
-
-UniqueFd openDirectory(const QString &path)
-{
-    return UniqueFd(::open(QFile::encodeName(path).constData(),
-                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
 } // namespace
@@ -88,7 +83,7 @@ int NamedWorkspaces::load()
     for (const DirectoryEntry &entry : entries) {
         const QString fileName = QFile::decodeName(entry.name);
         if (S_ISDIR(entry.status.st_mode)) {
-            if (validId(fileName) && !present(entry.name + kJson.toUtf8(), false)) {
+            if (isWorkspaceId(fileName) && !present(entry.name + kJson.toUtf8(), false)) {
                 spdlog::info("workspaces: removing {}/{}, a named workspace never described "
                              "(a creation cut short) or half deleted",
                              m_directory.toStdString(), fileName.toStdString());
@@ -97,7 +92,7 @@ int NamedWorkspaces::load()
             continue;
         }
         const QString id = fileName.section(QLatin1Char('.'), 0, 0);
-        if (!validId(id))
+        if (!isWorkspaceId(id))
             continue;
         if (fileName != id + kJson) {
             // A description's temporary copy, never renamed into place.

@@ -4,6 +4,7 @@
 #include "posix/Btrfs.h"
 #include "posix/DirectorySync.h"
 #include "posix/ErrnoText.h"
+#include "posix/OpenDirectory.h"
 #include "posix/UniqueFd.h"
 #include "workspace/DirectoryEntries.h"
 
@@ -31,13 +32,7 @@ const QString kCheckpoints = QStringLiteral(".checkpoints");
 const QByteArray kPartial = ".partial";
 const QByteArray kRestoring = ".restoring";
 
-UniqueFd openDirectory(const QString &path)
-{
-    return UniqueFd(::open(QFile::encodeName(path).constData(),
-                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-}
-
-bool validId(const QString &id)
+bool isCheckpointId(const QString &id)
 {
     static const QRegularExpression pattern(QStringLiteral("^cp_[0-9a-f]{32}$"));
     return pattern.match(id).hasMatch();
@@ -146,7 +141,7 @@ std::optional<QList<Checkpoint>> WorkspaceCheckpoints::list(QString *error) cons
         return found; // none made yet
     for (const DirectoryEntry &entry : readDirectory(dir.get())) {
         const QString id = QFile::decodeName(entry.name);
-        if (!S_ISDIR(entry.status.st_mode) || !validId(id))
+        if (!S_ISDIR(entry.status.st_mode) || !isCheckpointId(id))
             continue;
         QFile file(directory() + QLatin1Char('/') + id + QStringLiteral(".json"));
         if (!file.open(QIODevice::ReadOnly))
