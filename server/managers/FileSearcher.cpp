@@ -81,8 +81,7 @@ class Search
 public:
     Search(const FileManager &files, const FileSearchRequest &request,
            const FileSearchLimits &limits, LineMatcher matcher)
-        : m_files(files),
-          m_options(files.options()),
+        : m_options(files.options()),
           m_request(request),
           m_limits(limits),
           m_maxResults(qBound(1, request.maxResults, limits.maxResults)),
@@ -175,7 +174,6 @@ private:
         }
     }
 
-    const FileManager &m_files;
     // FILE_* as they were when the search began, for all of it.
     const std::shared_ptr<const FileOptions> m_options;
     const FileSearchRequest &m_request;

@@ -391,7 +391,7 @@ BrowserPool::Worker *BrowserPool::startWorker()
                            QStringLiteral("could not be started (%1: %2)")
                                    .arg(m_options.program, worker->process->errorString()));
             });
-    connect(worker->watchdog, &QTimer::timeout, this, [this, worker] {
+    connect(worker->watchdog, &QTimer::timeout, this, [worker] {
         const qint64 now = worker->started.elapsed();
         if (!worker->ready && now > startLimitMs) {
             worker->process->kill();
