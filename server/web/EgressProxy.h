@@ -52,7 +52,7 @@ public:
         int idleTimeoutMs = 300 * 1000;
         // For a proxy listening on the host's loopback, which every local user can reach: the
         // one uid whose connections it serves (loopbackPeerUid); others are closed unanswered.
-        std::optional<uid_t> onlyPeerUid;
+        std::optional<uid_t> onlyPeerUid = std::nullopt;
     };
 
     EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent = nullptr);

@@ -113,7 +113,7 @@ class TestEgressProxy : public QObject
             qFatal("%s", qPrintable(error));
         auto made = std::make_unique<EgressProxy>(
                 std::make_shared<const EgressGate>(*policy, m_resolver),
-                EgressProxy::Options{maxBytes, 5000});
+                EgressProxy::Options{.maxResponseBytes = maxBytes, .connectTimeoutMs = 5000});
         if (!made->listen())
             qFatal("the proxy cannot listen");
         return made;
@@ -255,7 +255,9 @@ private Q_SLOTS:
                 EgressPolicy::create({{QStringLiteral("site.test")}, true, {}}, &error);
         QVERIFY(policy);
         EgressProxy gate(std::make_shared<const EgressGate>(*policy, m_resolver),
-                         EgressProxy::Options{1024 * 1024, 5000, 1});
+                         EgressProxy::Options{.maxResponseBytes = 1024 * 1024,
+                                              .connectTimeoutMs = 5000,
+                                              .maxConnections = 1});
         QVERIFY(gate.serveListening(listener));
         QCOMPARE(gate.port(), ntohs(address.sin_port));
         QSignalSpy refusals(&gate, &EgressProxy::refused);
@@ -387,7 +389,8 @@ private Q_SLOTS:
         const quint16 port = server.listen();
         QVERIFY(port);
         m_resolver->answer(QStringLiteral("site.test"), {{loopback1}});
-        const auto gate = proxyWith({QStringLiteral("*")}, {1024 * 1024, 5000});
+        const auto gate = proxyWith({QStringLiteral("*")},
+                                    {.maxResponseBytes = 1024 * 1024, .connectTimeoutMs = 5000});
         QSignalSpy refusals(gate.get(), &EgressProxy::refused);
         const std::unique_ptr<QTcpSocket> client = openTunnel(*gate, host, port);
         QVERIFY(client);
@@ -422,7 +425,8 @@ private Q_SLOTS:
         RawServer server;
         const quint16 port = server.listen();
         QVERIFY(port);
-        const auto gate = proxyWith({QStringLiteral("*")}, {1024 * 1024, 300});
+        const auto gate = proxyWith({QStringLiteral("*")},
+                                    {.maxResponseBytes = 1024 * 1024, .connectTimeoutMs = 300});
         QSignalSpy refusals(gate.get(), &EgressProxy::refused);
         const std::unique_ptr<QTcpSocket> client =
                 openTunnel(*gate, QStringLiteral("127.0.0.1"), port);
@@ -443,7 +447,7 @@ private Q_SLOTS:
         RawServer server;
         const quint16 port = server.listen();
         QVERIFY(port);
-        EgressProxy::Options options{1024 * 1024, 5000};
+        EgressProxy::Options options{.maxResponseBytes = 1024 * 1024, .connectTimeoutMs = 5000};
         options.idleTimeoutMs = 400;
         const auto gate = proxyWith({QStringLiteral("*")}, options);
         const std::unique_ptr<QTcpSocket> busy =
