@@ -29,7 +29,7 @@
 
 using namespace cmcp;
 
-#ifdef __SANITIZE_ADDRESS__
+#ifdef CMCP_ADDRESS_SANITIZER
 // In sanitizer builds: Chromium frees objects through base-class pointers of other sizes and
 // keeps memory until exit by design, which AddressSanitizer would report against the worker.
 // Its checks stay on for everything else, this program's code included.

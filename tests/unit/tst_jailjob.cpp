@@ -538,7 +538,7 @@ exec ls -l /proc/self/fd
 
     void floodOfOutputDoesNotGrowMemory()
     {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef CMCP_ADDRESS_SANITIZER
         QSKIP("AddressSanitizer's quarantine keeps freed chunks: RSS says nothing here");
 #endif
         const uid_t uid = 100508;

@@ -74,7 +74,7 @@ private:
     std::string m_buffer;
 };
 
-#ifdef __SANITIZE_ADDRESS__
+#ifdef CMCP_ADDRESS_SANITIZER
 // LeakSanitizer's check at exit stops the process with ptrace from a clone, which the filter
 // rightly refuses; the sanitizer build keeps every other check.
 extern "C" int __lsan_is_turned_off()
@@ -107,7 +107,7 @@ bool confine()
     for (const int call : {SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction), SCMP_SYS(getpid),
                            SCMP_SYS(gettid), SCMP_SYS(tgkill)})
         ok = ok && seccomp_rule_add(filter, SCMP_ACT_ALLOW, call, 0) == 0;
-#ifdef __SANITIZE_ADDRESS__
+#ifdef CMCP_ADDRESS_SANITIZER
     // The sanitizer runtimes probe whether memory is readable by writing it to a pipe, and
     // report through their own calls: sanitizer builds allow those too (never a release build).
     for (const int call :
