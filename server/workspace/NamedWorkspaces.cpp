@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <tuple>
 #include <cerrno>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

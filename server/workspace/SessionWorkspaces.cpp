@@ -6,6 +6,7 @@
 #include "mcp/ToolCall.h"
 #include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
+#include "posix/OpenDirectory.h"
 #include "posix/TreeRemoval.h"
 #include "posix/UniqueFd.h"
 #include "workspace/WorkspaceCheckpoints.h"
@@ -19,7 +20,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace cmcp {
@@ -292,8 +292,7 @@ void SessionWorkspaces::waitForRemovals()
 bool SessionWorkspaces::removeLeftovers(QString *error) const
 {
     const QString directory = sessionsDirectory();
-    const UniqueFd sessions(::open(QFile::encodeName(directory).constData(),
-                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const UniqueFd sessions = openDirectory(directory);
     if (!sessions.isValid()) {
         if (errno == ENOENT)
             return true;

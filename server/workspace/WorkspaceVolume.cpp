@@ -4,6 +4,7 @@
 #include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
 #include "posix/LoopMount.h"
+#include "posix/OpenDirectory.h"
 #include "posix/UniqueFd.h"
 #include "workspace/Workspace.h"
 #include "workspace/WorkspaceCheckpoints.h"
@@ -92,8 +93,7 @@ QString WorkspaceVolume::mountPathFor(const Settings &settings)
 
 bool WorkspaceVolume::isMountedAt(const QString &path)
 {
-    const UniqueFd fd(::open(QFile::encodeName(path).constData(),
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const UniqueFd fd = openDirectory(path);
     struct stat self
     {
     }, parent{};
