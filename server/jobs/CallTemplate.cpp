@@ -207,26 +207,30 @@ TemplateCell *CallTemplate::takeCell()
     if (m_retired)
         return nullptr;
     restartIfDue();
-    TemplateCell *cell = nullptr;
-    while (!m_idle.isEmpty() && !cell) {
-        TemplateCell *candidate = m_idle.takeLast(); // the warmest
-        m_idleSince.remove(candidate);
-        if (candidate->isGone()) {
-            candidate->deleteLater();
-        } else if (!arm(candidate)) {
-            // No uid free for a call: neither here nor cold.
-            m_idle.append(candidate);
-            m_idleSince[candidate].start();
-            break;
-        } else {
-            cell = candidate;
+    for (qsizetype i = m_idle.size() - 1; i >= 0; --i) {
+        if (m_idle.at(i)->isGone()) {
+            m_idleSince.remove(m_idle.at(i));
+            m_idle.takeAt(i)->deleteLater();
         }
     }
-    if (cell) {
+    // The warmest armed cell: an unarmed one needs a free uid, and the pool may have none while
+    // an armed cell holds one (a cell made while every uid was taken stays unarmed).
+    qsizetype chosen = -1;
+    for (qsizetype i = m_idle.size() - 1; i >= 0 && chosen < 0; --i) {
+        if (m_idle.at(i)->isArmed())
+            chosen = i;
+    }
+    if (chosen < 0 && !m_idle.isEmpty() && arm(m_idle.last()))
+        chosen = m_idle.size() - 1;
+    TemplateCell *cell = nullptr;
+    if (chosen >= 0) {
+        cell = m_idle.takeAt(chosen);
+        m_idleSince.remove(cell);
         m_busy.insert(cell);
         ++m_calls;
     }
     requestCells();
+    // None when no cell is idle (the call starts cold) or no uid is free (neither can it).
     return cell;
 }
 
