@@ -90,8 +90,10 @@ async function templatesSettled(base, timeoutMs = 10_000) {
             const templates = health.call_templates ?? health.status?.call_templates;
             if (!templates?.enabled)
                 return;
+            // The daemon makes its templates before it listens: none now (per-session
+            // workspaces, a gated network) means none to wait for.
             const kinds = Object.entries(templates).filter(([name]) => name !== 'enabled');
-            if (kinds.length && kinds.every(([, t]) => t.state === 'running' || t.cells?.failed > 0))
+            if (kinds.every(([, t]) => t.state === 'running' || t.cells?.failed > 0))
                 return;
         } catch {
             return; // no /health to ask (a token guards it, say): nothing to wait for
