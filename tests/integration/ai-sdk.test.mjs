@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import { createMCPClient } from '../clients/node_modules/@ai-sdk/mcp/dist/index.js';
 import { Experimental_StdioMCPTransport } from '../clients/node_modules/@ai-sdk/mcp/dist/mcp-stdio/index.js';
-import { cleanEnv, cmcpdPath, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cleanEnv, cmcpdPath, removeStdioScratch, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 const root = process.getuid() === 0;
 const needsRoot = root ? {} : { skip: 'needs root: jobs switch to host uids of the pool' };
@@ -52,13 +52,20 @@ describe('AI SDK MCP client over Streamable HTTP', needsRoot, () => {
 describe('AI SDK MCP client over stdio', needsRoot, () => {
     for (const [label, protocolVersionDiscovery] of probes) {
         test(label, { timeout: 30_000 }, async () => {
-            const transport = new Experimental_StdioMCPTransport({ command: cmcpdPath(), cwd: scratchDir(), env: cleanEnv(),
+            const cwd = scratchDir();
+            const transport = new Experimental_StdioMCPTransport({ command: cmcpdPath(), cwd, env: cleanEnv(),
                 args: ['--stdio', '--conformance-fixtures', ...settingArgs()], stderr: 'ignore' });
-            const client = await createMCPClient({ transport, protocolVersionDiscovery });
+            let pid;
             try {
-                await exercise(client, `stdio ${label}`);
+                const client = await createMCPClient({ transport, protocolVersionDiscovery });
+                pid = transport.process?.pid;
+                try {
+                    await exercise(client, `stdio ${label}`);
+                } finally {
+                    await client.close();
+                }
             } finally {
-                await client.close();
+                await removeStdioScratch(pid, cwd);
             }
         });
     }

@@ -3,7 +3,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { createHash } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -676,14 +676,19 @@ describe('principals', { timeout: 60_000 }, () => {
     const tokens = { alice: 'alice-token-0123456789', bob: 'bob-token-9876543210' };
     const defaultToken = 'default-token-555';
     let daemon;
+    let dir;
     before(async () => {
-        const dir = await mkdtemp(join(tmpdir(), 'cmcp-principals-'));
+        dir = await mkdtemp(join(tmpdir(), 'cmcp-principals-'));
         const file = join(dir, 'principals');
         const digest = text => createHash('sha256').update(text).digest('hex');
         await writeFile(file, `# operators' principals\nalice ${digest(tokens.alice)}\n\nbob   ${digest(tokens.bob)}\n`);
         daemon = await startDaemon({ settings: { MCP_AUTH_TOKEN: defaultToken, MCP_PRINCIPALS_FILE: file } });
     });
-    after(async () => { await daemon?.stop(); });
+    after(async () => {
+        await daemon?.stop();
+        if (dir)
+            await rm(dir, { recursive: true, force: true });
+    });
     const it = (name, body, options) => daemonTest(() => daemon, name, body, options);
     const as = name => ({ authorization: `Bearer ${tokens[name] ?? defaultToken}` });
 
@@ -725,9 +730,13 @@ describe('a principals file that cannot be used', { timeout: 30_000 }, () => {
     test('stops start-up with one line naming the file, the line and the problem', async () => {
         const dir = await mkdtemp(join(tmpdir(), 'cmcp-principals-'));
         const file = join(dir, 'principals');
-        await writeFile(file, 'alice 1234\n');
-        await assert.rejects(startDaemon({ settings: { MCP_PRINCIPALS_FILE: file } }),
-            error => /MCP_PRINCIPALS_FILE .*principals line 1: the digest of 'alice' is not 64 hex digits/.test(error.message));
+        try {
+            await writeFile(file, 'alice 1234\n');
+            await assert.rejects(startDaemon({ settings: { MCP_PRINCIPALS_FILE: file } }),
+                error => /MCP_PRINCIPALS_FILE .*principals line 1: the digest of 'alice' is not 64 hex digits/.test(error.message));
+        } finally {
+            await rm(dir, { recursive: true, force: true });
+        }
     });
 });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import { Client, StreamableHTTPClientTransport } from '../clients/node_modules/@modelcontextprotocol/client/dist/index.mjs';
 import { StdioClientTransport } from '../clients/node_modules/@modelcontextprotocol/client/dist/stdio.mjs';
-import { cleanEnv, cmcpdPath, eventually, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cleanEnv, cmcpdPath, eventually, removeStdioScratch, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 // label, the client's mode, the era and version it must end up in.
 const modes = [
@@ -94,15 +94,19 @@ describe('SDK v2 client over stdio', root ? {} : { skip: 'needs root: jobs switc
                 args: ['--stdio', '--conformance-fixtures', ...settingArgs()] });
             let stderr = '';
             transport.stderr?.on('data', chunk => { stderr += chunk; });
+            let pid;
             try {
                 await client.connect(transport);
+                pid = transport.pid;
                 await exercise(client, `stdio ${label}`, era, version);
                 await elicit(client, `stdio ${label}`);
             } catch (error) {
                 console.error(`--- cmcpd --stdio stderr ---\n${stderr.split('\n').slice(-30).join('\n')}`);
                 throw error;
             } finally {
+                pid ??= transport.pid;
                 await client.close();
+                await removeStdioScratch(pid, cwd);
             }
         });
     }

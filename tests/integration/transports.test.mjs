@@ -3,13 +3,12 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 
 import {
     Client, StreamableHTTPClientTransport, SSEClientTransport, StdioClientTransport, McpError, ErrorCode,
     LATEST_PROTOCOL_VERSION, CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, Ajv,
 } from './lib/sdk.mjs';
-import { cmcpdPath, eventually, scratchDir, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cmcpdPath, eventually, removeStdioScratch, scratchDir, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 const FIXTURE_TOOLS = [
     'test_simple_text', 'test_image_content', 'test_audio_content', 'test_embedded_resource',
@@ -79,13 +78,8 @@ const transports = {
                 const pid = transport.pid;
                 await transport.close();
                 // The SDK ends stdin; cmcpd must be gone afterwards, not left running.
-                if (pid) {
-                    const gone = await eventually(() => {
-                        try { process.kill(pid, 0); return false; } catch { return true; }
-                    }, { timeoutMs: 3000 });
-                    assert.ok(gone, `cmcpd --stdio (pid ${pid}) still runs after the client closed`);
-                }
-                rmSync(cwd, { recursive: true, force: true });
+                assert.ok(await removeStdioScratch(pid, cwd, { timeoutMs: 3000 }),
+                    `cmcpd --stdio (pid ${pid}) still runs after the client closed`);
             },
         };
     },

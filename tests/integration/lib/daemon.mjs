@@ -46,6 +46,22 @@ export function scratchDir() {
     return mkdtempSync(join(tmpdir(), 'cmcp-int-'));
 }
 
+// Removes the scratch working directory of a daemon a client started over stdio, once that
+// process (`pid`) is gone: until then it may still write there, or have its workspace volume
+// mounted at the default SANDBOX_ROOT inside. One still running after `timeoutMs` is killed
+// first. True when it ended by itself.
+export async function removeStdioScratch(pid, cwd, { timeoutMs = 5000 } = {}) {
+    const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    const ended = !pid || await eventually(() => !alive(), { timeoutMs });
+    if (!ended) {
+        try { process.kill(pid, 'SIGKILL'); } catch { /* gone meanwhile */ }
+        await eventually(() => !alive(), { timeoutMs: 2000 });
+    }
+    unmountVolume(join(cwd, 'volume', 'sandbox'));
+    rmSync(cwd, { recursive: true, force: true });
+    return ended;
+}
+
 // Without root the jail cannot switch jobs to the uid pool: the identity layer is unavailable,
 // and with the default SANDBOX_REQUIRE cmcpd refuses to start. These tests run no job, so without
 // root they require no layer (a test that sets SANDBOX_REQUIRE itself still gets its value).
