@@ -389,6 +389,10 @@ QList<SettingSpec> buildTable()
                     "Most entries file_list returns and workspace files resources/list shows; "
                     "longer listings are cut short and marked truncated.",
                     Live),
+            integer(files, "FILE_SEARCH_SECONDS", "10", 1, 600,
+                    "Time limit of one file_search, in seconds: a search still running then "
+                    "returns the matches found so far, marked truncated.",
+                    Live),
 
             integer(web, "WEB_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
                     "Time limit of a web request, in seconds.", Live),

@@ -11,6 +11,7 @@ FileOptions FileOptions::fromSettings(const Settings &settings)
     options.allowedExtensions = settings.list(u"FILE_ALLOWED_EXTENSIONS");
     options.allowNoExtension = settings.flag(u"FILE_ALLOW_NO_EXTENSION");
     options.listMaxEntries = int(settings.integer(u"FILE_LIST_MAX_ENTRIES"));
+    options.searchTimeLimit = std::chrono::seconds(settings.integer(u"FILE_SEARCH_SECONDS"));
     return options;
 }
 

@@ -3,6 +3,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <chrono>
+
 namespace cmcp {
 
 class Settings;
@@ -17,6 +19,7 @@ struct FileOptions
                                   QStringLiteral("py")};
     bool allowNoExtension = false;
     int listMaxEntries = 1000;
+    std::chrono::seconds searchTimeLimit{10};
 
     static FileOptions fromSettings(const Settings &settings);
 

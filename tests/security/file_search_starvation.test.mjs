@@ -14,6 +14,8 @@ import { startDaemon, withDiagnostics } from '../integration/lib/daemon.mjs';
 
 // As many as the file tools' workers: enough to take them all were there no bound per session.
 const SEARCHES = 4;
+// Each search's time limit: long beside the write, which must not wait for one.
+const SEARCH_SECONDS = 4;
 // Far longer than any search may run: a safety net, not the assertion.
 const CALL_TIMEOUT_MS = 150_000;
 
@@ -32,7 +34,8 @@ describe('file_search cannot starve other sessions', () => {
 
     before(async () => {
         scratch = mkdtempSync(join(tmpdir(), 'cmcp-search-starve-'));
-        daemon = await startDaemon({ fixtures: false, settings: { SANDBOX_ROOT: join(scratch, 'sandbox') } });
+        daemon = await startDaemon({ fixtures: false,
+            settings: { SANDBOX_ROOT: join(scratch, 'sandbox'), FILE_SEARCH_SECONDS: SEARCH_SECONDS } });
     });
 
     after(async () => {
@@ -68,7 +71,7 @@ describe('file_search cannot starve other sessions', () => {
 
         for (const result of await Promise.all(searches)) {
             assert.equal(result.isError, true, `a catastrophic search succeeded: ${JSON.stringify(result).slice(0, 300)}`);
-            assert.match(result.content[0].text, /time limit/);
+            assert.match(result.content[0].text, new RegExp(`time limit of ${SEARCH_SECONDS} s \\(FILE_SEARCH_SECONDS\\)`));
         }
     }));
 });

@@ -208,16 +208,20 @@ Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
     request.ignoreCase = tools::boolArgument(arguments, "ignore_case");
     request.maxResults =
             int(tools::integerArgument(arguments, "max_results").value_or(request.maxResults));
-    const FileOutcome<FileSearchResult> outcome = cmcp::searchFiles(files, request);
+    FileSearchLimits limits;
+    limits.timeLimit = files.options()->searchTimeLimit;
+    const FileOutcome<FileSearchResult> outcome = cmcp::searchFiles(files, request, limits);
     if (!outcome.ok())
         return failure(outcome.error);
     const FileSearchResult &found = *outcome.value;
     if (found.truncatedBy == u"time" && found.matches.isEmpty())
-        return failure(QStringLiteral("file_search reached its time limit of %1 s after %2 "
-                                      "file(s) without a match: narrow path or glob, or "
-                                      "simplify the pattern (nested repetition such as (a+)+ "
-                                      "backtracks without end)")
-                               .arg(FileSearchLimits().timeLimit.count() / 1000)
+        return failure(QStringLiteral("file_search reached its time limit of %1 s "
+                                      "(FILE_SEARCH_SECONDS) after %2 file(s) without a match: "
+                                      "narrow path or glob, or simplify the pattern (nested "
+                                      "repetition such as (a+)+ backtracks without end)")
+                               .arg(std::chrono::duration_cast<std::chrono::seconds>(
+                                            limits.timeLimit)
+                                            .count())
                                .arg(found.filesScanned));
     QJsonArray matches;
     for (const FileSearchMatch &match : found.matches)
@@ -296,7 +300,7 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
     if (live)
         live->add({QStringLiteral("FILE_MAX_SIZE_MB"), QStringLiteral("FILE_ALLOWED_EXTENSIONS"),
                    QStringLiteral("FILE_ALLOW_NO_EXTENSION"),
-                   QStringLiteral("FILE_LIST_MAX_ENTRIES")},
+                   QStringLiteral("FILE_LIST_MAX_ENTRIES"), QStringLiteral("FILE_SEARCH_SECONDS")},
                   [options](const Settings &changed, QString *) -> LiveSettings::Install {
                       auto next = std::make_shared<const FileOptions>(
                               FileOptions::fromSettings(changed));
