@@ -391,7 +391,8 @@ QList<SettingSpec> buildTable()
                     Live),
             integer(files, "FILE_SEARCH_SECONDS", "10", 1, 600,
                     "Time limit of one file_search, in seconds: a search still running then "
-                    "returns the matches found so far, marked truncated.",
+                    "returns the matches found so far, marked truncated, or an error when it found "
+                    "none.",
                     Live),
 
             integer(web, "WEB_TIMEOUT_DEFAULT", "30", minSeconds, maxSeconds,
