@@ -215,14 +215,14 @@ Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
         return failure(outcome.error);
     const FileSearchResult &found = *outcome.value;
     if (found.truncatedBy == u"time" && found.matches.isEmpty())
-        return failure(QStringLiteral("file_search reached its time limit of %1 s "
-                                      "(FILE_SEARCH_SECONDS) after %2 file(s) without a match: "
-                                      "narrow path or glob, or simplify the pattern (nested "
-                                      "repetition such as (a+)+ backtracks without end)")
-                               .arg(std::chrono::duration_cast<std::chrono::seconds>(
-                                            limits.timeLimit)
-                                            .count())
-                               .arg(found.filesScanned));
+        return failure(
+                QStringLiteral("file_search reached its time limit of %1 s "
+                               "(FILE_SEARCH_SECONDS) after %2 file(s) without a match: "
+                               "narrow path or glob, or simplify the pattern (nested "
+                               "repetition such as (a+)+ backtracks without end)")
+                        .arg(std::chrono::duration_cast<std::chrono::seconds>(limits.timeLimit)
+                                     .count())
+                        .arg(found.filesScanned));
     QJsonArray matches;
     for (const FileSearchMatch &match : found.matches)
         matches.append(QJsonObject{{QLatin1String("path"), match.path},
