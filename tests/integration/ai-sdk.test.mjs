@@ -55,16 +55,14 @@ describe('AI SDK MCP client over stdio', needsRoot, () => {
             const cwd = scratchDir();
             const transport = new Experimental_StdioMCPTransport({ command: cmcpdPath(), cwd, env: cleanEnv(),
                 args: ['--stdio', '--conformance-fixtures', ...settingArgs()], stderr: 'ignore' });
-            let pid;
+            let client;
             try {
-                const client = await createMCPClient({ transport, protocolVersionDiscovery });
-                pid = transport.process?.pid;
-                try {
-                    await exercise(client, `stdio ${label}`);
-                } finally {
-                    await client.close();
-                }
+                client = await createMCPClient({ transport, protocolVersionDiscovery });
+                await exercise(client, `stdio ${label}`);
             } finally {
+                // Read before the close, which makes the transport forget its process.
+                const pid = transport.process?.pid;
+                await client?.close();
                 await removeStdioScratch(pid, cwd);
             }
         });

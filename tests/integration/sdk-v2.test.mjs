@@ -94,17 +94,16 @@ describe('SDK v2 client over stdio', root ? {} : { skip: 'needs root: jobs switc
                 args: ['--stdio', '--conformance-fixtures', ...settingArgs()] });
             let stderr = '';
             transport.stderr?.on('data', chunk => { stderr += chunk; });
-            let pid;
             try {
                 await client.connect(transport);
-                pid = transport.pid;
                 await exercise(client, `stdio ${label}`, era, version);
                 await elicit(client, `stdio ${label}`);
             } catch (error) {
                 console.error(`--- cmcpd --stdio stderr ---\n${stderr.split('\n').slice(-30).join('\n')}`);
                 throw error;
             } finally {
-                pid ??= transport.pid;
+                // Read before the close, which makes the transport forget its process.
+                const pid = transport.pid;
                 await client.close();
                 await removeStdioScratch(pid, cwd);
             }

@@ -208,21 +208,20 @@ Completion searchFiles(const FileManager &files, const QJsonObject &arguments)
     request.ignoreCase = tools::boolArgument(arguments, "ignore_case");
     request.maxResults =
             int(tools::integerArgument(arguments, "max_results").value_or(request.maxResults));
+    const std::chrono::seconds timeLimit = files.options()->searchTimeLimit;
     FileSearchLimits limits;
-    limits.timeLimit = files.options()->searchTimeLimit;
+    limits.timeLimit = timeLimit;
     const FileOutcome<FileSearchResult> outcome = cmcp::searchFiles(files, request, limits);
     if (!outcome.ok())
         return failure(outcome.error);
     const FileSearchResult &found = *outcome.value;
     if (found.truncatedBy == u"time" && found.matches.isEmpty())
-        return failure(
-                QStringLiteral("file_search reached its time limit of %1 s "
-                               "(FILE_SEARCH_SECONDS) after %2 file(s) without a match: "
-                               "narrow path or glob, or simplify the pattern (nested "
-                               "repetition such as (a+)+ backtracks without end)")
-                        .arg(std::chrono::duration_cast<std::chrono::seconds>(limits.timeLimit)
-                                     .count())
-                        .arg(found.filesScanned));
+        return failure(QStringLiteral("file_search reached its time limit of %1 s "
+                                      "(FILE_SEARCH_SECONDS) after %2 file(s) without a match: "
+                                      "narrow path or glob, or simplify the pattern (nested "
+                                      "repetition such as (a+)+ backtracks without end)")
+                               .arg(timeLimit.count())
+                               .arg(found.filesScanned));
     QJsonArray matches;
     for (const FileSearchMatch &match : found.matches)
         matches.append(QJsonObject{{QLatin1String("path"), match.path},
