@@ -48,6 +48,9 @@ call() { # session, tool, arguments
     post "$1" '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"'"$2"'","arguments":'"$3"'}}'
 }
 
+# Qt wants a runtime directory and, without one, makes /tmp/runtime-$USER and leaves it.
+mkdir -m 700 "$scratch/xdg-runtime"
+XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$scratch/xdg-runtime} \
 QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-xcb} xvfb-run -a -s '-screen 0 1280x800x24' \
     "$build/console/cmcp-console" --socket "$scratch/admin.sock" --screenshot "$output" --screenshot-after 6000 ${tab:+--tab "$tab"} &
 console=$!
