@@ -7,7 +7,7 @@
 #include "managers/FileEditor.h"
 #include "managers/FileManager.h"
 #include "managers/FileSearcher.h"
-#include "tools/file/FileToolRunner.h"
+#include "tools/common/ToolWorkers.h"
 #include "tools/file/FileToolSchemas.h"
 #include "common/LiveSettings.h"
 #include "mcp/McpServer.h"
@@ -25,7 +25,7 @@ namespace cmcp {
 
 namespace {
 
-using Completion = FileToolRunner::Completion;
+using Completion = ToolWorkers::Completion;
 
 // Every failure: isError with the message as text, and success false plus the message in
 // structuredContent, as the original's results carry them.
@@ -246,7 +246,7 @@ using CheapOperation =
 
 // The calling session's FileManager is chosen on the event loop's thread; the work runs on a
 // worker with its own reference to it, unless the cheap attempt already did it on the loop.
-ToolDefinition fileTool(FileToolRunner *runner, SessionFileManagers *managers, const char *name,
+ToolDefinition fileTool(ToolWorkers *runner, SessionFileManagers *managers, const char *name,
                         const char *title, const char *description, QJsonObject input,
                         QJsonObject output, ToolAnnotations annotations, Operation operation,
                         CheapOperation cheapAttempt = {})
@@ -262,7 +262,7 @@ ToolDefinition fileTool(FileToolRunner *runner, SessionFileManagers *managers, c
                     return;
                 }
                 const QJsonObject arguments = call->arguments();
-                FileToolRunner::CheapAttempt attempt;
+                ToolWorkers::CheapAttempt attempt;
                 if (cheapAttempt)
                     attempt = [cheapAttempt, files, arguments] {
                         return cheapAttempt(*files, arguments);
@@ -308,7 +308,7 @@ bool registerFileTools(McpServer &server, const Settings &settings, QString *err
     auto shared = std::make_shared<FileManager>(workspace, root, options);
     auto *managers = new SessionFileManagers(SessionWorkspaces::of(server, settings), options,
                                              shared, &server);
-    auto *runner = new FileToolRunner(&server);
+    ToolWorkers *runner = &ToolWorkers::of(server);
     // A file's change is told to the sessions of its workspace only (announce).
     ResourceRegistry *resources = &server.resources();
     ToolRegistry &tools = server.tools();

@@ -14,18 +14,20 @@
 
 namespace cmcp {
 
+class McpServer;
 class ToolCall;
 
-// Runs the disk work of file tool calls on worker threads, so that a 10 MB read or an fsync
-// never stalls the event loop, and finishes each call back on the loop's thread. Work known to
-// be cheap (a small file read) may run on the loop at once: the hop to a worker and back costs
-// more than such a read (measured: 65 µs against 95 to 190 µs per 1 KB file_read, BENCHMARKS.md).
+// Runs the disk work of tool calls on worker threads, so that a 10 MB read, an fsync or a walk of
+// a tree a job wrote never stalls the event loop, and finishes each call back on the loop's
+// thread. Work known to be cheap (a small file read) may run on the loop at once: the hop to a
+// worker and back costs more than such a read (measured: 65 µs against 95 to 190 µs per 1 KB
+// file_read, BENCHMARKS.md).
 //
 // The workers are shared by every session, but one session holds at most MaxWorkersPerSession
 // of them at a time; its further calls wait in its own queue. So a session that starts many slow
 // calls (searches with a pattern that backtracks) slows only itself: another session's
 // file_write still finds a free worker.
-class FileToolRunner : public QObject
+class ToolWorkers : public QObject
 {
     Q_OBJECT
 public:
@@ -43,8 +45,11 @@ public:
     static constexpr int Workers = 4;
     static constexpr int MaxWorkersPerSession = 2;
 
-    explicit FileToolRunner(QObject *parent = nullptr);
-    ~FileToolRunner() override;
+    explicit ToolWorkers(QObject *parent = nullptr);
+    // The one set of workers of `server`, made on first use: every tool family shares it, so the
+    // per-session bound holds across families.
+    static ToolWorkers &of(McpServer &server);
+    ~ToolWorkers() override;
 
     void run(const std::shared_ptr<ToolCall> &call, Work work, const CheapAttempt &attempt = {});
 

@@ -1,23 +1,34 @@
-#include "tools/file/FileToolRunner.h"
+#include "tools/common/ToolWorkers.h"
 
+#include "mcp/McpServer.h"
 #include "mcp/ToolCall.h"
 
 namespace cmcp {
 
-FileToolRunner::FileToolRunner(QObject *parent) : QObject(parent)
+ToolWorkers::ToolWorkers(QObject *parent) : QObject(parent)
 {
     // Disk work gains little from many threads; a few keep one slow call from holding up others.
     m_pool.setMaxThreadCount(Workers);
 }
 
-FileToolRunner::~FileToolRunner()
+ToolWorkers &ToolWorkers::of(McpServer &server)
+{
+    static const QString name = QStringLiteral("cmcp::ToolWorkers");
+    if (auto *existing = server.findChild<ToolWorkers *>(name, Qt::FindDirectChildrenOnly))
+        return *existing;
+    auto *workers = new ToolWorkers(&server);
+    workers->setObjectName(name);
+    return *workers;
+}
+
+ToolWorkers::~ToolWorkers()
 {
     m_pool.waitForDone();
 }
 
 namespace {
 
-void finishCall(ToolCall &call, const FileToolRunner::Completion &completion)
+void finishCall(ToolCall &call, const ToolWorkers::Completion &completion)
 {
     if (completion.onLoop && !completion.result.isError)
         completion.onLoop();
@@ -26,8 +37,7 @@ void finishCall(ToolCall &call, const FileToolRunner::Completion &completion)
 
 } // namespace
 
-void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work,
-                         const CheapAttempt &attempt)
+void ToolWorkers::run(const std::shared_ptr<ToolCall> &call, Work work, const CheapAttempt &attempt)
 {
     if (attempt) {
         if (const std::optional<Completion> done = attempt()) {
@@ -44,7 +54,7 @@ void FileToolRunner::run(const std::shared_ptr<ToolCall> &call, Work work,
     start(session, {call, std::move(work)});
 }
 
-void FileToolRunner::start(const QString &session, Queued queued)
+void ToolWorkers::start(const QString &session, Queued queued)
 {
     ++m_sessions[session].running;
     // The destructor waits for every task, so `this` outlives the work; a completion queued
@@ -61,7 +71,7 @@ void FileToolRunner::start(const QString &session, Queued queued)
     });
 }
 
-void FileToolRunner::finished(const QString &session)
+void ToolWorkers::finished(const QString &session)
 {
     const auto own = m_sessions.find(session);
     if (own == m_sessions.end())
