@@ -1,48 +1,38 @@
 #include "managers/TreeDiff.h"
 
 #include "managers/UnifiedDiff.h"
-#include "posix/ErrnoText.h"
 #include "posix/UniqueFd.h"
 #include "workspace/DirectoryEntries.h"
+#include "workspace/RegularFile.h"
 
 #include <QFile>
 #include <QJsonObject>
 #include <QStringDecoder>
 
-#include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace cmcp {
 
 namespace {
 
-UniqueFd openChild(int dirFd, const QByteArray &name)
+// The directory `entry` of `dirFd`, only if it is still the directory the listing saw: a name
+// swapped meanwhile for a link, a FIFO or another directory is not entered.
+UniqueFd openListedDirectory(int dirFd, const DirectoryEntry &entry)
 {
-    return UniqueFd(
-            ::openat(dirFd, name.constData(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-}
-
-std::optional<QByteArray> readSmallFile(int dirFd, const QByteArray &name, qint64 maxBytes)
-{
-    const UniqueFd fd(::openat(dirFd, name.constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    struct stat status
+    UniqueFd fd(::openat(dirFd, entry.name.constData(),
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat now
     {
     };
-    if (!fd.isValid() || ::fstat(fd.get(), &status) != 0 || !S_ISREG(status.st_mode)
-        || status.st_size > maxBytes)
-        return std::nullopt;
-    QByteArray bytes(qsizetype(status.st_size), Qt::Uninitialized);
-    qsizetype done = 0;
-    while (done < bytes.size()) {
-        const ssize_t got = ::read(fd.get(), bytes.data() + done, size_t(bytes.size() - done));
-        if (got <= 0)
-            return std::nullopt;
-        done += got;
-    }
-    return bytes;
+    if (!fd.isValid() || ::fstat(fd.get(), &now) != 0 || now.st_dev != entry.status.st_dev
+        || now.st_ino != entry.status.st_ino)
+        return {};
+    return fd;
 }
 
 std::optional<QByteArray> linkTarget(int dirFd, const QByteArray &name)
@@ -69,162 +59,235 @@ std::optional<QString> utf8(const QByteArray &bytes)
     return text;
 }
 
+// One directory of the walk: its entries on either side, merged in name order. A side whose
+// descriptor is -1 does not have the directory (the subtree was added or removed).
+struct Level
+{
+    UniqueFd ownBefore;
+    UniqueFd ownAfter;
+    int before = -1;
+    int after = -1;
+    QString prefix;
+    int depth = 0;
+    QList<DirectoryEntry> left;
+    QList<DirectoryEntry> right;
+    qsizetype i = 0;
+    qsizetype j = 0;
+
+    bool done() const { return i == left.size() && j == right.size(); }
+};
+
 class Walk
 {
 public:
-    Walk(int maxChanges, qint64 textDiffBytes, TreeDifference *difference)
-        : m_maxChanges(maxChanges),
-          m_textDiffBytes(textDiffBytes),
-          m_difference(difference)
-    {
-    }
+    explicit Walk(const TreeDiffLimits &limits) : m_limits(limits), m_budget(limits.walk) { }
 
-    // `before`/`after` may be invalid (-1): the subtree exists on one side only.
-    void compare(int before, int after, const QString &prefix)
+    TreeDifference run(int before, int after)
     {
-        const QList<DirectoryEntry> left =
-                before >= 0 ? readDirectory(before) : QList<DirectoryEntry>();
-        const QList<DirectoryEntry> right =
-                after >= 0 ? readDirectory(after) : QList<DirectoryEntry>();
-        qsizetype i = 0;
-        qsizetype j = 0;
-        while (i < left.size() || j < right.size()) {
-            const bool takeLeft =
-                    j == right.size() || (i < left.size() && left[i].name < right[j].name);
-            const bool takeRight =
-                    i == left.size() || (j < right.size() && right[j].name < left[i].name);
-            if (takeLeft) {
-                removedOrAdded(before, left[i], prefix, QStringLiteral("removed"), true);
-                ++i;
-            } else if (takeRight) {
-                removedOrAdded(after, right[j], prefix, QStringLiteral("added"), false);
-                ++j;
-            } else {
-                both(before, after, left[i], right[j], prefix);
-                ++i;
-                ++j;
+        Level top;
+        top.before = before;
+        top.after = after;
+        if (list(top))
+            m_levels.push_back(std::move(top));
+        while (!m_levels.empty() && !stopped() && m_budget.inTime()) {
+            if (m_levels.back().done()) {
+                m_levels.pop_back();
+                continue;
             }
+            std::optional<Level> deeper = step(m_levels.back());
+            if (deeper)
+                m_levels.push_back(std::move(*deeper));
         }
+        if (m_full) {
+            m_difference.truncated = true;
+            m_difference.truncatedBecause =
+                    QStringLiteral("more than %1 changes").arg(m_limits.maxChanges);
+        } else if (!m_budget.shortfall().isEmpty()) {
+            m_difference.truncated = true;
+            m_difference.truncatedBecause = m_budget.shortfall();
+        }
+        return std::move(m_difference);
     }
 
 private:
-    QString pathOf(const QString &prefix, const QByteArray &name) const
+    bool stopped() const { return m_full || m_budget.spent(); }
+
+    // Lists both sides of `level`; false once the budget of names is spent.
+    bool list(Level &level)
     {
-        return prefix + QFile::decodeName(name);
+        for (const auto &[fd, entries] :
+             {std::pair{level.before, &level.left}, std::pair{level.after, &level.right}}) {
+            if (fd < 0)
+                continue;
+            // One name more than is left tells a directory that overdraws the budget.
+            *entries = readDirectory(fd, qsizetype(m_budget.entriesLeft() + 1));
+            if (!m_budget.spendEntries(entries->size()))
+                return false;
+        }
+        return true;
+    }
+
+    // Handles the next name of `level`; a directory to compare next is returned, to be entered.
+    std::optional<Level> step(Level &level)
+    {
+        const bool takeLeft = level.j == level.right.size()
+                || (level.i < level.left.size()
+                    && level.left[level.i].name < level.right[level.j].name);
+        const bool takeRight = !takeLeft
+                && (level.i == level.left.size()
+                    || level.right[level.j].name < level.left[level.i].name);
+        if (takeLeft)
+            return oneSide(level, level.left[level.i++], true);
+        if (takeRight)
+            return oneSide(level, level.right[level.j++], false);
+        const DirectoryEntry left = level.left[level.i++];
+        const DirectoryEntry right = level.right[level.j++];
+        return both(level, left, right);
+    }
+
+    QString pathOf(const Level &level, const QByteArray &name) const
+    {
+        return level.prefix + QFile::decodeName(name);
     }
 
     void record(const QString &path, const QString &change, const QString &diff = {})
     {
-        if (m_difference->changes.size() >= m_maxChanges) {
-            m_difference->truncated = true;
+        if (m_difference.changes.size() >= m_limits.maxChanges) {
+            m_full = true;
             return;
         }
         QJsonObject entry{{QStringLiteral("path"), path}, {QStringLiteral("change"), change}};
         if (!diff.isEmpty())
             entry.insert(QStringLiteral("diff"), diff);
-        m_difference->changes.append(entry);
+        m_difference.changes.append(entry);
     }
 
-    void removedOrAdded(int dirFd, const DirectoryEntry &entry, const QString &prefix,
-                        const QString &change, bool onLeft)
+    // The level below `parent` for the directories given (either may be invalid), listed; none
+    // when it is too deep or the budget is spent.
+    std::optional<Level> enter(const Level &parent, const QString &path, UniqueFd before,
+                               UniqueFd after)
     {
-        const QString path = pathOf(prefix, entry.name);
-        record(path, change);
-        if (!S_ISDIR(entry.status.st_mode))
-            return;
-        const UniqueFd child = openChild(dirFd, entry.name);
-        if (child.isValid())
-            onLeft ? compare(child.get(), -1, path + QLatin1Char('/'))
-                   : compare(-1, child.get(), path + QLatin1Char('/'));
+        if (!m_budget.mayEnter(parent.depth + 1) || (!before.isValid() && !after.isValid()))
+            return std::nullopt;
+        Level level;
+        level.before = before.get();
+        level.after = after.get();
+        level.ownBefore = std::move(before);
+        level.ownAfter = std::move(after);
+        level.prefix = path + QLatin1Char('/');
+        level.depth = parent.depth + 1;
+        if (!list(level))
+            return std::nullopt;
+        return level;
     }
 
-    void both(int before, int after, const DirectoryEntry &left, const DirectoryEntry &right,
-              const QString &prefix)
+    std::optional<Level> oneSide(const Level &level, const DirectoryEntry &entry, bool onLeft)
     {
-        const QString path = pathOf(prefix, left.name);
+        const QString path = pathOf(level, entry.name);
+        record(path, onLeft ? QStringLiteral("removed") : QStringLiteral("added"));
+        if (!S_ISDIR(entry.status.st_mode) || stopped())
+            return std::nullopt;
+        UniqueFd child = openListedDirectory(onLeft ? level.before : level.after, entry);
+        return onLeft ? enter(level, path, std::move(child), {})
+                      : enter(level, path, {}, std::move(child));
+    }
+
+    std::optional<Level> both(const Level &level, const DirectoryEntry &left,
+                              const DirectoryEntry &right)
+    {
+        const QString path = pathOf(level, left.name);
         const struct stat &a = left.status;
         const struct stat &b = right.status;
         if ((a.st_mode & S_IFMT) != (b.st_mode & S_IFMT)) {
             record(path, QStringLiteral("removed"));
             record(path, QStringLiteral("added"));
-            return;
+            return std::nullopt;
         }
         if (S_ISDIR(a.st_mode)) {
             if ((a.st_mode & 07777) != (b.st_mode & 07777))
                 record(path, QStringLiteral("modified"));
-            const UniqueFd l = openChild(before, left.name);
-            const UniqueFd r = openChild(after, right.name);
-            compare(l.get(), r.get(), path + QLatin1Char('/'));
-            return;
+            if (stopped())
+                return std::nullopt;
+            return enter(level, path, openListedDirectory(level.before, left),
+                         openListedDirectory(level.after, right));
         }
         if (S_ISLNK(a.st_mode)) {
-            if (linkTarget(before, left.name) != linkTarget(after, right.name))
+            if (linkTarget(level.before, left.name) != linkTarget(level.after, right.name))
                 record(path, QStringLiteral("modified"));
-            return;
+            return std::nullopt;
         }
         const bool sameMeta = a.st_size == b.st_size && sameTime(a.st_mtim, b.st_mtim)
                 && (a.st_mode & 07777) == (b.st_mode & 07777);
         if (sameMeta && sameTime(a.st_ctim, b.st_ctim))
-            return; // a snapshot keeps every time: an untouched file matches exactly
+            return std::nullopt; // a snapshot keeps every time: an untouched file matches exactly
         if (!S_ISREG(a.st_mode)) {
             if (!sameMeta)
                 record(path, QStringLiteral("modified"));
-            return;
+            return std::nullopt;
         }
-        const std::optional<QByteArray> old = readSmallFile(before, left.name, m_textDiffBytes);
-        const std::optional<QByteArray> now = readSmallFile(after, right.name, m_textDiffBytes);
+        const RegularFile oldFile = RegularFile::openEntry(level.before, left.name, a);
+        const RegularFile newFile = RegularFile::openEntry(level.after, right.name, b);
+        const std::optional<QByteArray> old = smallContent(oldFile);
+        const std::optional<QByteArray> now = smallContent(newFile);
         if (old && now && *old == *now && (a.st_mode & 07777) == (b.st_mode & 07777))
-            return;
-        if (sameMeta && !(old && now) && sameContent(before, after, left.name))
-            return;
+            return std::nullopt;
+        if (sameMeta && !(old && now) && sameContent(oldFile, newFile))
+            return std::nullopt;
         const std::optional<QString> oldText = old ? utf8(*old) : std::nullopt;
         const std::optional<QString> newText = now ? utf8(*now) : std::nullopt;
         record(path, QStringLiteral("modified"),
                oldText && newText ? unifiedDiff(*oldText, *newText, path) : QString());
+        return std::nullopt;
     }
 
-    // Large files with equal size and mtime: compared in blocks.
-    static bool sameContent(int before, int after, const QByteArray &name)
+    // The content of a file small enough for a text diff; none for a larger one or a file that
+    // could not be opened as the regular file listed.
+    std::optional<QByteArray> smallContent(const RegularFile &file)
     {
-        const UniqueFd a(::openat(before, name.constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-        const UniqueFd b(::openat(after, name.constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-        if (!a.isValid() || !b.isValid())
+        if (!file.ok() || file.status().st_size > m_limits.textDiffBytes)
+            return std::nullopt;
+        QByteArray bytes;
+        QString ignored;
+        if (!file.readAll(m_limits.textDiffBytes, &bytes, &ignored)
+            || !m_budget.spendBytes(bytes.size()))
+            return std::nullopt;
+        return bytes;
+    }
+
+    // Large files with equal size and mtime: compared in blocks, from where smallContent left
+    // them (it reads nothing of a file larger than a text diff).
+    bool sameContent(const RegularFile &before, const RegularFile &after)
+    {
+        if (!before.ok() || !after.ok() || ::lseek(before.fd(), 0, SEEK_SET) != 0
+            || ::lseek(after.fd(), 0, SEEK_SET) != 0)
             return false;
         QByteArray x(1 << 16, Qt::Uninitialized);
         QByteArray y(1 << 16, Qt::Uninitialized);
         for (;;) {
-            const ssize_t m = ::read(a.get(), x.data(), size_t(x.size()));
-            const ssize_t n = ::read(b.get(), y.data(), size_t(y.size()));
+            const ssize_t m = ::read(before.fd(), x.data(), size_t(x.size()));
+            const ssize_t n = ::read(after.fd(), y.data(), size_t(y.size()));
             if (m != n || m < 0)
                 return false;
             if (m == 0)
                 return true;
-            if (std::memcmp(x.constData(), y.constData(), size_t(m)) != 0)
+            if (std::memcmp(x.constData(), y.constData(), size_t(m)) != 0
+                || !m_budget.spendBytes(2 * m) || !m_budget.inTime())
                 return false;
         }
     }
 
-    const int m_maxChanges;
-    const qint64 m_textDiffBytes;
-    TreeDifference *m_difference;
+    const TreeDiffLimits m_limits;
+    WalkBudget m_budget;
+    TreeDifference m_difference;
+    std::vector<Level> m_levels;
+    bool m_full = false;
 };
 
 } // namespace
 
-bool diffTrees(const QString &before, const QString &after, int maxChanges, qint64 textDiffBytes,
-               TreeDifference *difference, QString *error)
+TreeDifference diffTrees(int beforeFd, int afterFd, const TreeDiffLimits &limits)
 {
-    const UniqueFd left(
-            ::open(QFile::encodeName(before).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    const UniqueFd right(
-            ::open(QFile::encodeName(after).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!left.isValid() || !right.isValid()) {
-        *error = QStringLiteral("cannot open %1: %2")
-                         .arg(left.isValid() ? after : before, errnoText(errno));
-        return false;
-    }
-    Walk(maxChanges, textDiffBytes, difference).compare(left.get(), right.get(), QString());
-    return true;
+    return Walk(limits).run(beforeFd, afterFd);
 }
 
 } // namespace cmcp

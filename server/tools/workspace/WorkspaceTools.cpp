@@ -10,6 +10,9 @@
 #include "managers/TreeDiff.h"
 #include "mcp/McpServer.h"
 #include "mcp/ToolCall.h"
+#include "posix/ErrnoText.h"
+#include "posix/OpenDirectory.h"
+#include "tools/common/ToolWorkers.h"
 #include "workspace/SessionWorkspaces.h"
 #include "workspace/WorkspaceCheckpoints.h"
 
@@ -19,9 +22,6 @@
 namespace cmcp {
 
 namespace {
-
-constexpr int kMaxChanges = 1000;
-constexpr qint64 kTextDiffBytes = 256 * 1024;
 
 QJsonObject checkpointJson(const Checkpoint &checkpoint)
 {
@@ -109,7 +109,12 @@ void restore(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<
                               {QLatin1String("elapsed_ms"), double(clock.nsecsElapsed()) / 1e6}})));
 }
 
-void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<ToolCall> &call)
+// The walk of a tree a job may be changing as it is read takes up to the walk budget's time: it
+// runs on a worker, so that no other call waits for it. The two directories are opened here, and
+// the worker touches nothing else: a checkpoint deleted or a workspace restored meanwhile leaves
+// it comparing the trees it opened.
+void diff(SessionWorkspaces &workspaces, ToolWorkers &workers, int maxCount,
+          const std::shared_ptr<ToolCall> &call)
 {
     const auto found = checkpointsOf(workspaces, maxCount, call);
     if (!found)
@@ -122,16 +127,25 @@ void diff(SessionWorkspaces &workspaces, int maxCount, const std::shared_ptr<Too
         call->finish(ToolResult::structuredFailure(error));
         return;
     }
-    TreeDifference difference;
-    if (!diffTrees(checkpoints.pathOf(from),
-                   to.isEmpty() ? found->first.path() : checkpoints.pathOf(to), kMaxChanges,
-                   kTextDiffBytes, &difference, &error)) {
-        call->finish(ToolResult::structuredFailure(error));
+    const QString afterPath = to.isEmpty() ? found->first.path() : checkpoints.pathOf(to);
+    auto trees = std::make_shared<std::pair<UniqueFd, UniqueFd>>(
+            openDirectory(checkpoints.pathOf(from)), openDirectory(afterPath));
+    if (!trees->first.isValid() || !trees->second.isValid()) {
+        call->finish(ToolResult::structuredFailure(
+                QStringLiteral("cannot open %1: %2")
+                        .arg(trees->first.isValid() ? afterPath : checkpoints.pathOf(from),
+                             errnoText(errno))));
         return;
     }
-    call->finish(ToolResult::structured(
-            tools::succeeded({{QLatin1String("changes"), difference.changes},
-                              {QLatin1String("truncated"), difference.truncated}})));
+    workers.run(call, [trees]() -> ToolWorkers::Completion {
+        const TreeDifference difference =
+                diffTrees(trees->first.get(), trees->second.get(), TreeDiffLimits{});
+        QJsonObject result = tools::succeeded({{QLatin1String("changes"), difference.changes},
+                                               {QLatin1String("truncated"), difference.truncated}});
+        if (difference.truncated)
+            result.insert(QLatin1String("truncated_because"), difference.truncatedBecause);
+        return {ToolResult::structured(result), {}};
+    });
 }
 
 void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
@@ -210,7 +224,8 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             "workspace_diff", "What changed since a checkpoint",
             "The paths added, removed and modified from the checkpoint to the workspace now (or "
             "to the checkpoint `against`), with a unified diff for each modified text file up "
-            "to 256 KiB; at most 1000 changes (truncated says more were left out).",
+            "to 256 KiB; at most 1000 changes (truncated and truncated_because say when some "
+            "were left out).",
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
         "checkpoint_id":{"type":"string","pattern":"^cp_[0-9a-f]{32}$"},
@@ -218,10 +233,13 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
             tools::successOutput(
                     R"("changes":{"type":"array","items":{"type":"object","required":["path","change"],"properties":{
                      "path":{"type":"string"},"change":{"enum":["added","removed","modified"]},"diff":{"type":"string"}}}},
-                     "truncated":{"type":"boolean"})",
+                     "truncated":{"type":"boolean"},"truncated_because":{"type":"string"})",
                     R"(["success","changes","truncated"])"),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
-            handler(diff)));
+            [&workspaces, &workers = ToolWorkers::of(server),
+             maxCount](const std::shared_ptr<ToolCall> &call) {
+                diff(workspaces, workers, maxCount, call);
+            }));
     registry.add(tools::makeTool(
             "workspace_checkpoint_delete", "Delete a checkpoint",
             "Deletes a checkpoint of this session's workspace; the space only it held is "
