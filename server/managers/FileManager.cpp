@@ -1,5 +1,6 @@
 #include "managers/FileManager.h"
 
+#include "workspace/BreadthFirstWalk.h"
 #include "workspace/ContainedRoot.h"
 #include "workspace/DirectoryEntries.h"
 #include "workspace/PathErrors.h"
@@ -16,7 +17,6 @@
 #include <openssl/sha.h>
 
 #include <cerrno>
-#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -351,28 +351,23 @@ FileOutcome<FileListResult> FileManager::list(const FileListRequest &request) co
 
     FileListResult result;
     result.path = path->display();
-    struct Pending
-    {
-        UniqueFd fd;
-        WorkspacePath path;
-    };
-    std::deque<Pending> pending;
-    pending.push_back({std::move(top.fd), *path});
-    while (!pending.empty() && !result.truncated) {
-        Pending directory = std::move(pending.front());
-        pending.pop_front();
-        for (const DirectoryEntry &entry : readDirectory(directory.fd.get())) {
+    // Without a pattern every name read is listed, so the walk need read no more names than it
+    // may list (and one to tell a longer listing): resources/list lists on the event loop.
+    WalkBudget::Limits limits;
+    if (request.pattern.isEmpty())
+        limits.maxEntries = options->listMaxEntries + 1;
+    WalkBudget budget(limits);
+    BreadthFirstWalk walk(*m_root, std::move(top.fd), *path, budget);
+    while (!result.truncated) {
+        const std::optional<BreadthFirstWalk::Directory> directory = walk.next();
+        if (!directory)
+            break;
+        for (const DirectoryEntry &entry : directory->entries) {
             const QString name = QFile::decodeName(entry.name);
-            const WorkspacePath entryPath = directory.path.child(name);
             const bool isDirectory = S_ISDIR(entry.status.st_mode);
-            // Directories are entered through their own name with O_NOFOLLOW: a symbolic link
-            // is listed, never walked into.
-            if (request.recursive && isDirectory) {
-                UniqueFd child(::openat(directory.fd.get(), entry.name.constData(),
-                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-                if (child.isValid())
-                    pending.push_back({std::move(child), entryPath});
-            }
+            // A symbolic link is listed, never walked into.
+            if (request.recursive && isDirectory)
+                walk.enter(*directory, entry);
             if (!request.pattern.isEmpty() && !pattern.match(name).hasMatch())
                 continue;
             if (result.entries.size() >= options->listMaxEntries) {
@@ -381,7 +376,7 @@ FileOutcome<FileListResult> FileManager::list(const FileListRequest &request) co
             }
             FileListEntry item;
             item.name = name;
-            item.path = entryPath.display();
+            item.path = directory->path.child(name).display();
             item.isDirectory = isDirectory;
             item.isSymlink = S_ISLNK(entry.status.st_mode);
             if (S_ISREG(entry.status.st_mode))
@@ -390,6 +385,9 @@ FileOutcome<FileListResult> FileManager::list(const FileListRequest &request) co
             result.entries.append(item);
         }
     }
+    // A walk cut short by its budget (depth, names, time) is a truncated listing too.
+    if (!budget.shortfall().isEmpty())
+        result.truncated = true;
     return {result, {}};
 }
 

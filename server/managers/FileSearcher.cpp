@@ -1,5 +1,6 @@
 #include "managers/FileSearcher.h"
 
+#include "workspace/BreadthFirstWalk.h"
 #include "workspace/ContainedRoot.h"
 #include "workspace/DirectoryEntries.h"
 #include "workspace/PathErrors.h"
@@ -10,7 +11,6 @@
 #include <QFile>
 #include <QRegularExpression>
 
-#include <deque>
 #include <fcntl.h>
 #include <functional>
 
@@ -126,6 +126,28 @@ public:
     {
         return m_options->checkName(name).isEmpty()
                 && (m_request.glob.isEmpty() || m_glob.match(name).hasMatch());
+    }
+
+    // A walk cut short by its own bounds leaves the search incomplete too, unless the search
+    // had already stopped for a reason of its own.
+    void walkEnded(const WalkBudget &budget)
+    {
+        if (m_result.truncated)
+            return;
+        switch (budget.bound()) {
+        case WalkBudget::Bound::None:
+            return;
+        case WalkBudget::Bound::Depth:
+            stop(QStringLiteral("depth"));
+            return;
+        case WalkBudget::Bound::Time:
+            stop(QStringLiteral("time"));
+            return;
+        case WalkBudget::Bound::Entries:
+        case WalkBudget::Bound::Bytes:
+            stop(QStringLiteral("max_names"));
+            return;
+        }
     }
 
     bool stopped()
@@ -245,32 +267,28 @@ FileOutcome<FileSearchResult> searchFiles(const FileManager &files,
     if (!directory.ok())
         return Outcome::failure(
                 QStringLiteral("%1: %2").arg(request.path, describePathError(directory.error)));
-    struct Pending
-    {
-        UniqueFd fd;
-        WorkspacePath path;
-    };
-    std::deque<Pending> pending;
-    pending.push_back({std::move(directory.fd), *top});
-    while (!pending.empty() && !search.stopped()) {
-        const Pending current = std::move(pending.front());
-        pending.pop_front();
-        for (const DirectoryEntry &entry : readDirectory(current.fd.get())) {
+    WalkBudget::Limits walkLimits;
+    walkLimits.time = limits.timeLimit;
+    WalkBudget budget(walkLimits);
+    BreadthFirstWalk walk(files.root(), std::move(directory.fd), *top, budget);
+    while (!search.stopped()) {
+        const std::optional<BreadthFirstWalk::Directory> current = walk.next();
+        if (!current)
+            break;
+        for (const DirectoryEntry &entry : current->entries) {
             const QString name = QFile::decodeName(entry.name);
             // Symbolic links are neither followed nor entered: S_ISLNK matches neither branch.
             if (S_ISDIR(entry.status.st_mode)) {
-                UniqueFd child(::openat(current.fd.get(), entry.name.constData(),
-                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-                if (child.isValid())
-                    pending.push_back({std::move(child), current.path.child(name)});
+                walk.enter(*current, entry);
             } else if (S_ISREG(entry.status.st_mode) && search.wants(name)) {
                 const RegularFile file =
-                        RegularFile::openEntry(current.fd.get(), entry.name, entry.status);
-                if (file.ok() && !search.visit(file, current.path.child(name)))
+                        RegularFile::openEntry(current->fd.get(), entry.name, entry.status);
+                if (file.ok() && !search.visit(file, current->path.child(name)))
                     break;
             }
         }
     }
+    search.walkEnded(budget);
     return {search.result(), {}};
 }
 

@@ -32,7 +32,9 @@ struct FileSearchResult
     qint64 skippedBinary = 0; // a NUL byte in the first 8 KiB
     qint64 skippedLarge = 0; // over FILE_MAX_SIZE_MB
     bool truncated = false;
-    QString truncatedBy; // "max_results", "max_files", "max_bytes" or "time"
+    // "max_results", "max_files", "max_bytes", "time", or the walk's own bounds: "depth" (deeper
+    // directories were not searched), "max_names" (the walk listed as many names as it may)
+    QString truncatedBy;
 };
 
 // Bounds that keep one search from holding a worker for long, whatever the workspace holds.

@@ -15,12 +15,14 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <atomic>
 #include <cstdio>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <thread>
@@ -435,6 +437,45 @@ private Q_SLOTS:
         QCOMPARE(file.st_uid, uid_t(1234));
         QCOMPARE(file.st_gid, gid_t(5678));
         QCOMPARE(file.st_mode & 07777, mode_t(0640));
+    }
+
+    // A recursive listing holds one directory open at a time, not one per directory waiting its
+    // turn: a job's tree of many directories must not take the descriptors every client needs.
+    // Here the process may open 64 descriptors and the tree has 300 directories.
+    void aWideTreeIsListedWithFewDescriptors()
+    {
+        for (int i = 0; i < 300; ++i)
+            QVERIFY(QDir().mkpath(inside(QStringLiteral("wide/d%1/inner").arg(i))));
+        rlimit saved{};
+        QCOMPARE(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+        rlimit few = saved;
+        few.rlim_cur = 64;
+        QCOMPARE(::setrlimit(RLIMIT_NOFILE, &few), 0);
+        const auto restore = qScopeGuard([&saved] { ::setrlimit(RLIMIT_NOFILE, &saved); });
+        FileOptions options;
+        options.listMaxEntries = 100000;
+        makeManager(options);
+        const auto all = m_files->list({QStringLiteral("wide"), QString(), true});
+        QVERIFY2(all.ok(), qPrintable(all.error));
+        QVERIFY(!all.value->truncated);
+        QCOMPARE(all.value->entries.size(), 600);
+    }
+
+    // Nothing deeper than the walk's depth bound is entered, and the listing says it is
+    // incomplete.
+    void aDeepChainIsListedDownToTheDepthBound()
+    {
+        QString chain = QStringLiteral("deep");
+        for (int level = 0; level < 300; ++level)
+            chain += QStringLiteral("/d");
+        QVERIFY(QDir().mkpath(inside(chain)));
+        FileOptions options;
+        options.listMaxEntries = 100000;
+        makeManager(options);
+        const auto all = m_files->list({QStringLiteral("deep"), QString(), true});
+        QVERIFY2(all.ok(), qPrintable(all.error));
+        QVERIFY(all.value->truncated);
+        QCOMPARE(all.value->entries.size(), 257);
     }
 
     void listShowsLinksWithoutFollowing()

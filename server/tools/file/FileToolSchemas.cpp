@@ -155,7 +155,7 @@ QJsonObject searchOutput()
             "column":{"type":"integer"},
             "text":{"type":"string","description":"The line, cut to 200 characters around the match (… marks a cut)."}}}},
         "truncated":{"type":"boolean","description":"True when a limit stopped the search early."},
-        "truncated_by":{"enum":["max_results","max_files","max_bytes","time"]},
+        "truncated_by":{"enum":["max_results","max_files","max_bytes","time","depth","max_names"]},
         "files_scanned":{"type":"integer"},
         "skipped_binary":{"type":"integer"},
         "skipped_large":{"type":"integer","description":"Files over FILE_MAX_SIZE_MB, not searched."}}})"));
