@@ -100,6 +100,20 @@ bool isIntegral(const QJsonValue &value)
     return value.isDouble() && std::isfinite(number) && std::trunc(number) == number;
 }
 
+// Integers a JSON number holds exactly (RFC 8259's interoperable range, ±2^53). Beyond it a
+// reader that converts to a 64-bit integer meets values it cannot hold (1e308) or rounds
+// (9007199254740993): refused as integers rather than passed on to that conversion.
+constexpr double kLargestExactInteger = 9007199254740992.0; // 2^53
+
+bool isSafeInteger(const QJsonValue &value)
+{
+    // A number parsed as a 64-bit integer is compared as one: 2^53 + 1 rounds to 2^53 as a double.
+    if (const std::optional<qint64> integer = exactInteger(value))
+        return *integer >= -qint64(kLargestExactInteger)
+                && *integer <= qint64(kLargestExactInteger);
+    return isIntegral(value) && std::fabs(value.toDouble()) <= kLargestExactInteger;
+}
+
 QString numberText(const QJsonValue &value)
 {
     if (const std::optional<qint64> integer = exactInteger(value))
@@ -342,7 +356,7 @@ const QStringList &knownTypes()
 bool hasType(const QJsonValue &value, const QString &type)
 {
     if (type == u"integer")
-        return value.isDouble() && isIntegral(value);
+        return value.isDouble() && isSafeInteger(value);
     if (type == u"number")
         return value.isDouble();
     if (type == u"string")
@@ -509,6 +523,8 @@ Result Validation::checkType(const QJsonObject &schema, const QJsonValue &value,
             return std::nullopt;
         described.append(withArticle(type));
     }
+    if (types.contains(u"integer"_s) && isIntegral(value))
+        return fail(at, u"must be an integer from -2^53 to 2^53, got %1"_s.arg(numberText(value)));
     return typeMismatch(at, described, value);
 }
 

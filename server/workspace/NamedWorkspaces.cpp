@@ -156,6 +156,11 @@ std::optional<qint64> NamedWorkspaces::admit(const Principal &owner, const QStri
                          .arg(own.size());
         return std::nullopt;
     }
+    // A quota of 0 bytes means none at all to the volume: a size below 1 must never reach it.
+    if (sizeMb && *sizeMb < 1) {
+        *error = QStringLiteral("size_mb %1 is less than 1").arg(*sizeMb);
+        return std::nullopt;
+    }
     if (sizeMb && *sizeMb > m_limits.maxQuotaMb) {
         *error = QStringLiteral("size_mb %1 is more than SANDBOX_WORKSPACE_NAMED_MAX_MB (%2)")
                          .arg(*sizeMb)

@@ -105,7 +105,15 @@ void TestSchemaValidator::validates_data()
     ok("type integer integral double", u"{'type':'integer'}"_s, u"1.0"_s);
     ok("type integer exponent", u"{'type':'integer'}"_s, u"1e3"_s);
     ok("type integer negative zero", u"{'type':'integer'}"_s, u"-0.0"_s);
-    ok("type integer beyond 2^53", u"{'type':'integer'}"_s, u"9007199254740993"_s);
+    ok("type integer 2^53", u"{'type':'integer'}"_s, u"9007199254740992"_s);
+    ok("type integer -2^53", u"{'type':'integer'}"_s, u"-9007199254740992"_s);
+    bad("type integer beyond 2^53", u"{'type':'integer'}"_s, u"9007199254740993"_s,
+        {u"must be an integer from -2^53 to 2^53, got 9007199254740993"_s});
+    bad("type integer 1e308", u"{'type':'integer','minimum':1}"_s, u"1e308"_s,
+        {u"must be an integer from -2^53 to 2^53, got 1e+308"_s});
+    bad("type integer below -2^53", u"{'type':'integer'}"_s, u"-1e19"_s,
+        {u"must be an integer from -2^53 to 2^53"_s});
+    ok("type number 1e308", u"{'type':'number'}"_s, u"1e308"_s);
     bad("type integer fraction", u"{'type':'integer'}"_s, u"1.5"_s,
         {u"must be an integer"_s, u"got number 1.5"_s});
     bad("type integer string", u"{'type':'integer'}"_s, u"'abc'"_s,

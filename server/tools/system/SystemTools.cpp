@@ -17,6 +17,7 @@
 #include "mcp/ToolCall.h"
 #include "workspace/Workspace.h"
 
+#include <algorithm>
 #include <QJsonArray>
 #include <QPointer>
 
@@ -67,12 +68,6 @@ const QString kPythonKind = QStringLiteral("python");
 // Interactive code travels as an argument, within the kernel's 128 KiB per argument.
 constexpr qsizetype kInteractiveCodeMaxBytes = 100 * 1024;
 
-std::optional<qint64> timeoutArgument(const QJsonObject &arguments)
-{
-    const QJsonValue value = arguments.value(QLatin1String("timeout"));
-    return value.isDouble() ? std::optional<qint64>(qint64(value.toDouble())) : std::nullopt;
-}
-
 // How a call asked its job to run: returning at once, after yield_ms, or as usual.
 struct BackgroundMode
 {
@@ -88,9 +83,9 @@ BackgroundMode backgroundMode(const QJsonObject &arguments)
     mode.interactive = tools::boolArgument(arguments, "interactive");
     // An interactive job waits for input the call cannot give: it always runs in the background.
     mode.background = tools::boolArgument(arguments, "background") || mode.interactive;
-    if (const QJsonValue yield = arguments.value(QLatin1String("yield_ms"));
-        yield.isDouble() && !mode.background)
-        mode.yieldMs = int(qBound<double>(0, yield.toDouble(), 600000));
+    if (const std::optional<qint64> yield = tools::integerArgument(arguments, "yield_ms");
+        yield && !mode.background)
+        mode.yieldMs = int(std::clamp<qint64>(*yield, 0, 600000));
     return mode;
 }
 
@@ -121,7 +116,7 @@ KindCall commandCall(const SystemTools &tools, const QJsonObject &arguments, con
     CommandRequest request;
     request.command = tools::stringArgument(arguments, "command");
     request.workingDir = tools::stringArgument(arguments, "working_dir");
-    request.timeoutSeconds = timeoutArgument(arguments);
+    request.timeoutSeconds = tools::integerArgument(arguments, "timeout");
     KindCall call{.kind = kCommandKind,
                   .prepared = bash->prepare(request),
                   .text = request.command,
@@ -145,7 +140,7 @@ KindCall pythonCall(const SystemTools &tools, const QJsonObject &arguments,
     PythonRequest request;
     request.code = tools::stringArgument(arguments, "code");
     request.workingDir = tools::stringArgument(arguments, "working_dir");
-    request.timeoutSeconds = timeoutArgument(arguments);
+    request.timeoutSeconds = tools::integerArgument(arguments, "timeout");
     KindCall call{.kind = kPythonKind, .text = request.code, .what = QStringLiteral("the code")};
     if (mode.interactive && request.code.toUtf8().size() > kInteractiveCodeMaxBytes) {
         call.prepared.refusal = QStringLiteral("code for an interactive session is at most %1 "
@@ -190,7 +185,7 @@ void runJob(SystemTools &tools, const std::shared_ptr<ToolCall> &call,
     }
     JobRunner &runner = *tools.runner;
     const int timeoutSeconds = mode.any()
-            ? runner.backgroundTimeoutSeconds(timeoutArgument(arguments))
+            ? runner.backgroundTimeoutSeconds(tools::integerArgument(arguments, "timeout"))
             : job.prepared.timeoutSeconds;
     // Handles only for a call's own result: a background job's output is read with job_output.
     OutputHandleStore *handles = mode.any() ? nullptr : runner.services().handles;

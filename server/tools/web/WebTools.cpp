@@ -78,7 +78,7 @@ void search(WebSearch *search, const std::shared_ptr<ToolCall> &call)
 {
     const QJsonObject arguments = call->arguments();
     const QString query = tools::stringArgument(arguments, "query");
-    const int count = arguments.value(QLatin1String("max_results")).toInt(10);
+    const int count = int(tools::integerArgument(arguments, "max_results").value_or(10));
     const quint64 id = search->search(query, count, [call, query](const SearchOutcome &outcome) {
         if (!outcome.success) {
             call->finish(failure(outcome.error));
