@@ -10,4 +10,11 @@ namespace cmcp {
 // component: invalid, with errno saying why, when it cannot be opened that way.
 UniqueFd openDirectory(const QString &path);
 
+// The directory `relative` below the open directory `directoryFd`, opened one component at a
+// time with O_NOFOLLOW | O_DIRECTORY: no symbolic link anywhere on the way, no "." or "..", no
+// absolute path, so what it opens lies beneath `directoryFd` whatever the names are. For paths
+// read back from a file someone else could have written. Invalid, with errno saying why
+// (ENOTDIR for a link or a file, EINVAL for a path of another form), otherwise.
+UniqueFd openDirectoryBeneath(int directoryFd, const QString &relative);
+
 } // namespace cmcp

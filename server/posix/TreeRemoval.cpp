@@ -1,5 +1,6 @@
 #include "posix/TreeRemoval.h"
 
+#include "posix/DirectoryNames.h"
 #include "posix/ErrnoText.h"
 #include "posix/UniqueFd.h"
 
@@ -52,31 +53,6 @@ int openDirectoryAt(int dirFd, const QByteArray &name)
     if (fd >= 0 || errno != ENOSYS)
         return int(fd);
     return ::openat(dirFd, name.constData(), int(how.flags));
-}
-
-// The names in an open directory, "." and ".." left out. Empty with `error` set on failure.
-QList<QByteArray> listNames(int dirFd, int *error)
-{
-    QList<QByteArray> names;
-    *error = 0;
-    // fdopendir takes the descriptor over; a copy leaves the caller's open.
-    const int copy = ::openat(dirFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *dir = copy >= 0 ? ::fdopendir(copy) : nullptr;
-    if (!dir) {
-        *error = errno;
-        if (copy >= 0)
-            ::close(copy);
-        return names;
-    }
-    errno = 0;
-    while (const dirent *entry = ::readdir(dir)) {
-        if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0)
-            names.append(QByteArray(entry->d_name));
-        errno = 0;
-    }
-    *error = errno;
-    ::closedir(dir);
-    return names;
 }
 
 // One directory on the way down: its descriptor (closed while it lies deeper than
@@ -178,7 +154,7 @@ bool Removal::enter(int parentFd, const QByteArray &name, QString *error)
     m_levels.push_back(Level{std::move(fd), status.st_dev, status.st_ino, name, {}, 0});
     Level &level = m_levels.back();
     int listError = 0;
-    level.pending = listNames(level.fd.get(), &listError);
+    level.pending = directoryNames(level.fd.get(), &listError);
     level.listings = 1;
     if (listError != 0) {
         *error = failure("cannot list", name, listError);
@@ -212,7 +188,7 @@ bool Removal::finishTop(QString *error)
 {
     Level &level = m_levels.back();
     int listError = 0;
-    level.pending = listNames(level.fd.get(), &listError);
+    level.pending = directoryNames(level.fd.get(), &listError);
     if (listError != 0) {
         *error = failure("cannot list", level.name, listError);
         return false;
@@ -325,7 +301,7 @@ bool removeTree(const QString &path, QString *error)
 bool removeTreeContents(int directoryFd, QString *error)
 {
     int listError = 0;
-    const QList<QByteArray> names = listNames(directoryFd, &listError);
+    const QList<QByteArray> names = directoryNames(directoryFd, &listError);
     if (listError != 0) {
         *error = QStringLiteral("cannot list the directory: %1").arg(errnoText(listError));
         return false;
