@@ -187,8 +187,10 @@ bool AuditLog::resumeChain(QString *error)
 
 bool AuditLog::openFile(QString *error)
 {
+    // Root appends to it: a symbolic link planted at its name is refused (ELOOP), never followed.
     const QByteArray path = QFile::encodeName(m_options.path);
-    m_fd.reset(::open(path.constData(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+    m_fd.reset(
+            ::open(path.constData(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!m_fd.isValid()) {
         *error = systemError("cannot open the audit log", m_options.path);
         return false;

@@ -10,6 +10,7 @@
 #include "workspace/SessionWorkspaces.h"
 #include "common/Settings.h"
 #include "mcp/ToolCall.h"
+#include "posix/OwnDirectory.h"
 #include "workspace/Workspace.h"
 
 #include <QDir>
@@ -143,12 +144,16 @@ void JobRunner::keepTemplate(const QString &kind, const JobRequest &forTemplate,
     retireTemplate(kind);
     const QString socket =
             QStringLiteral("%1/%2-%3.sock").arg(m_templateDirectory, kind).arg(++m_templatesMade);
-    const QByteArray directory = QFile::encodeName(m_templateDirectory);
-    if (QFile::encodeName(socket).size() >= qsizetype(sizeof(sockaddr_un::sun_path))
-        || !QDir().mkpath(m_templateDirectory) || ::chmod(directory.constData(), 0700) != 0) {
-        spdlog::warn("sandbox: no {} template: its socket {} is too long or its directory cannot "
-                     "be made root-only; calls start cold",
+    if (QFile::encodeName(socket).size() >= qsizetype(sizeof(sockaddr_un::sun_path))) {
+        spdlog::warn("sandbox: no {} template: its socket {} is too long; calls start cold",
                      kind.toStdString(), socket.toStdString());
+        return;
+    }
+    // Made or checked through a descriptor: a link planted at its name is refused, never given
+    // mode 0700 in place of what it names.
+    if (QString why; !openOwnDirectory(m_templateDirectory, 0700, &why).isValid()) {
+        spdlog::warn("sandbox: no {} template: {}; calls start cold", kind.toStdString(),
+                     why.toStdString());
         return;
     }
     m_templates[kind] = new CallTemplate(m_supervisor, forTemplate, socket, spareCells, this);

@@ -1,12 +1,9 @@
 #include "jobs/JobServices.h"
 
 #include "common/Settings.h"
+#include "posix/OwnDirectory.h"
+#include "posix/TreeRemoval.h"
 #include "workspace/Workspace.h"
-
-#include <QDir>
-#include <QFile>
-
-#include <sys/stat.h>
 
 namespace cmcp {
 
@@ -17,17 +14,13 @@ QString JobServices::fileDirectoryFromSettings(const Settings &settings)
 
 bool JobServices::prepareFileDirectory(const QString &directory, QString *error)
 {
-    if (!QDir().mkpath(directory) || ::chmod(QFile::encodeName(directory).constData(), 0700) != 0) {
-        *error = QStringLiteral("cannot create the output directory %1").arg(directory);
+    const UniqueFd opened = openOwnDirectory(directory, 0700, error);
+    if (!opened.isValid())
         return false;
-    }
-    QDir dir(directory);
-    for (const QString &name : dir.entryList(QDir::Files | QDir::Hidden | QDir::System)) {
-        if (!dir.remove(name)) {
-            *error = QStringLiteral("cannot remove %1, left by a previous run")
-                             .arg(dir.filePath(name));
-            return false;
-        }
+    if (QString why; !removeTreeContents(opened.get(), &why)) {
+        *error = QStringLiteral("cannot empty %1 of what a previous run left: %2")
+                         .arg(directory, why);
+        return false;
     }
     return true;
 }

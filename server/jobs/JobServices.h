@@ -24,7 +24,9 @@ struct JobServices
     // <SANDBOX_ROOT>/spill, made absolute like the workspace.
     static QString fileDirectoryFromSettings(const Settings &settings);
     // Creates the directory (mode 0700) and deletes what a previous run left in it: no handle
-    // or job survives a restart. False with a reason when it cannot.
+    // or job survives a restart. A symbolic link or a directory not the daemon's at that path is
+    // refused, never followed or emptied (openOwnDirectory). False with a reason naming the path
+    // when it cannot.
     static bool prepareFileDirectory(const QString &directory, QString *error);
 };
 

@@ -6,7 +6,7 @@
 #include "mcp/ToolCall.h"
 #include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
-#include "posix/OpenDirectory.h"
+#include "posix/OwnDirectory.h"
 #include "posix/TreeRemoval.h"
 #include "posix/UniqueFd.h"
 #include "workspace/WorkspaceCheckpoints.h"
@@ -159,8 +159,8 @@ std::optional<Workspace> SessionWorkspaces::forSession(const QString &sessionId,
             return std::nullopt;
         }
         const QString parent = sessionsDirectory();
-        if (!QDir().mkpath(parent) || ::chmod(QFile::encodeName(parent).constData(), 0711) != 0) {
-            *error = QStringLiteral("cannot create the sessions directory %1").arg(parent);
+        if (QString why; !openOwnDirectory(parent, 0711, &why).isValid()) {
+            *error = QStringLiteral("cannot create the sessions directory: %1").arg(why);
             return std::nullopt;
         }
         path = QDir(parent).filePath(unguessableId("ws_"));
@@ -292,14 +292,12 @@ void SessionWorkspaces::waitForRemovals()
 bool SessionWorkspaces::removeLeftovers(QString *error) const
 {
     const QString directory = sessionsDirectory();
-    const UniqueFd sessions = openDirectory(directory);
+    QString why;
+    const UniqueFd sessions = openOwnDirectory(directory, 0711, &why);
     if (!sessions.isValid()) {
-        if (errno == ENOENT)
-            return true;
-        *error = QStringLiteral("cannot open %1: %2").arg(directory, errnoText(errno));
+        *error = QStringLiteral("nothing a previous run left is removed: %1").arg(why);
         return false;
     }
-    QString why;
     if (removeTreeContents(sessions.get(), &why))
         return true;
     *error = QStringLiteral("cannot remove all that a previous run left in %1: %2")

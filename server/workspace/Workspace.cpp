@@ -109,10 +109,22 @@ bool Workspace::ensureExists(QString *error) const
         *error = QStringLiteral("cannot create the workspace %1").arg(m_path);
         return false;
     }
-    const int fd =
-            ::open(QFile::encodeName(m_path).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    // Given to the sandbox group and made group-writable below: through a symbolic link planted
+    // at its name, that would hand the jobs whatever directory the link names.
+    const int fd = ::open(QFile::encodeName(m_path).constData(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-        *error = QStringLiteral("cannot open the workspace %1: %2").arg(m_path, errnoText(errno));
+        const int openError = errno;
+        struct stat entry = {};
+        const bool link = ::lstat(QFile::encodeName(m_path).constData(), &entry) == 0
+                && S_ISLNK(entry.st_mode);
+        *error = link
+                ? QStringLiteral("the workspace %1 is a symbolic link: refused, the workspace is "
+                                 "given to the jobs and cmcpd follows no link to it (remove the "
+                                 "link, or set SANDBOX_ROOT to where the workspace should be)")
+                          .arg(m_path)
+                : QStringLiteral("cannot open the workspace %1: %2")
+                          .arg(m_path, errnoText(openError));
         return false;
     }
     // The top directory is ours: make it shared with the jobs even when it already existed.

@@ -5,6 +5,7 @@
 #include "posix/DirectorySync.h"
 #include "posix/ErrnoText.h"
 #include "posix/OpenDirectory.h"
+#include "posix/OwnDirectory.h"
 #include "posix/UniqueFd.h"
 #include "workspace/DirectoryEntries.h"
 
@@ -93,14 +94,21 @@ std::optional<Checkpoint> WorkspaceCheckpoints::create(const QString &label, QSt
                          .arg(existing->size());
         return std::nullopt;
     }
+    // Both levels root's and 0700, each made and checked through a descriptor: a link planted at
+    // either name is refused rather than given that mode in place of what it names.
     const QString dir = directory();
-    if (!QDir().mkpath(dir) || ::chmod(QFile::encodeName(dir).constData(), 0700) != 0
-        || ::chmod(QFile::encodeName(QFileInfo(dir).absolutePath()).constData(), 0700) != 0) {
-        *error = QStringLiteral("cannot create the checkpoint directory %1").arg(dir);
+    const QString checkpointsRoot = QFileInfo(dir).absolutePath();
+    QString why;
+    const UniqueFd checkpointsRootFd = openOwnDirectory(checkpointsRoot, 0700, &why);
+    const UniqueFd target = checkpointsRootFd.isValid()
+            ? openOwnDirectoryAt(checkpointsRootFd.get(),
+                                 QFile::encodeName(QFileInfo(dir).fileName()), 0700, dir, &why)
+            : UniqueFd();
+    if (!target.isValid()) {
+        *error = QStringLiteral("cannot create the checkpoint directory: %1").arg(why);
         return std::nullopt;
     }
     const UniqueFd source = openDirectory(m_workspace.path());
-    const UniqueFd target = openDirectory(dir);
     if (!source.isValid() || !target.isValid()) {
         *error = QStringLiteral("cannot open the workspace or its checkpoints: %1")
                          .arg(errnoText(errno));

@@ -3,6 +3,7 @@
 #include "common/Settings.h"
 #include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
+#include "posix/OwnDirectory.h"
 #include "posix/LoopMount.h"
 #include "posix/OpenDirectory.h"
 #include "posix/UniqueFd.h"
@@ -124,8 +125,10 @@ WorkspaceVolume WorkspaceVolume::prepare(const Settings &settings)
         return unavailable(QStringLiteral("not root: only root can mount the workspace volume"));
     const QString root = Workspace::sandboxRoot(settings);
     const QString mount = mountPathFor(settings);
-    if (!QDir().mkpath(mount))
-        return unavailable(QStringLiteral("cannot create %1").arg(mount));
+    // A mount follows a symbolic link at its target: one planted here would have the volume
+    // cover (and chmod) whatever directory it names.
+    if (QString why; !openOwnDirectory(mount, 0711, &why).isValid())
+        return unavailable(why);
     const QString image = root + QStringLiteral("/workspaces.btrfs");
     if (!isMountedAt(mount)) {
         QString error;
