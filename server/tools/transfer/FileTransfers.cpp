@@ -8,6 +8,7 @@
 #include "posix/UniqueFd.h"
 #include "transport/HttpWire.h"
 #include "workspace/RegularFile.h"
+#include "workspace/Workspace.h"
 
 #include <QDir>
 #include <QFile>
@@ -198,8 +199,7 @@ FileTransfers::FileTransfers(const Settings &settings, QObject *parent)
     : QObject(parent),
       m_seconds(int(settings.integer(u"TRANSFER_URL_SECONDS"))),
       m_maxBytes(settings.integer(u"TRANSFER_MAX_MB") << 20),
-      m_journal(QDir(QDir::currentPath()).absoluteFilePath(settings.text(u"SANDBOX_ROOT"))
-                + QStringLiteral("/transfers"))
+      m_journal(Workspace::sandboxRoot(settings))
 {
     m_journal.removeLeftovers();
     setObjectName(QStringLiteral("cmcp::FileTransfers"));
