@@ -25,6 +25,10 @@ QJsonObject redactSecrets(const QJsonObject &arguments, const QString &placehold
 QJsonValue redactSecrets(const QJsonValue &value, const QString &placeholder);
 // The secrets written inline in `text` (as in any string of the arguments) redacted.
 QString redactInlineSecrets(QString text, const QString &placeholder);
+// The values in `text` assigned to a name that says they are secret, in a shell's, a
+// configuration file's or a program's syntax ("DB_PASS=abc", password = "abc"), redacted: one of
+// the forms redactInlineSecrets knows.
+QString redactSecretAssignments(QString text, const QString &placeholder);
 
 } // namespace cmcp
 

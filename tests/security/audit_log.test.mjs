@@ -1,9 +1,9 @@
 // The audit log and the daemon's log cannot be turned against the operator by what a client
 // sends: an absurd client name is refused at initialize (and cannot forge a line of the text
 // log), a call's record stays small whatever the size and shape of its arguments, and the
-// secrets a model handles (passwords in URLs and flags, auth headers, a private key or a .env
-// file written with file_write) never reach the log, whose records still identify what was
-// written by its length and sha256.
+// secrets a model handles (passwords in URLs and flags, auth headers, secrets assigned in a
+// command or in Python code, a private key or a .env file written with file_write) never reach
+// the log, whose records still identify what was written by its length and sha256.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -143,5 +143,34 @@ describe('audit log and daemon log under hostile input', () => {
             const sha = createHash('sha256').update(content).digest('hex');
             assert.equal(written[path], `[${Buffer.byteLength(content)} bytes in all, sha256 ${sha}]`);
         }
+    }));
+
+    test('secrets assigned in a command and in Python code never reach the log', () => withDiagnostics(daemon, async () => {
+        // An assignment before a command, as a deployment script writes it; the Python code uses
+        // its secrets, so that the call shows they reached the program.
+        const command = 'DB_PASS=hunter2 echo connected';
+        const code = [
+            'password = "hunter2"',
+            'secret_token: str = "hunter2"',
+            'settings = {"db_pass": \'hunter2\'}',
+            'def connect(host, password): return password',
+            'print(connect("db", password="hunter2") == settings["db_pass"] == secret_token == password)',
+        ].join('\n');
+        const ranCommand = await call('system_run_command', { command }, 'assigned-command');
+        assert.equal(ranCommand.result?.structuredContent?.stdout, 'connected\n', JSON.stringify(ranCommand).slice(0, 500));
+        const ranPython = await call('system_run_python', { code }, 'assigned-python');
+        assert.equal(ranPython.result?.structuredContent?.output, 'True\n', JSON.stringify(ranPython).slice(0, 500));
+
+        const commandRecords = startedRecords('system_run_command').filter(({ record }) => record.arguments.command.includes('DB_PASS='));
+        const [{ record: pythonRecord }] = startedRecords('system_run_python');
+        assert.equal(commandRecords.length, 1, 'the command is in the audit log');
+        const leaks = [['command', commandRecords[0].record.arguments.command], ['code', pythonRecord.arguments.code]]
+            .filter(([, text]) => text.includes('hunter2'));
+        assert.deepEqual(leaks, [], `the audit log holds secrets: ${JSON.stringify(leaks)}`);
+        assert.ok(!(readFileSync(auditLog, 'utf8') + daemon.stderr()).includes('hunter2'), 'the log holds the secret hunter2');
+        // What is not secret stays readable.
+        assert.equal(commandRecords[0].record.arguments.command, 'DB_PASS=[redacted] echo connected');
+        assert.match(pythonRecord.arguments.code, /^password = \[redacted\]\nsecret_token: str = \[redacted\]\nsettings = \{"db_pass": \[redacted\]\}\n/);
+        assert.match(pythonRecord.arguments.code, /print\(connect\("db", password=\[redacted\]\) == /);
     }));
 });

@@ -1,5 +1,7 @@
 #include "RedactionReference.h"
 
+#include "common/SecretRedaction.h"
+
 #include <QRegularExpression>
 
 namespace cmcp::reference {
@@ -16,15 +18,11 @@ QString redactInlineSecrets(QString text, const QString &placeholder)
                     QRegularExpression::DotMatchesEverythingOption);
     // "Token" is also an English word: only a credential-like value (8 characters or more) follows.
     static const QRegularExpression scheme =
-            pattern(R"(\b(bearer|basic|digest|negotiate|token(?=\s+[A-Za-z0-9._~+/=-]{8}))\s+)"
+            pattern(R"(\b(bearer|basic|digest|negotiate|token(?=\h+[A-Za-z0-9._~+/=-]{8}))\h+)"
                     R"([A-Za-z0-9._~+/=-]+)");
     static const QRegularExpression authHeader =
-            pattern(R"(\b((?:proxy-)?authorization\s*:\s*|x-[A-Za-z0-9-]*auth[A-Za-z0-9-]*\s*:\s*))"
+            pattern(R"(\b((?:proxy-)?authorization\h*:\h*|x-[A-Za-z0-9-]*auth[A-Za-z0-9-]*\h*:\h*))"
                     R"((?!(?:bearer|basic|digest|negotiate|token)\s)([^\s"',;]+))");
-    static const QRegularExpression assignment = pattern(
-            R"(([A-Za-z0-9_-]*(?:token|password|passwd|secret|api[_-]?key|_key\b|credential))"
-            R"([A-Za-z0-9_-]*["']?\s*[=:]\s*|--?[A-Za-z0-9_-]*(?:token|password|passwd|secret|)"
-            R"(api[_-]?key)[A-Za-z0-9_-]*\s+)("[^"]*"|'[^']*'|[^\s"']+))");
     static const QRegularExpression urlPassword =
             pattern(R"(\b([a-z][a-z0-9+.-]*://[^\s/:@"']*):[^\s/@"']*@)");
     static const QRegularExpression userPassword =
@@ -35,7 +33,8 @@ QString redactInlineSecrets(QString text, const QString &placeholder)
     text.replace(pem, QStringLiteral("\\1 ") + placeholder + QStringLiteral(" \\3"));
     text.replace(scheme, QStringLiteral("\\1 ") + placeholder);
     text.replace(authHeader, QStringLiteral("\\1") + placeholder);
-    text.replace(assignment, QStringLiteral("\\1") + placeholder);
+    // Assignments are redacted by code rather than one replacement; that code is the daemon's.
+    text = cmcp::redactSecretAssignments(text, placeholder);
     text.replace(urlPassword, QStringLiteral("\\1:") + placeholder + QStringLiteral("@"));
     text.replace(userPassword, QStringLiteral("\\1:") + placeholder);
     text.replace(passwordFlag, QStringLiteral("\\1") + placeholder);

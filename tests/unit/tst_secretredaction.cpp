@@ -144,6 +144,17 @@ QStringList redactionPieces()
             QString(QChar(0xDC00)),
             "[redacted]",
             "********",
+            "pass",
+            "PWD",
+            "_pwd",
+            "\\",
+            "\"\"\"",
+            "\'\'\'",
+            "f",
+            "]",
+            "max_",
+            "_length",
+            "12",
     };
 }
 
@@ -160,9 +171,12 @@ QString randomText(QRandomGenerator &random, const QStringList &pieces, int most
                 "db_token",      "AWS_SECRET_KEY", "api-key",
                 "--password",    "-u bob",         "--user",
                 "https://bob",   "mysql -u root",  "sshpass",
-                "redis-cli",     "credential",     "-----BEGIN RSA PRIVATE KEY"};
-        static const QStringList separators{" ",     "=",  ": ",  ":",    " = ", "-----", "--- ",
-                                            "\"=\"", "' ", " -p", " -a ", "@",   "://",   "\t"};
+                "redis-cli",     "credential",     "-----BEGIN RSA PRIVATE KEY",
+                "DB_PASS",       "MYSQL_PWD",      "password: str",
+                "max_tokens",    "{\"passwd\"",    "os.environ[\"DB_PASS\"]"};
+        static const QStringList separators{
+                " ",    "=", ": ",  ":",  " = ",    "-----",  "--- ", "\"=\"", "' ",    " -p",
+                " -a ", "@", "://", "\t", " = f\"", "\"\"\"", " == ", ":=",    "=\\\"", "]: "};
         const int count = 1 + random.bounded(3);
         for (int i = 0; i < count; ++i) {
             text += names.at(random.bounded(int(names.size())));
@@ -260,6 +274,69 @@ private Q_SLOTS:
                                          QStringLiteral("[redacted]"))
                              .toString(),
                      QString::fromUtf8(c.redacted));
+    }
+
+    // A value assigned to a name that says it is secret, in a shell's, a configuration file's or a
+    // program's syntax, loses its value, quotes and all; the name and what joins it stay.
+    void assignmentsToSecretNamesLoseTheirValue()
+    {
+        const struct
+        {
+            const char *text;
+            const char *redacted;
+        } cases[] = {
+                {"DB_PASS=hunter2 ./migrate", "DB_PASS=[redacted] ./migrate"},
+                {"export API_TOKEN=hunter2", "export API_TOKEN=[redacted]"},
+                {"MYSQL_PWD='hunter 2' mysql -u root", "MYSQL_PWD=[redacted] mysql -u root"},
+                {"APP_SECRET=\"hunter2\" SIGNING_KEY=hunter2 PASSWORD=hunter2 PASS=hunter2 env",
+                 "APP_SECRET=[redacted] SIGNING_KEY=[redacted] PASSWORD=[redacted] "
+                 "PASS=[redacted] env"},
+                {"echo x DB_PASS=hunter2", "echo x DB_PASS=[redacted]"},
+                {"deploy --db-pass hunter2 --password=pw0",
+                 "deploy --db-pass [redacted] "
+                 "--password=[redacted]"},
+                {"password = \"hunter2\"", "password = [redacted]"},
+                {"passwd='hunter2'", "passwd=[redacted]"},
+                {"api_key = f\"hunter{2}\"", "api_key = [redacted]"},
+                {"secret_token: str = \"hunter2\"", "secret_token: str = [redacted]"},
+                {"db_password: Optional[Dict[str, str]] = rb'hunter2'",
+                 "db_password: Optional[Dict[str, str]] = [redacted]"},
+                {"{\"password\": \"hunter2\", \"user\": \"bob\"}",
+                 "{\"password\": [redacted], \"user\": \"bob\"}"},
+                {"connect(host=\"db\", password=\"hunter2\")",
+                 "connect(host=\"db\", password=[redacted])"},
+                {"os.environ[\"DB_PASS\"] = \"hunter2\"", "os.environ[\"DB_PASS\"] = [redacted]"},
+                {"if token == \"hunter2\":", "if token == [redacted]:"},
+                {"password = \"\"\"hunter\n2\"\"\"\nprint(1)", "password = [redacted]\nprint(1)"},
+                {"password = \"hun\\\"ter2\" + x", "password = [redacted] + x"},
+                // A string never closed is secret to the end of its line.
+                {"password = \"hunter2\nprint(1)", "password = [redacted]\nprint(1)"},
+                // A number is a password too where the name does not say it measures one.
+                {"DB_PASSWORD=123456", "DB_PASSWORD=[redacted]"},
+        };
+        for (const auto &c : cases)
+            QCOMPARE(cmcp::redactInlineSecrets(QString::fromUtf8(c.text),
+                                               QStringLiteral("[redacted]")),
+                     QString::fromUtf8(c.redacted));
+    }
+
+    // What only looks like an assignment of a secret is kept: a number a name says measures one,
+    // names that hold a secret word inside another word, the shell's working directory, a flag
+    // naming a key's file, and the block a condition on a secret opens.
+    void lookalikeAssignmentsAreKept()
+    {
+        for (const char *text : {
+                     "password_length = 12; max_tokens=1024, PASSWORD_MIN_LENGTH=8",
+                     "connect(token_ttl=3600)",
+                     "bypass=1 compass=north keyboard=\"us\" monkey: x",
+                     "PWD=/tmp OLDPWD=/ ls",
+                     "openssl req --key server.pem",
+                     "if not password:\n    raise ValueError(\"no password\")",
+                     "for token in tokens:\n    print(token)",
+             })
+            QCOMPARE(cmcp::redactInlineSecrets(QString::fromUtf8(text),
+                                               QStringLiteral("[redacted]")),
+                     QString::fromUtf8(text));
     }
 
     // The redactor skips the patterns a text cannot match: it must redact exactly what running
