@@ -431,6 +431,16 @@ QList<SettingSpec> buildTable()
             integer(web, "WEB_BROWSER_PAGES_PER_WORKER", "50", 1, 100000,
                     "Pages a cmcp-browser worker loads before a fresh worker replaces it.",
                     NoFlags),
+            integer(web, "WEB_BROWSER_WORKERS", "4", 1, 256,
+                    "Browser workers that may run at once, the warm one included. Each serves "
+                    "one principal (the one of its first page) and no other; a principal that "
+                    "needs one when they all run ends another principal's idle worker.",
+                    NoFlags),
+            integer(web, "WEB_BROWSER_IDLE_SECONDS", "60", 1, 86400,
+                    "Once pages of more than one principal have come, a principal's browser "
+                    "worker that has loaded no page for this long ends; its next page starts a "
+                    "fresh one (or takes the warm one).",
+                    NoFlags),
             integer(web, "WEB_BROWSER_MEMORY_MB", "2048", 0, 1048576,
                     "A root daemon starts each browser worker under cmcp-jail, as its own user "
                     "with no_new_privs, in namespaces of its own whose only way out is the "

@@ -21,6 +21,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -179,6 +180,10 @@ struct BrowserPool::Worker
     UniqueFd egressChannel;
     QSocketNotifier *egressNotifier = nullptr;
     std::shared_ptr<const EgressGate> gate;
+    // The principal whose pages it loads, from its first page (or from its start, when it was
+    // started for a principal) to its end; none while it is the warm spare.
+    std::optional<QString> principal;
+    QElapsedTimer idle; // since its last page finished
     int pagesSent = 0;
     QHash<quint64, Callback> inFlight;
     QHash<quint64, qint64> deadlines; // id -> ms since start at which the page is overdue
@@ -234,12 +239,18 @@ QStringList BrowserPool::policyArguments(const EgressPolicy &policy, qint64 maxB
 void BrowserPool::prestart()
 {
     m_wanted = true;
-    keepOneWarm();
+    provideWorkers();
 }
 
 quint64 BrowserPool::browse(const BrowseCall &call, Callback callback)
 {
     m_wanted = true;
+    if (m_principalsSeen == 0) {
+        m_principalsSeen = 1;
+        m_firstPrincipal = call.principal;
+    } else if (call.principal != m_firstPrincipal) {
+        m_principalsSeen = 2;
+    }
     const quint64 id = m_nextId++;
     m_queue.append(Pending{id, call, std::move(callback)});
     QMetaObject::invokeMethod(this, &BrowserPool::dispatch, Qt::QueuedConnection);
@@ -276,25 +287,17 @@ void BrowserPool::setPolicy(QStringList arguments, std::shared_ptr<const EgressG
     m_options.gate = std::move(gate);
     m_options.timeoutMs = timeoutMs;
     m_options.maxBytes = maxBytes;
-    if (!m_workers.isEmpty() && !m_workers.last()->draining) {
-        Worker *worker = m_workers.last();
-        worker->draining = true;
-        drainIfDone(worker);
-    }
+    const QList<Worker *> workers = m_workers;
+    for (Worker *worker : workers)
+        endWorker(worker);
     dispatch();
 }
 
-void BrowserPool::keepOneWarm()
-{
-    if (!m_wanted)
-        return;
-    if (m_workers.isEmpty() || m_workers.last()->draining)
-        startWorker();
-}
-
-BrowserPool::Worker *BrowserPool::startWorker()
+BrowserPool::Worker *BrowserPool::startWorker(const std::optional<QString> &principal)
 {
     auto *worker = new Worker;
+    worker->principal = principal;
+    worker->idle.start();
     worker->process = new QProcess(this);
     worker->watchdog = new QTimer(worker->process);
     worker->watchdog->setInterval(1000);
@@ -391,7 +394,13 @@ BrowserPool::Worker *BrowserPool::startWorker()
                            QStringLiteral("could not be started (%1: %2)")
                                    .arg(m_options.program, worker->process->errorString()));
             });
-    connect(worker->watchdog, &QTimer::timeout, this, [worker] {
+    connect(worker->watchdog, &QTimer::timeout, this, [this, worker] {
+        // With one principal only, its worker is the warm one and stays.
+        if (worker->principal && m_principalsSeen > 1 && worker->ready && worker->inFlight.isEmpty()
+            && worker->idle.elapsed() > m_options.idleWorkerMs) {
+            endWorker(worker);
+            return;
+        }
         const qint64 now = worker->started.elapsed();
         if (!worker->ready && now > startLimitMs) {
             worker->process->kill();
@@ -453,28 +462,128 @@ void BrowserPool::serveEgress(Worker *worker)
     }
 }
 
+// Each waiting page, in order, goes to a worker of its principal with room for it; a page whose
+// principal's worker is starting or full waits without holding up other principals' pages.
 void BrowserPool::dispatch()
 {
-    keepOneWarm();
-    if (m_workers.isEmpty())
-        return;
-    Worker *worker = m_workers.last();
-    while (worker->ready && !worker->draining && !m_queue.isEmpty()
-           && worker->inFlight.size() < m_options.concurrentPages) {
-        send(worker, m_queue.takeFirst());
-        if (worker->pagesSent >= m_options.pagesPerWorker) {
-            // Its pages are done: a fresh worker takes the next calls while it finishes.
-            worker->draining = true;
-            startWorker();
-            drainIfDone(worker);
-            return;
+    for (qsizetype i = 0; i < m_queue.size();) {
+        Worker *worker = workerFor(m_queue.at(i).call.principal);
+        if (!worker) {
+            ++i;
+            continue;
         }
+        send(worker, m_queue.takeAt(i));
+        if (worker->pagesSent >= m_options.pagesPerWorker)
+            retire(worker);
     }
+    provideWorkers();
+}
+
+// The worker of `principal` that may take a page now: its own, or the warm spare, which becomes
+// its own. None while its own is starting or full.
+BrowserPool::Worker *BrowserPool::workerFor(const QString &principal)
+{
+    Worker *spare = nullptr;
+    for (Worker *worker : std::as_const(m_workers)) {
+        if (worker->draining)
+            continue;
+        if (worker->principal == principal)
+            return worker->ready && worker->inFlight.size() < m_options.concurrentPages ? worker
+                                                                                        : nullptr;
+        if (!worker->principal && worker->ready && !spare)
+            spare = worker;
+    }
+    if (spare)
+        spare->principal = principal;
+    return spare;
+}
+
+// A worker for each principal with pages waiting and none of its own, within maxWorkers: the
+// spare (even while it starts), a fresh one, or, when all run, a fresh one in place of an idle
+// worker of another principal, which ends first. Then the warm spare, if there is room.
+void BrowserPool::provideWorkers()
+{
+    const auto running = [this] { return int(m_workers.size()); };
+    for (const Pending &pending : std::as_const(m_queue)) {
+        const QString &principal = pending.call.principal;
+        Worker *spare = nullptr;
+        bool hasOwn = false;
+        for (Worker *worker : std::as_const(m_workers)) {
+            if (worker->draining)
+                continue;
+            hasOwn = hasOwn || worker->principal == principal;
+            if (!worker->principal && !spare)
+                spare = worker;
+        }
+        if (hasOwn)
+            continue;
+        if (spare) {
+            spare->principal = principal;
+            continue;
+        }
+        if (running() < m_options.maxWorkers) {
+            startWorker(principal);
+            continue;
+        }
+        // Room is being made already while a worker with no pages is on its way out.
+        const bool ending = std::any_of(m_workers.cbegin(), m_workers.cend(), [](Worker *w) {
+            return w->draining && w->inFlight.isEmpty();
+        });
+        if (ending)
+            break;
+        Worker *idlest = nullptr;
+        for (Worker *worker : std::as_const(m_workers))
+            if (!worker->draining && worker->inFlight.isEmpty()
+                && (!idlest || worker->idle.elapsed() > idlest->idle.elapsed()))
+                idlest = worker;
+        if (!idlest)
+            break; // every worker is loading pages: the page waits for one to finish
+        spdlog::info("web_browse: {} browser workers run (WEB_BROWSER_WORKERS); the idle one of "
+                     "another principal ends to make room",
+                     running());
+        endWorker(idlest);
+        break;
+    }
+    // The spare is for a principal's first page; a pool that has served one principal only (the
+    // local one, or a daemon with one token) would only pay for it.
+    if (!m_wanted || running() >= m_options.maxWorkers || m_principalsSeen == 1)
+        return;
+    for (Worker *worker : std::as_const(m_workers))
+        if (!worker->draining && !worker->principal)
+            return;
+    startWorker();
+}
+
+// A worker that has served its pages: it finishes them while its successor, bound to the same
+// principal, starts (when there is room; otherwise the principal's next page starts it).
+void BrowserPool::retire(Worker *worker)
+{
+    endWorker(worker);
+    if (worker->principal && int(m_workers.size()) < m_options.maxWorkers)
+        startWorker(worker->principal);
+}
+
+// A worker takes no more pages and quits once it has answered those it has.
+void BrowserPool::endWorker(Worker *worker)
+{
+    if (worker->draining)
+        return;
+    worker->draining = true;
+    drainIfDone(worker);
 }
 
 void BrowserPool::send(Worker *worker, Pending pending)
 {
     const BrowseCall &call = pending.call;
+    if (worker->pagesSent == 0) {
+        // The worker's pid as the host sees it (the jail's child, when confined), so that an
+        // operator can find it.
+        const qint64 pid = m_options.confinement && m_options.account
+                ? jailedWorker(worker->process->processId())
+                : worker->process->processId();
+        spdlog::info("web_browse: browser worker {} serves the pages of principal '{}' only", pid,
+                     call.principal.toStdString());
+    }
     const QJsonObject request{{QStringLiteral("id"), double(pending.id)},
                               {QStringLiteral("url"), call.url.toString(QUrl::FullyEncoded)},
                               {QStringLiteral("wait_for"), call.waitFor},
@@ -531,6 +640,7 @@ void BrowserPool::onOutput(Worker *worker)
         outcome.truncated = message.value(QLatin1String("truncated")).toBool();
         outcome.blocked = message.value(QLatin1String("blocked")).toArray();
         outcome.screenshotBase64 = message.value(QLatin1String("screenshot")).toString().toLatin1();
+        outcome.workerPid = worker->process->processId();
         // The worker cannot see its cgroup from inside its namespaces; the daemon can.
         const std::optional<std::uint64_t> killsAtSend = worker->oomKillsAtSend.contains(id)
                 ? std::optional(worker->oomKillsAtSend.take(id))
@@ -557,12 +667,11 @@ void BrowserPool::retireIfMemoryHigh(Worker *worker)
     const std::uint64_t resident = memoryCgroupResidentBytes(pid);
     if (resident < std::uint64_t(m_options.confinement->retireAboveBytes))
         return;
-    // Its pages in flight finish; the next calls go to a fresh worker (dispatch keeps one warm).
+    // Its pages in flight finish; the next calls go to a fresh worker.
     spdlog::info("web_browse: browser worker {} holds {} MiB after {} page(s), at least "
                  "WEB_BROWSER_RETIRE_PERCENT of its limit: a fresh worker takes the next pages",
                  pid, resident >> 20, worker->pagesSent);
-    worker->draining = true;
-    drainIfDone(worker);
+    retire(worker);
 }
 
 void BrowserPool::finishPage(Worker *worker, quint64 id, const BrowseOutcome &outcome)
@@ -570,6 +679,8 @@ void BrowserPool::finishPage(Worker *worker, quint64 id, const BrowseOutcome &ou
     const Callback callback = worker->inFlight.take(id);
     worker->deadlines.remove(id);
     worker->oomKillsAtSend.remove(id);
+    if (worker->inFlight.isEmpty())
+        worker->idle.start();
     drainIfDone(worker);
     if (callback)
         callback(outcome);

@@ -27,6 +27,8 @@ struct BrowseCall
     QString waitFor; // load (empty), quiet or a CSS selector
     bool text = false;
     bool screenshot = false;
+    // Whose page it is: only workers of this principal load it.
+    QString principal;
 };
 
 struct BrowseOutcome
@@ -40,14 +42,25 @@ struct BrowseOutcome
     bool truncated = false;
     QJsonArray blocked; // requests the gate refused: {url, reason}
     QByteArray screenshotBase64; // PNG
+    qint64 workerPid = 0; // the process that served the page (cmcp-jail's, when confined)
 };
 
-// The daemon's side of web_browse: cmcp-browser workers, spoken to in JSON lines. One worker is
-// kept warm once started; a worker serves at most `pagesPerWorker` pages (and a confined one no
-// more once its memory reaches `retireAboveBytes`) and is then replaced
-// (the fresh one starts while the old one finishes its pages); a worker that crashes fails the
-// calls it had with a clear error and is replaced at once. Up to `concurrentPages` pages load in
-// a worker at the same time; more calls wait in order.
+// The daemon's side of web_browse: cmcp-browser workers, spoken to in JSON lines.
+//
+// A worker serves one principal: Chromium's own sandbox is off inside the jail, so a renderer
+// exploited by one principal's page holds the whole worker, and must find no other principal's
+// pages there. A worker is bound to the principal of its first page and loads only that
+// principal's pages from then on. Once pages of a second principal have come (or with
+// prestart), one unbound worker is kept warm, and the first page of a principal without a worker
+// takes it. At most `maxWorkers` workers run at once:
+// a principal that needs one when they all run ends an idle worker of another principal (never
+// hands it over) and gets a fresh one. Once there have been several principals, a bound worker
+// with no page for `idleWorkerMs` ends, so that a burst of principals does not hold memory.
+//
+// A worker serves at most `pagesPerWorker` pages (and a confined one no more once its memory
+// reaches `retireAboveBytes`) and is then replaced; a worker that crashes fails the calls it had
+// with a clear error and is replaced at once. Up to `concurrentPages` pages load in a worker at
+// the same time; more calls wait in order.
 class BrowserPool : public QObject
 {
     Q_OBJECT
@@ -58,6 +71,8 @@ public:
         QStringList arguments; // the egress policy, as cmcp-browser reads it
         int pagesPerWorker = 50;
         int concurrentPages = 4;
+        int maxWorkers = 4; // WEB_BROWSER_WORKERS, the warm one included
+        int idleWorkerMs = 60000; // WEB_BROWSER_IDLE_SECONDS
         int timeoutMs = 30000; // a page's limit; the worker enforces it
         qint64 maxBytes = 10 * 1024 * 1024;
         // A connection of a worker through its gate with no byte moving for this long is
@@ -118,6 +133,7 @@ public:
     // Starts a worker now rather than at the first call.
     void prestart();
     int workersStarted() const { return m_workersStarted; }
+    int workersRunning() const { return int(m_workers.size()); }
 
     using Callback = std::function<void(const BrowseOutcome &outcome)>;
     // Calls back exactly once, later, unless cancelled first.
@@ -133,25 +149,30 @@ private:
         Callback callback;
     };
 
-    Worker *startWorker();
+    Worker *startWorker(const std::optional<QString> &principal = std::nullopt);
     void serveEgress(Worker *worker);
     QString jailVerdict(Worker *worker) const;
     void dispatch();
+    Worker *workerFor(const QString &principal);
+    void provideWorkers();
+    void retire(Worker *worker);
+    void endWorker(Worker *worker);
     void send(Worker *worker, Pending pending);
     void onOutput(Worker *worker);
     void onGone(Worker *worker, const QString &why);
     void finishPage(Worker *worker, quint64 id, const BrowseOutcome &outcome);
     void drainIfDone(Worker *worker);
     void retireIfMemoryHigh(Worker *worker);
-    void keepOneWarm();
 
     Options m_options;
-    QList<Worker *> m_workers; // the accepting one last; the others are draining
+    QList<Worker *> m_workers; // every running worker, draining ones included
     QList<Pending> m_queue;
     quint64 m_nextId = 1;
     int m_workersStarted = 0;
     bool m_sandboxOffReported = false; // said once per daemon, not once per worker
     bool m_wanted = false; // a call has come: keep a worker warm from now on
+    QString m_firstPrincipal;
+    int m_principalsSeen = 0; // 0, 1, or 2 for "more than one"
 };
 
 } // namespace cmcp

@@ -1,12 +1,13 @@
 // BrowserPool's handling of its workers, with a stand-in worker (data/fake-browser-worker.py)
 // that speaks cmcp-browser's protocol: pages per worker, a crash in the middle of a page,
-// cancellation, concurrency, and a worker that cannot be started.
+// cancellation, concurrency, a worker that cannot be started, and workers of one principal each.
 
 #include "web/BrowserPool.h"
 
 #include <QTest>
 
 using namespace cmcp;
+using namespace Qt::Literals::StringLiterals;
 
 class TestBrowserPool : public QObject
 {
@@ -23,10 +24,12 @@ class TestBrowserPool : public QObject
         return made;
     }
 
-    static BrowseOutcome browse(BrowserPool &pool, const QString &url)
+    static BrowseOutcome browse(BrowserPool &pool, const QString &url,
+                                const QString &principal = {})
     {
         std::optional<BrowseOutcome> outcome;
-        pool.browse({QUrl(url), {}, false, false}, [&](const BrowseOutcome &o) { outcome = o; });
+        pool.browse({QUrl(url), {}, false, false, principal},
+                    [&](const BrowseOutcome &o) { outcome = o; });
         if (!QTest::qWaitFor([&] { return outcome.has_value(); }, 15000))
             qFatal("no answer for %s", qPrintable(url));
         return *outcome;
@@ -143,6 +146,90 @@ private Q_SLOTS:
         QCOMPARE(pool.workersStarted(), 1);
         QVERIFY(!browse(pool, QStringLiteral("http://ok/")).success);
         QCOMPARE(pool.workersStarted(), 2);
+    }
+
+    // Chromium's sandbox is off inside the jail: a worker must hold one principal's pages only.
+    void eachPrincipalHasAWorkerOfItsOwn()
+    {
+        BrowserPool pool(options());
+        const qint64 alice = browse(pool, QStringLiteral("http://ok/a1"), u"alice"_s).workerPid;
+        const qint64 bob = browse(pool, QStringLiteral("http://ok/b1"), u"bob"_s).workerPid;
+        QVERIFY(alice > 0 && bob > 0);
+        QVERIFY2(alice != bob, "two principals' pages were loaded by one worker");
+        // Each one's next page goes to its own worker again, warm.
+        QCOMPARE(browse(pool, QStringLiteral("http://ok/a2"), u"alice"_s).workerPid, alice);
+        QCOMPARE(browse(pool, QStringLiteral("http://ok/b2"), u"bob"_s).workerPid, bob);
+    }
+
+    // Once a second principal has come, an unbound worker is kept warm for the next principal's
+    // first page; it never loaded a page of anyone's before.
+    void theWarmWorkerGoesToTheNextPrincipal()
+    {
+        BrowserPool pool(options());
+        const qint64 alice = browse(pool, QStringLiteral("http://ok/a"), u"alice"_s).workerPid;
+        const qint64 bob = browse(pool, QStringLiteral("http://ok/b"), u"bob"_s).workerPid;
+        // Alice's, Bob's and the warm one.
+        QTRY_COMPARE(pool.workersRunning(), 3);
+        const int started = pool.workersStarted();
+        const qint64 carol = browse(pool, QStringLiteral("http://ok/c"), u"carol"_s).workerPid;
+        QVERIFY(carol != alice && carol != bob);
+        // Carol took the warm worker; another warms up.
+        QTRY_COMPARE(pool.workersStarted(), started + 1);
+    }
+
+    // With WEB_BROWSER_WORKERS running, a principal without a worker gets a fresh one in place of
+    // another principal's idle worker, which ends: a worker never changes hands.
+    void atTheLimitAnotherPrincipalsIdleWorkerEnds()
+    {
+        BrowserPool::Options limited = options();
+        limited.maxWorkers = 2;
+        BrowserPool pool(limited);
+        const qint64 alice = browse(pool, QStringLiteral("http://ok/a"), u"alice"_s).workerPid;
+        const qint64 bob = browse(pool, QStringLiteral("http://ok/b"), u"bob"_s).workerPid;
+        const qint64 carol = browse(pool, QStringLiteral("http://ok/c"), u"carol"_s).workerPid;
+        QVERIFY(alice != bob && carol != alice && carol != bob);
+        QVERIFY2(pool.workersRunning() <= 2, qPrintable(QString::number(pool.workersRunning())));
+        // Alice's was the idlest and ended; her next page starts another.
+        const qint64 aliceAgain =
+                browse(pool, QStringLiteral("http://ok/a2"), u"alice"_s).workerPid;
+        QVERIFY(aliceAgain != alice && aliceAgain != bob && aliceAgain != carol);
+        QVERIFY2(pool.workersRunning() <= 2, qPrintable(QString::number(pool.workersRunning())));
+    }
+
+    // A worker busy with its principal's page is not ended for another principal: that one's
+    // page waits, then gets a fresh worker.
+    void aBusyWorkerIsNotTakenFromItsPrincipal()
+    {
+        BrowserPool::Options single = options();
+        single.maxWorkers = 1;
+        BrowserPool pool(single);
+        std::optional<BrowseOutcome> slow;
+        pool.browse({QUrl(QStringLiteral("http://slow/800")), {}, false, false, u"alice"_s},
+                    [&](const BrowseOutcome &o) { slow = o; });
+        QTest::qWait(200); // the page is with Alice's worker
+        const BrowseOutcome bob = browse(pool, QStringLiteral("http://ok/b"), u"bob"_s);
+        QVERIFY(slow.has_value());
+        QVERIFY2(slow->success && bob.success, qPrintable(slow->error + bob.error));
+        QVERIFY(slow->workerPid != bob.workerPid);
+        QCOMPARE(pool.workersStarted(), 2);
+    }
+
+    // Once there are several principals, a principal's worker with no page for
+    // WEB_BROWSER_IDLE_SECONDS ends; the warm one stays. With one principal its worker stays.
+    void anIdleWorkerEnds()
+    {
+        BrowserPool::Options brief = options();
+        brief.idleWorkerMs = 200;
+        BrowserPool pool(brief);
+        const qint64 alice = browse(pool, QStringLiteral("http://ok/a"), u"alice"_s).workerPid;
+        QTest::qWait(1500);
+        QCOMPARE(pool.workersRunning(), 1);
+        QCOMPARE(browse(pool, QStringLiteral("http://ok/a2"), u"alice"_s).workerPid, alice);
+        const qint64 bob = browse(pool, QStringLiteral("http://ok/b"), u"bob"_s).workerPid;
+        QTRY_COMPARE_WITH_TIMEOUT(pool.workersRunning(), 1, 5000);
+        const qint64 aliceAgain =
+                browse(pool, QStringLiteral("http://ok/a3"), u"alice"_s).workerPid;
+        QVERIFY(aliceAgain != alice && aliceAgain != bob);
     }
 };
 

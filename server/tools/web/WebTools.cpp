@@ -106,6 +106,7 @@ void browse(BrowserPool *browsers, const std::shared_ptr<ToolCall> &call)
     request.waitFor = tools::stringArgument(arguments, "wait_for");
     request.text = tools::boolArgument(arguments, "text");
     request.screenshot = tools::boolArgument(arguments, "screenshot");
+    request.principal = call->principal().name();
     const quint64 id = browsers->browse(request, [call](const BrowseOutcome &outcome) {
         if (!outcome.success) {
             call->finish(failure(outcome.error, {}, outcome.blocked));
@@ -222,6 +223,8 @@ bool registerWebTools(McpServer &server, const Settings &settings,
     browserOptions.arguments = rules->browserArguments;
     browserOptions.gate = rules->web->gate;
     browserOptions.pagesPerWorker = int(settings.integer(u"WEB_BROWSER_PAGES_PER_WORKER"));
+    browserOptions.maxWorkers = int(settings.integer(u"WEB_BROWSER_WORKERS"));
+    browserOptions.idleWorkerMs = int(settings.integer(u"WEB_BROWSER_IDLE_SECONDS") * 1000);
     browserOptions.timeoutMs = rules->web->timeoutMs;
     browserOptions.maxBytes = rules->web->maxBytes;
     browserOptions.egressIdleMs = int(settings.integer(u"EGRESS_IDLE_SECONDS") * 1000);
