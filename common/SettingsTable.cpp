@@ -209,7 +209,8 @@ QList<SettingSpec> buildTable()
                     NoFlags),
             integer(sandbox, "SANDBOX_UID_COUNT", "1000", 1, 1000000,
                     "Number of host uids in the pool, which is also the most jobs running at "
-                    "once.",
+                    "once. Its last tenth (at least one uid) is kept for principals that hold "
+                    "none, one each: no principal, whatever its caps, takes the whole pool.",
                     NoFlags),
             integer(sandbox, "SANDBOX_GID", "0", 0, 4294967293,
                     "Host gid every job runs with; 0 means the same number as SANDBOX_UID_BASE.",

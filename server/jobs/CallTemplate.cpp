@@ -173,14 +173,15 @@ void CallTemplate::onCellReady(TemplateCell *cell)
     m_idleSince[cell].start();
 }
 
-// The next call's uid, for the cell to prepare that call with ahead of it. Without a uid free
-// the cell waits unarmed; takeCell arms it when a call comes.
-bool CallTemplate::arm(TemplateCell *cell)
+// The next call's uid, for the cell to prepare that call with ahead of it: the server's own
+// until a call takes the cell, or `principal`'s when its call is what arms it. Without a uid
+// for it the cell waits unarmed; takeCell arms it when a call comes.
+bool CallTemplate::arm(TemplateCell *cell, const QString &principal)
 {
     if (cell->isArmed())
         return true;
     QString error;
-    std::optional<UidLease> lease = m_supervisor.leaseUid(&error);
+    std::optional<UidLease> lease = m_supervisor.leaseUid(principal, &error);
     return lease && cell->arm(std::move(*lease));
 }
 
@@ -202,7 +203,7 @@ void CallTemplate::onCellGone(quint32 id)
     m_cellCgroups.remove(id);
 }
 
-TemplateCell *CallTemplate::takeCell()
+TemplateCell *CallTemplate::takeCell(const QString &principal)
 {
     if (m_retired)
         return nullptr;
@@ -220,7 +221,7 @@ TemplateCell *CallTemplate::takeCell()
         if (m_idle.at(i)->isArmed())
             chosen = i;
     }
-    if (chosen < 0 && !m_idle.isEmpty() && arm(m_idle.last()))
+    if (chosen < 0 && !m_idle.isEmpty() && arm(m_idle.last(), principal))
         chosen = m_idle.size() - 1;
     TemplateCell *cell = nullptr;
     if (chosen >= 0) {

@@ -39,9 +39,10 @@ public:
     // Ends the template, its cells and any call on them.
     ~CallTemplate() override;
 
-    // An idle cell for one call, armed with the call's uid (TemplateCell::takeLease), taken
-    // until the call's end; null when none is idle (the call starts cold), or no uid is free.
-    TemplateCell *takeCell();
+    // An idle cell for one call of `principal`, armed with the call's uid
+    // (TemplateCell::takeLease), taken until the call's end; null when none is idle (the call
+    // starts cold), or the pool has no uid for `principal`.
+    TemplateCell *takeCell(const QString &principal);
     // The call's job on `cell`, taken by takeCell: a cell that does not answer its kill is
     // killed through the template, and the cell is armed for its next call once the job has
     // given its uid back.
@@ -66,7 +67,7 @@ private:
     void onCellFailed(const QString &why);
     void onCellGone(quint32 id);
     void onCallEnded(TemplateCell *cell);
-    bool arm(TemplateCell *cell);
+    bool arm(TemplateCell *cell, const QString &principal = {});
     void dropCell(TemplateCell *cell);
     void requestCells();
     void closeIdleCells();

@@ -242,6 +242,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
         call->finish(ToolResult::structuredFailure(refusal));
         return;
     }
+    request.principal = call->principal().name();
     QString error;
     const QString sharedWorkspace = request.policy.workspace;
     if (!placeInWorkspace(*call, request, &error)) {
@@ -257,6 +258,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
     const auto warm = inRoot ? m_warm.find(kind) : m_warm.end();
     if (warm != m_warm.end()) {
         if (JailJob *job = warm->second->take()) {
+            job->passUidTo(request.principal);
             countForeground(*call, job);
             job->setWorkspaceHold(std::move(request.workspaceHold));
             ForegroundJob::adopt(call, job, std::move(makeResult), request.standardInput,
@@ -280,7 +282,7 @@ bool JobRunner::runForked(const std::shared_ptr<ToolCall> &call, const JobReques
     if (found == m_templates.end())
         return false;
     CallTemplate &callTemplate = *found->second;
-    TemplateCell *cell = callTemplate.takeCell();
+    TemplateCell *cell = callTemplate.takeCell(request.principal);
     if (!cell)
         return false;
     ForkedJob *job = m_supervisor.createForkedJob(request, cell, cell->takeLease(), nullptr);
@@ -294,6 +296,7 @@ void JobRunner::runInBackground(const std::shared_ptr<ToolCall> &call, JobReques
                                 BackgroundJob::Description description, std::optional<int> yieldMs,
                                 ResultMaker makeResult)
 {
+    request.principal = call->principal().name();
     QString error;
     if (!placeInWorkspace(*call, request, &error)) {
         call->finish(ToolResult::structuredFailure(error));

@@ -57,6 +57,8 @@ public:
     // The uid the job runs as comes from this lease; it goes back to its pool when the job
     // has ended and its processes are gone.
     void setUidLease(UidLease lease);
+    // The job's uid now counts against `principal` (a job started ahead, taken by its call).
+    void passUidTo(const QString &principal) { m_lease.passTo(principal); }
     // Released with the uid lease, once every process of the uid has ended.
     void setWorkspaceHold(std::shared_ptr<const void> hold) override;
 

@@ -36,6 +36,9 @@ struct JobRequest
     // (cmcp-jail --serve-template, mapping the supervisor's whole uid pool; see
     // server/jail/template.h); its standard input closing ends it.
     QString serveTemplate;
+    // Whose call the job serves: the principal its uid counts against in the pool
+    // (UidPool::acquire); empty for the server's own jobs (templates, jobs started ahead).
+    QString principal;
     // Kept while the job runs (JailJob::setWorkspaceHold); null: none.
     std::shared_ptr<const void> workspaceHold;
 };

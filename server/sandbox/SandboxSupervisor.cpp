@@ -48,13 +48,23 @@ SandboxSupervisor::SandboxSupervisor(SandboxOptions options)
 {
 }
 
-std::optional<UidLease> SandboxSupervisor::leaseUid(QString *error)
+std::optional<UidLease> SandboxSupervisor::leaseUid(const QString &holder, QString *error)
 {
-    std::optional<UidLease> lease = m_pool->acquire();
-    if (!lease)
+    std::optional<UidLease> lease = m_pool->acquire(holder);
+    if (lease)
+        return lease;
+    if (m_pool->available() == 0 || holder.isEmpty())
         *error = QStringLiteral("all %1 sandbox uids are in use by running jobs "
                                 "(SANDBOX_UID_COUNT); try again when one has finished")
                          .arg(m_options.uidCount);
+    else
+        *error = QStringLiteral("principal '%1' already holds %2 of the %3 sandbox uids; the last "
+                                "%4 are kept for principals that hold none (a tenth of "
+                                "SANDBOX_UID_COUNT); try again when one of its jobs has finished")
+                         .arg(holder)
+                         .arg(m_pool->heldBy(holder))
+                         .arg(m_options.uidCount)
+                         .arg(m_pool->reserve());
     return lease;
 }
 
@@ -86,7 +96,7 @@ void SandboxSupervisor::track(Job *job)
 
 JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent, QString *error)
 {
-    std::optional<UidLease> lease = leaseUid(error);
+    std::optional<UidLease> lease = leaseUid(request.principal, error);
     if (!lease)
         return nullptr;
     auto *job = new JailJob(specFor(request, *lease), parent);
@@ -99,6 +109,7 @@ JailJob *SandboxSupervisor::createJob(const JobRequest &request, QObject *parent
 ForkedJob *SandboxSupervisor::createForkedJob(const JobRequest &request, TemplateCell *cell,
                                               UidLease lease, QObject *parent)
 {
+    lease.passTo(request.principal);
     auto *job = new ForkedJob(specFor(request, lease), cell, parent);
     job->setUidLease(std::move(lease));
     job->setWorkspaceHold(request.workspaceHold);

@@ -53,14 +53,15 @@ public:
     void setEgress(std::shared_ptr<JobEgress> egress) { m_options.egress = std::move(egress); }
     uid_t uidsAvailable() const { return m_pool->available(); }
 
-    // A job ready to start (connect its signals, then start()), owned by `parent`. Refused,
-    // with nullptr and a message a model can act on, when every uid is in use.
+    // A job ready to start (connect its signals, then start()), owned by `parent`, its uid
+    // counted against request.principal. Refused, with nullptr and a message a model can act
+    // on, when the pool has no uid for that principal (UidPool::acquire).
     JailJob *createJob(const JobRequest &request, QObject *parent, QString *error);
-    // A uid of the pool, for a job to come; empty, with a message a model can act on, when
-    // every uid is in use.
-    std::optional<UidLease> leaseUid(QString *error);
+    // A uid of the pool for `holder` (a principal; empty: the server's own), for a job to come;
+    // empty, with a message a model can act on, when the pool has none for it.
+    std::optional<UidLease> leaseUid(const QString &holder, QString *error);
     // A call's job forked from a template's `cell` (ForkedJob), with the uid the cell was armed
-    // with (TemplateCell::takeLease).
+    // with (TemplateCell::takeLease), which now counts against request.principal.
     ForkedJob *createForkedJob(const JobRequest &request, TemplateCell *cell, UidLease lease,
                                QObject *parent);
     // Kills every running job placed in the workspace at `path` (it is being deleted); returns

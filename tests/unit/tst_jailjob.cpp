@@ -757,11 +757,15 @@ exec ls -l /proc/self/fd
         policy.gid.reset();
         request.policy = policy;
 
+        // Two principals: one alone may not take the pool's last uid (UidPool::reserve).
         QString error;
+        request.principal = QStringLiteral("first");
         std::unique_ptr<JailJob> first(supervisor.createJob(request, nullptr, &error));
+        request.principal = QStringLiteral("second");
         std::unique_ptr<JailJob> second(supervisor.createJob(request, nullptr, &error));
         QVERIFY(first && second);
         QCOMPARE(supervisor.uidsAvailable(), uid_t(0));
+        request.principal = QStringLiteral("third");
         QVERIFY(!supervisor.createJob(request, nullptr, &error));
         QCOMPARE(error,
                  QStringLiteral("all 2 sandbox uids are in use by running jobs "
