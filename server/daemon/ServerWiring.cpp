@@ -256,6 +256,8 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
 {
     if (QString error; !setReplicaId(settings.text(u"MCP_REPLICA_ID"), &error))
         return startupFailure(2, error);
+    if (const QString refusal = principalShareRefusal(settings); !refusal.isEmpty())
+        return startupFailure(2, refusal);
     McpServer mcp(ServerIdentity{});
     reportWorkspaceQuota(mcp.health(), volume);
     trimHeapAfterSessionsClose(mcp);

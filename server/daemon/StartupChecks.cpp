@@ -51,6 +51,26 @@ QString jobLayoutRefusal(const Settings &settings, const SandboxCapabilities &sa
     return closed ? closedDirectoryRefusal(workspace, *closed, options.uidBase) : QString();
 }
 
+// Only with MCP_PRINCIPALS_FILE can there be principals to share with: without authentication
+// every client is "local" and MCP_AUTH_TOKEN alone names one principal, so their sessions share
+// JOB_MAX_PER_PRINCIPAL and JOB_MAX_PER_SESSION is what keeps them apart. (The uid pool keeps
+// its own share, UidPool::reserve, whatever the caps.)
+QString principalShareRefusal(const Settings &settings)
+{
+    if (settings.text(u"MCP_PRINCIPALS_FILE").isEmpty())
+        return {};
+    const qint64 perPrincipal = settings.integer(u"JOB_MAX_PER_PRINCIPAL");
+    const qint64 total = settings.integer(u"JOB_MAX_TOTAL");
+    if (perPrincipal < total)
+        return {};
+    return QStringLiteral("JOB_MAX_PER_PRINCIPAL=%1 is not below JOB_MAX_TOTAL=%2: with "
+                          "MCP_PRINCIPALS_FILE naming several principals, one of them could run "
+                          "every one of the %2 background jobs and leave none to the others "
+                          "(%1 >= %2); set JOB_MAX_PER_PRINCIPAL below JOB_MAX_TOTAL")
+            .arg(perPrincipal)
+            .arg(total);
+}
+
 void reportUnusableResources(ServiceHealth &health, const Settings &settings,
                              const SandboxCapabilities &sandbox)
 {
