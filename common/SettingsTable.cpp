@@ -198,6 +198,11 @@ QList<SettingSpec> buildTable()
                  "learns of it, so that a restarted daemon still answers for finished tasks and "
                  "reports running ones as lost. Empty keeps tasks in memory only.",
                  NoFlags),
+            integer(http, "TASKS_MAX_PER_PRINCIPAL", "100", 1, 1000000,
+                    "Tasks (Tasks extension) one principal may have stored at once, working or "
+                    "finished within the hour a finished one is kept; past it a task-augmented "
+                    "tools/call is refused with an error naming this setting.",
+                    NoFlags),
             integer(http, "MCP_SESSION_IDLE_SECONDS", "3600", 1, 604800,
                     "Time without a request after which an MCP session is closed, in seconds.",
                     NoFlags),

@@ -262,6 +262,7 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     reportWorkspaceQuota(mcp.health(), volume);
     trimHeapAfterSessionsClose(mcp);
     mcp.setMaxSessions(int(settings.integer(u"MCP_MAX_SESSIONS")));
+    mcp.setMaxTasksPerPrincipal(int(settings.integer(u"TASKS_MAX_PER_PRINCIPAL")));
     if (const QString keyFile = settings.text(u"MCP_REQUEST_STATE_KEY_FILE"); !keyFile.isEmpty()) {
         QString error;
         const std::optional<QByteArray> key = readRequestStateKey(keyFile, &error);

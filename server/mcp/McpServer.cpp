@@ -771,6 +771,10 @@ void McpServer::startTask(const Request &request, const ToolDefinition &tool,
         return;
     const Principal &principal = request.session->principal();
     const QString owner = Session::ownerKey(principal);
+    if (const QString refusal = m_tasks->refusal(owner, principal.name()); !refusal.isEmpty()) {
+        request.fail(jsonrpc::RequestFailed, refusal);
+        return;
+    }
     QString unrecorded;
     Task *created = m_tasks->create(owner, tool.name, &unrecorded);
     if (!created) {

@@ -63,6 +63,8 @@ public:
         return m_tasks->useDirectory(directory, error);
     }
     void setMaxSessions(int count) { m_maxSessions = count; }
+    // TASKS_MAX_PER_PRINCIPAL (TaskStore::setMaxPerOwner).
+    void setMaxTasksPerPrincipal(int count) { m_tasks->setMaxPerOwner(count); }
 
     // Returns null when the session limit is reached.
     std::shared_ptr<Session> openSession(const QString &transportName, SessionChannel *channel,

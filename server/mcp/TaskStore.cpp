@@ -200,6 +200,27 @@ void TaskStore::persistOrLog(const Task &task) const
         spdlog::error("task {}: {}", task.id.toStdString(), error.toStdString());
 }
 
+// A principal at its cap is refused rather than having its oldest finished tasks dropped: a
+// finished task's result was promised to its client for tasks::TtlMs, and a client polling for
+// one that had been dropped would get "unknown task", which it cannot tell from a wrong id. A
+// refusal says what happened and when it passes; a principal's tasks count against no one
+// else's.
+QString TaskStore::refusal(const QString &owner, const QString &principalName)
+{
+    dropExpired();
+    int stored = 0;
+    for (const Task &task : std::as_const(m_tasks))
+        stored += task.owner == owner ? 1 : 0;
+    if (stored < m_maxPerOwner)
+        return {};
+    return QStringLiteral("principal '%1' already has %2 tasks stored, the most allowed "
+                          "(TASKS_MAX_PER_PRINCIPAL); a finished task is kept for %3 s after "
+                          "it ended: try again when one has expired, or call without a task")
+            .arg(principalName)
+            .arg(stored)
+            .arg(tasks::TtlMs / 1000);
+}
+
 Task *TaskStore::create(const QString &owner, const QString &tool, QString *error)
 {
     dropExpired();

@@ -77,6 +77,12 @@ public:
     // Keeps the tasks in `directory` (made if missing, mode 0700) and loads those a previous
     // run left there. False, with `error` saying why, when it cannot be used.
     bool useDirectory(const QString &directory, QString *error);
+    // TASKS_MAX_PER_PRINCIPAL: the most tasks one principal may have stored at once, working
+    // or finished within their time to live.
+    void setMaxPerOwner(int count) { m_maxPerOwner = count; }
+    // Why `owner` (the principal `principalName`) may not create another task now, naming the
+    // setting; empty when it may. Expired ones are dropped first.
+    QString refusal(const QString &owner, const QString &principalName);
     // A new working task, on disk before it is returned when the store has a directory;
     // nullptr, with `error`, when it could not be written. Expired ones are dropped first.
     Task *create(const QString &owner, const QString &tool, QString *error);
@@ -115,6 +121,7 @@ private:
     void persistOrLog(const Task &task) const;
     QHash<QString, Task> m_tasks;
     QString m_directory;
+    int m_maxPerOwner = 100;
     std::function<void(const Task &)> m_changed;
 };
 
