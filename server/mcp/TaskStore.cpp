@@ -1,5 +1,7 @@
 #include "mcp/TaskStore.h"
 
+#include "posix/OwnDirectory.h"
+
 #include "mcp/ClientInput.h"
 #include "mcp/JsonRpc.h"
 #include "mcp/Session.h"
@@ -120,12 +122,10 @@ std::optional<Task> Task::fromRecord(const QJsonObject &record)
 
 bool TaskStore::useDirectory(const QString &directory, QString *error)
 {
-    if (!QDir().mkpath(directory)
-        || !QFile::setPermissions(directory,
-                                  QFileDevice::ReadOwner | QFileDevice::WriteOwner
-                                          | QFileDevice::ExeOwner)) {
-        *error = QStringLiteral("TASKS_DIR %1: cannot create it, or make it private to the daemon")
-                         .arg(directory);
+    // Made private through a descriptor: a link planted at its name would have root chmod, and
+    // then empty of old records, whatever it names.
+    if (QString why; !openOwnDirectory(directory, 0700, &why).isValid()) {
+        *error = QStringLiteral("TASKS_DIR: %1").arg(why);
         return false;
     }
     m_directory = directory;

@@ -6,11 +6,11 @@
 #include "posix/DirectorySync.h"
 #include "posix/ErrnoText.h"
 #include "posix/OpenDirectory.h"
+#include "posix/OwnDirectory.h"
 #include "posix/UniqueFd.h"
 #include "workspace/DirectoryEntries.h"
 #include "workspace/WorkspaceCheckpoints.h"
 
-#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -174,10 +174,11 @@ std::optional<qint64> NamedWorkspaces::admit(const Principal &owner, const QStri
 
 bool NamedWorkspaces::ensureDirectory(QString *error) const
 {
-    if (QDir().mkpath(m_directory)
-        && ::chmod(QFile::encodeName(m_directory).constData(), 0711) == 0)
+    // By descriptor: a link planted at its name would have root chmod whatever it names.
+    QString why;
+    if (openOwnDirectory(m_directory, 0711, &why).isValid())
         return true;
-    *error = QStringLiteral("cannot create the directory of named workspaces %1").arg(m_directory);
+    *error = QStringLiteral("cannot create the directory of named workspaces: %1").arg(why);
     return false;
 }
 

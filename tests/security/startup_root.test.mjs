@@ -132,4 +132,16 @@ describe('start-up is no deletion or chmod primitive', needsRoot, () => {
         assert.match(said, new RegExp(`the workspace ${join(sandbox, 'workspace').replaceAll('/', '\\/')} is a symbolic link: refused`), said);
         assert.ok(existsSync(join(target, 'secret.txt')));
     });
+
+    test('a tasks directory planted as a link is refused, and its target keeps its mode and its old records', async () => {
+        const target = victim('tasks-victim', ['task-old.json', 'keep.txt']);
+        const before = snapshot(target);
+        const tasks = join(scratch, 'tasks');
+        symlinkSync(target, tasks);
+
+        const { log, refusal } = await start({ TASKS_DIR: tasks });
+        assert.deepEqual(snapshot(target), before, 'start-up made the directory the tasks link names private, or emptied it');
+        const said = log ?? refusal;
+        assert.match(said, new RegExp(`${tasks.replaceAll('/', '\\/')} is a symbolic link: refused`), said);
+    });
 });
