@@ -124,7 +124,8 @@ bool TaskStore::useDirectory(const QString &directory, QString *error)
 {
     // Made private through a descriptor: a link planted at its name would have root chmod, and
     // then empty of old records, whatever it names.
-    if (QString why; !openOwnDirectory(directory, 0700, &why).isValid()) {
+    const QString absolute = QDir::cleanPath(QDir(QDir::currentPath()).absoluteFilePath(directory));
+    if (QString why; !openOwnDirectory(absolute, 0700, &why).isValid()) {
         *error = QStringLiteral("TASKS_DIR: %1").arg(why);
         return false;
     }
