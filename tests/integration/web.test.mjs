@@ -11,6 +11,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlink
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from './lib/sdk.mjs';
+import { browserWorkers } from './lib/processes.mjs';
 import { toolCalls } from './lib/tools.mjs';
 import { cleanEnv, cmcpdPath, eventually, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 import { ALLOWED, REFUSED, startWebFixture } from './lib/webfixture.mjs';
@@ -19,29 +20,6 @@ async function connect(daemon, name) {
     const client = new Client({ name, version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
     return client;
-}
-
-// The pids of the daemon's cmcp-browser workers: its children, or (a root daemon's, under
-// cmcp-jail) its children's.
-function browserWorkers(daemonPid) {
-    const children = (parent, name) => {
-        try {
-            return execFileSync('pgrep', ['-P', String(parent), '-x', name], { encoding: 'utf8' })
-                .split('\n').filter(Boolean).map(Number);
-        } catch {
-            return [];
-        }
-    };
-    // A worker that ended stays a zombie until its jail has seen its pid namespace empty.
-    const alive = pid => {
-        try {
-            return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-        } catch {
-            return false;
-        }
-    };
-    return [...children(daemonPid, 'cmcp-browser'), ...children(daemonPid, 'cmcp-jail').flatMap(jail => children(jail, 'cmcp-browser'))]
-        .filter(alive);
 }
 
 // Every process below `pid`, whichever of its threads started it.

@@ -6,37 +6,15 @@
 // its own worker again.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from '../integration/lib/sdk.mjs';
 import { startDaemon, withDiagnostics } from '../integration/lib/daemon.mjs';
+import { browserWorkers } from '../integration/lib/processes.mjs';
 import { ALLOWED, startWebFixture } from '../integration/lib/webfixture.mjs';
-
-// The daemon's live cmcp-browser workers: its children, or (a root daemon's, under cmcp-jail)
-// its children's.
-function browserWorkers(daemonPid) {
-    const children = (parent, name) => {
-        try {
-            return execFileSync('pgrep', ['-P', String(parent), '-x', name], { encoding: 'utf8' })
-                .split('\n').filter(Boolean).map(Number);
-        } catch {
-            return [];
-        }
-    };
-    const alive = pid => {
-        try {
-            return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-        } catch {
-            return false;
-        }
-    };
-    return [...children(daemonPid, 'cmcp-browser'), ...children(daemonPid, 'cmcp-jail').flatMap(jail => children(jail, 'cmcp-browser'))]
-        .filter(alive);
-}
 
 describe('browser workers of one principal each', { timeout: 150_000 }, () => {
     const tokens = { alice: 'alice-browser-token-0123456789', bob: 'bob-browser-token-9876543210' };
