@@ -74,8 +74,9 @@ void build(int top, Input &input, int steps)
                 stack.pop_back();
             break;
         case 2: { // a file of bytes from the input
-            const UniqueFd file(
-                    ::openat(here, name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644));
+            const UniqueFd file(::openat(here, name.c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK,
+                                         0644));
             if (file.isValid()) {
                 std::string content(input.byte() % 64, '\0');
                 for (char &c : content)
