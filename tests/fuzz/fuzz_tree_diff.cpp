@@ -97,7 +97,8 @@ void build(int top, Input &input, int steps)
             for (int level = 0; level < levels; ++level) {
                 if (::mkdirat(current.get(), name.c_str(), 0755) != 0)
                     break;
-                current = UniqueFd(::openat(current.get(), name.c_str(), O_RDONLY | O_DIRECTORY));
+                current = UniqueFd(
+                        ::openat(current.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
                 if (!current.isValid())
                     break;
             }
@@ -106,9 +107,13 @@ void build(int top, Input &input, int steps)
         case 6: // a hard link to a file of the same directory, if there is one by that name
             ::linkat(here, name.c_str(), here, (name + "h").c_str(), 0);
             break;
-        case 7:
-            ::fchmodat(here, name.c_str(), input.byte() % 2 ? 0600 : 0755, 0);
+        case 7: { // a mode, never through a link: the trees hold links to / and above
+            const UniqueFd target(
+                    ::openat(here, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+            if (target.isValid())
+                ::fchmod(target.get(), input.byte() % 2 ? 0600 : 0755);
             break;
+        }
         case 8:
             ::unlinkat(here, name.c_str(), input.byte() % 2 ? AT_REMOVEDIR : 0);
             break;
@@ -149,6 +154,15 @@ void checkShape(const TreeDifference &difference)
 
 } // namespace
 
+mode_t modeOf(const char *path)
+{
+    struct stat status
+    {
+    };
+    FUZZ_CHECK(::stat(path, &status) == 0);
+    return status.st_mode;
+}
+
 // The directory each input's trees are made in, removed when the fuzzer exits.
 struct Scratch
 {
@@ -157,9 +171,13 @@ struct Scratch
         const char *tmp = std::getenv("TMPDIR");
         path = std::string(tmp && *tmp ? tmp : "/tmp") + "/fuzz-tree-diff-XXXXXX";
         FUZZ_CHECK(::mkdtemp(path.data()) != nullptr);
+        rootMode = modeOf("/");
+        mode = modeOf(path.c_str());
     }
     ~Scratch() { ::rmdir(path.c_str()); }
     std::string path;
+    mode_t rootMode = 0;
+    mode_t mode = 0;
 };
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -190,5 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     QString error;
     FUZZ_CHECK(removeTreeAt(top.get(), "a", &error) && removeTreeAt(top.get(), "b", &error));
+    // The trees hold links to / and above: nothing outside them may have changed.
+    FUZZ_CHECK(modeOf("/") == scratch.rootMode && modeOf(scratch.path.c_str()) == scratch.mode);
     return 0;
 }
