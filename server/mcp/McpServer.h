@@ -159,20 +159,61 @@ private:
         QJsonObject paramsSchema;
     };
 
+    // The method table. Each family of methods adds its rows at construction, from a file of
+    // its own under server/mcp/methods (this one's lifecycle methods from McpServer.cpp): a new
+    // protocol feature is a new family, not new lines here.
+    // Which sessions have a method: the 2025 era's sessions, the modern era's stateless
+    // requests, or both.
+    enum class Era { Sessions, Modern, Both };
+    void addMethod(const QString &name, Handler handler, QJsonObject paramsSchema,
+                   Era era = Era::Both);
+    void addLifecycleMethods();
+    void addToolMethods();
+    void addResourceMethods();
+    void addPromptMethods();
+    void addCompletionMethods();
+    void addTaskMethods();
+    void addListenMethods();
+
     void dispatchRequest(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
                          const std::shared_ptr<PayloadTracker> &tracker);
     void handleNotification(const std::shared_ptr<Session> &session,
                             const jsonrpc::Message &message);
+    // Dispatches `message` in the stateless `session`, which is kept until it is answered.
+    void dispatchDetached(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
+                          std::shared_ptr<Exchange> exchange);
 
+    // Lifecycle (McpServer.cpp).
     void initialize(const Request &request);
     void discover(const Request &request);
     void ping(const Request &request);
     void setLogLevel(const Request &request);
+
+    // Tools (methods/ToolMethods.cpp).
     void listTools(const Request &request);
     void callTool(const Request &request);
+
+    // The record of every tools/call (methods/CallRecording.cpp).
+    ToolCallRecord startCallRecord(const Request &request, const QString &tool,
+                                   const QJsonObject &arguments);
+    void endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,
+                       const QString &detail = {});
+
+    // Tasks (methods/TaskMethods.cpp).
     // Answers a tools/call with a new task and runs the call on in a detached stateless
     // session of the same principal, whose response the task keeps.
     void startTask(const Request &request, const ToolDefinition &tool, const QJsonObject &answers);
+    // The request's task, or null with the request failed: -32021 when the request did not
+    // declare the extension, -32602 for a task that is unknown or another principal's.
+    Task *requestedTask(const Request &request);
+    void getTask(const Request &request);
+    void cancelTask(const Request &request);
+    void updateTask(const Request &request);
+
+    // The questions a request asks its client (methods/InputRequiredState.cpp).
+    // The modern era's `method` may be retried with the client's answers and the requestState
+    // it was handed: its params schema takes them.
+    void acceptClientAnswers(const QString &method);
     // What a requestState is bound to: the method, the tool or prompt, a digest of the
     // arguments and the principal, so that it answers nothing else.
     static QJsonObject stateBinding(const Request &request, const QString &name,
@@ -186,33 +227,28 @@ private:
     // capability the request does not declare fails it (-32021), and counts as replied.
     bool replyInputRequired(const Request &request, const QList<InputRequest> &questions,
                             const QJsonObject &answers, const QJsonObject &binding);
-    // The request's task, or null with the request failed: -32021 when the request did not
-    // declare the extension, -32602 for a task that is unknown or another principal's.
-    Task *requestedTask(const Request &request);
-    void getTask(const Request &request);
-    void cancelTask(const Request &request);
-    void updateTask(const Request &request);
-    // Dispatches `message` in the stateless `session`, which is kept until it is answered.
-    void dispatchDetached(const std::shared_ptr<Session> &session, const jsonrpc::Message &message,
-                          std::shared_ptr<Exchange> exchange);
-    ToolCallRecord startCallRecord(const Request &request, const QString &tool,
-                                   const QJsonObject &arguments);
-    void endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,
-                       const QString &detail = {});
+    // Asks the client of a 2025-era session `questions` one after another, then runs `then`
+    // with the answers by key; the request fails when one gets no answer.
+    void askInTurn(const Request &request, QList<InputRequest> questions, QJsonObject answers,
+                   std::function<void(const QJsonObject &answers)> then);
+
+    // Resources (methods/ResourceMethods.cpp).
     void listResources(const Request &request);
     void listResourceTemplates(const Request &request);
     void readResource(const Request &request);
     void failResourceNotFound(const Request &request, const QString &uri);
     void subscribe(const Request &request);
     void unsubscribe(const Request &request);
+
+    // Prompts (methods/PromptMethods.cpp).
     void listPrompts(const Request &request);
     void getPrompt(const Request &request);
+
+    // Completion (methods/CompletionMethods.cpp).
     void complete(const Request &request);
+
+    // subscriptions/listen (methods/ListenMethods.cpp).
     void listen(const Request &request);
-    // Asks the client of a 2025-era session `questions` one after another, then runs `then`
-    // with the answers by key; the request fails when one gets no answer.
-    void askInTurn(const Request &request, QList<InputRequest> questions, QJsonObject answers,
-                   std::function<void(const QJsonObject &answers)> then);
 
     QJsonObject capabilities() const;
     // What a stateless request can use: list changes and resource updates come on
@@ -220,7 +256,8 @@ private:
     QJsonObject statelessCapabilities() const;
     // The modern era's caching hints (ttlMs, cacheScope) for a result of `method`.
     static void insertCacheHints(QJsonObject &result, const QString &method);
-    // Slices `items` for the request's cursor; false (and the request failed) on a bad cursor.
+    // Slices `items` for the request's cursor; false (and the request failed) on a bad cursor
+    // (methods/Pagination.cpp).
     bool paginate(const Request &request, const QJsonArray &items, const QString &key);
     void broadcast(const QString &method, const QJsonObject &params = {});
 

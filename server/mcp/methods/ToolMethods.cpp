@@ -1,0 +1,194 @@
+#include "mcp/McpServer.h"
+
+#include "mcp/ProtocolVersion.h"
+#include "mcp/RunningCall.h"
+#include "mcp/SchemaValidator.h"
+#include "mcp/ToolCall.h"
+#include "mcp/methods/JsonFields.h"
+
+#include <QJsonArray>
+#include <QPointer>
+
+namespace cmcp {
+
+namespace {
+
+QJsonObject describeTool(const ToolDefinition &tool, const QString &version)
+{
+    QJsonObject object{{QLatin1String("name"), tool.name},
+                       {QLatin1String("description"), tool.description},
+                       {QLatin1String("inputSchema"), tool.inputSchema}};
+    if (protocol::hasStructuredOutput(version)) {
+        if (!tool.title.isEmpty())
+            object.insert(QLatin1String("title"), tool.title);
+        if (tool.outputSchema)
+            object.insert(QLatin1String("outputSchema"), *tool.outputSchema);
+    }
+    if (protocol::hasToolAnnotations(version)) {
+        QJsonObject annotations{{QLatin1String("readOnlyHint"), tool.annotations.readOnly},
+                                {QLatin1String("destructiveHint"), tool.annotations.destructive},
+                                {QLatin1String("idempotentHint"), tool.annotations.idempotent},
+                                {QLatin1String("openWorldHint"), tool.annotations.openWorld}};
+        if (!tool.title.isEmpty())
+            annotations.insert(QLatin1String("title"), tool.title);
+        object.insert(QLatin1String("annotations"), annotations);
+    }
+    if (protocol::isModern(version) && tool.taskSupport != TaskSupport::Forbidden)
+        object.insert(QLatin1String("execution"),
+                      QJsonObject{{QLatin1String("taskSupport"),
+                                   tool.taskSupport == TaskSupport::Required
+                                           ? QLatin1String("required")
+                                           : QLatin1String("optional")}});
+    return object;
+}
+
+} // namespace
+
+void McpServer::addToolMethods()
+{
+    addMethod(QStringLiteral("tools/list"), &McpServer::listTools, schema(CursorOnlySchema));
+    addMethod(QStringLiteral("tools/call"), &McpServer::callTool,
+              schema(R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},
+            "arguments":{"type":"object"},"_meta":{"type":"object","properties":{"progressToken":{"type":["string","integer"]}}}}})"));
+    acceptClientAnswers(QStringLiteral("tools/call"));
+}
+
+void McpServer::listTools(const Request &request)
+{
+    QJsonArray items;
+    for (const ToolDefinition &tool : m_tools.tools())
+        items.append(describeTool(tool, request.session->protocolVersion()));
+    paginate(request, items, QStringLiteral("tools"));
+}
+
+void McpServer::callTool(const Request &request)
+{
+    const QString name = request.params.value(QLatin1String("name")).toString();
+    const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
+    const ToolDefinition *tool = m_tools.find(name);
+    const QJsonObject binding = stateBinding(request, name, arguments);
+    QJsonObject answers;
+    if (request.session->isStateless()) {
+        const std::optional<QJsonObject> brought = clientAnswers(request, binding);
+        if (!brought)
+            return;
+        answers = *brought;
+        request.session->setInputAnswers(answers);
+    }
+    // The call of a task is recorded (and checked) where it runs, in the task's own session.
+    if (tool && tool->taskSupport != TaskSupport::Forbidden && request.session->isStateless()
+        && tasks::declared(request.session->clientCapabilities())) {
+        startTask(request, *tool, answers);
+        return;
+    }
+    ToolCallRecord record = startCallRecord(request, name, arguments);
+    if (!tool) {
+        endCallRecord(record, ToolCallOutcome::UnknownTool, nullptr);
+        afterRecordsDurable([request, name] {
+            request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown tool: %1").arg(name),
+                         QJsonObject{{QLatin1String("tool"), name}});
+        });
+        return;
+    }
+    if (request.session->isStateless()) {
+        QJsonObject missing;
+        for (const QString &capability : tool->requiredClientCapabilities) {
+            if (!request.session->clientCapabilities().contains(capability))
+                missing.insert(capability, QJsonObject{});
+        }
+        if (!missing.isEmpty()) {
+            const QString problem =
+                    QStringLiteral("tool %1 needs the client capabilities %2, which this "
+                                   "request's _meta does not declare")
+                            .arg(name, missing.keys().join(QLatin1String(", ")));
+            endCallRecord(record, ToolCallOutcome::Failed, nullptr, problem);
+            afterRecordsDurable([request, problem, missing] {
+                request.fail(jsonrpc::MissingRequiredClientCapability, problem,
+                             QJsonObject{{QLatin1String("requiredCapabilities"), missing}});
+            });
+            return;
+        }
+        const bool tasksDeclared = tasks::declared(request.session->clientCapabilities());
+        // A task's own call runs without the extension, lest it become a task again.
+        if (tool->taskSupport == TaskSupport::Required && !tasksDeclared
+            && request.session->taskId().isEmpty()) {
+            const QString problem =
+                    QStringLiteral("tool %1 runs only as a task, and this request's _meta does "
+                                   "not declare the extension %2")
+                            .arg(name, QLatin1String(tasks::ExtensionId));
+            endCallRecord(record, ToolCallOutcome::Failed, nullptr, problem);
+            afterRecordsDurable([request, problem] {
+                request.fail(jsonrpc::MissingRequiredClientCapability, problem,
+                             tasks::requiredCapabilityData());
+            });
+            return;
+        }
+    }
+    const QString version = request.session->protocolVersion();
+    const QString violation =
+            SchemaValidator::validate(tool->inputSchema, arguments, QStringLiteral("arguments"));
+    if (!violation.isEmpty()) {
+        endCallRecord(record, ToolCallOutcome::InvalidArguments, nullptr, violation);
+        afterRecordsDurable([request, version, name, violation] {
+            // Since 2025-11-25 the specification wants invalid arguments reported as a tool
+            // error, so that the model can correct itself; earlier revisions use -32602.
+            if (protocol::atLeast(version, protocol::V2025_11_25)) {
+                request.reply(QJsonObject{
+                        {QLatin1String("content"),
+                         ToolResult::error(QStringLiteral("invalid arguments for %1: %2")
+                                                   .arg(name, violation))
+                                 .content},
+                        {QLatin1String("isError"), true}});
+            } else {
+                request.fail(jsonrpc::InvalidParams, violation);
+            }
+        });
+        return;
+    }
+
+    if (const QString refusal = failClosedReason(); !refusal.isEmpty()) {
+        const ToolResult refused = ToolResult::error(refusal);
+        endCallRecord(record, ToolCallOutcome::Failed, &refused, refusal);
+        afterRecordsDurable([request, content = refused.content] {
+            request.reply(QJsonObject{{QLatin1String("content"), content},
+                                      {QLatin1String("isError"), true}});
+        });
+        return;
+    }
+
+    auto running = std::make_shared<RunningCall>(*this, request.session, request.key,
+                                                 request.serial, request.id, version,
+                                                 tool->outputSchema, std::move(record));
+    const QJsonValue progressToken = request.params.value(QLatin1String("_meta"))
+                                             .toObject()
+                                             .value(QLatin1String("progressToken"));
+    auto call = std::make_shared<ToolCall>(
+            request.session, request.key, name, arguments, progressToken,
+            [running](const ToolResult &result) { running->finish(result); });
+    // A task's call waits for its answers in the task instead.
+    if (request.session->isStateless() && request.session->taskId().isEmpty())
+        call->setInputRequiredHandler([server = QPointer<McpServer>(this), running, binding,
+                                       session = std::weak_ptr<Session>(request.session)](
+                                              const QJsonObject &inputRequests) {
+            const auto asking = session.lock();
+            if (!server || !asking)
+                return;
+            running->finishInputRequired(inputRequests,
+                                         server->sealAnswers(binding, asking->usedInputAnswers()));
+        });
+    // Whichever comes first, the tool's result or the cancellation, ends the record.
+    request.session->setCancelHandler(request.key, [call, running](const QString &reason) {
+        if (!call->isFinished() && !call->isCancelled())
+            running->endCancelled(reason);
+        call->cancel(reason);
+    });
+    const quint64 callId = running->record().callId;
+    m_running.emplace(callId, std::move(running));
+    connect(call.get(), &ToolCall::outputReported, this,
+            [this, callId](qint64 outputBytes) { Q_EMIT toolCallOutput(callId, outputBytes); });
+    // A copy: a handler that changes the tool list would otherwise run from moved storage.
+    const ToolHandler handler = tool->handler;
+    handler(call);
+}
+
+} // namespace cmcp
