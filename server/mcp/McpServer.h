@@ -22,6 +22,7 @@
 
 namespace cmcp {
 
+class RecordedCall;
 class RunningCall;
 
 struct ServerIdentity
@@ -137,8 +138,9 @@ Q_SIGNALS:
     void toolCallOutput(quint64 callId, qint64 outputBytes);
 
 private:
-    // A running call ends its record and asks the fail-closed check through the server.
-    friend class RunningCall;
+    // A tools/call ends its record, waits for it to be durable and asks the fail-closed check
+    // through RecordedCall alone.
+    friend class RecordedCall;
 
     struct Request
     {
@@ -193,7 +195,8 @@ private:
     void listTools(const Request &request);
     void callTool(const Request &request);
 
-    // The record of every tools/call (methods/CallRecording.cpp).
+    // The record of every tools/call (methods/CallRecording.cpp), ended only through a
+    // RecordedCall, which also holds the answer until the record is durable.
     ToolCallRecord startCallRecord(const Request &request, const QString &tool,
                                    const QJsonObject &arguments);
     void endCallRecord(ToolCallRecord &call, ToolCallOutcome outcome, const ToolResult *result,

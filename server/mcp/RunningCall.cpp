@@ -2,7 +2,6 @@
 
 #include "mcp/JsonRpc.h"
 #include "mcp/JsonWriter.h"
-#include "mcp/McpServer.h"
 #include "mcp/ProtocolVersion.h"
 #include "mcp/SchemaValidator.h"
 #include "mcp/Session.h"
@@ -63,18 +62,16 @@ QByteArray serializedResult(const QJsonValue &id, const ToolResult &toolResult,
 
 } // namespace
 
-RunningCall::RunningCall(McpServer &server, const std::shared_ptr<Session> &session,
+RunningCall::RunningCall(RecordedCall recorded, const std::shared_ptr<Session> &session,
                          QString requestKey, quint64 serial, QJsonValue requestId,
-                         QString protocolVersion, std::optional<QJsonObject> outputSchema,
-                         ToolCallRecord record)
-    : m_server(&server),
+                         QString protocolVersion, std::optional<QJsonObject> outputSchema)
+    : m_recorded(std::move(recorded)),
       m_session(session),
       m_requestKey(std::move(requestKey)),
       m_serial(serial),
       m_requestId(std::move(requestId)),
       m_protocolVersion(std::move(protocolVersion)),
-      m_outputSchema(std::move(outputSchema)),
-      m_record(std::move(record))
+      m_outputSchema(std::move(outputSchema))
 {
 }
 
@@ -83,7 +80,7 @@ void RunningCall::finish(const ToolResult &toolResult)
     const std::shared_ptr<Session> session = m_session.lock();
     if (!session)
         return;
-    const QString &name = m_record.tool;
+    const QString &name = m_recorded.record().tool;
     if (m_outputSchema && !toolResult.isError) {
         const QString problem = toolResult.structuredContent
                 ? SchemaValidator::validate(*m_outputSchema, *toolResult.structuredContent,
@@ -97,43 +94,26 @@ void RunningCall::finish(const ToolResult &toolResult)
                     QStringLiteral("tool %1 produced output that does not match its "
                                    "outputSchema: %2")
                             .arg(name, problem));
-            if (!m_server) {
-                session->settleRequest(m_requestKey, m_serial, response);
-                return;
-            }
-            m_server->endCallRecord(m_record, ToolCallOutcome::BrokeOutputSchema, &toolResult,
-                                    problem);
-            m_server->afterRecordsDurable(
-                    [session, key = m_requestKey, serial = m_serial, response] {
-                        session->settleRequest(key, serial, response);
-                    });
+            m_recorded.end(ToolCallOutcome::BrokeOutputSchema, problem, &toolResult,
+                           [session, key = m_requestKey, serial = m_serial, response] {
+                               session->settleRequest(key, serial, response);
+                           });
             return;
         }
     }
-    if (!m_server) {
-        answer(*session, toolResult);
-        return;
-    }
-    m_server->endCallRecord(
-            m_record, toolResult.isError ? ToolCallOutcome::Failed : ToolCallOutcome::Succeeded,
-            &toolResult);
-    // Asked now for a record that could not be written, and again once the records are synced
-    // for one whose sync failed.
-    const QString refusedAtWrite = m_server->failClosedReason();
-    m_server->afterRecordsDurable([call = *this, session, toolResult, refusedAtWrite] {
-        QString refusal = refusedAtWrite;
-        if (refusal.isEmpty() && call.m_server)
-            refusal = call.m_server->failClosedReason();
-        if (!refusal.isEmpty()) {
-            const QJsonObject refused{
-                    {QLatin1String("content"), ToolResult::error(refusal).content},
-                    {QLatin1String("isError"), true}};
-            session->settleRequest(call.m_requestKey, call.m_serial,
-                                   jsonrpc::makeResult(call.m_requestId, refused));
-            return;
-        }
-        call.answer(*session, toolResult);
-    });
+    m_recorded.finish(
+            toolResult.isError ? ToolCallOutcome::Failed : ToolCallOutcome::Succeeded, toolResult,
+            [call = *this, session, toolResult](const QString &refusal) {
+                if (!refusal.isEmpty()) {
+                    const QJsonObject refused{
+                            {QLatin1String("content"), ToolResult::error(refusal).content},
+                            {QLatin1String("isError"), true}};
+                    session->settleRequest(call.m_requestKey, call.m_serial,
+                                           jsonrpc::makeResult(call.m_requestId, refused));
+                    return;
+                }
+                call.answer(*session, toolResult);
+            });
 }
 
 // Sends the result in the shape the session's protocol version knows.
@@ -167,22 +147,17 @@ void RunningCall::finishInputRequired(const QJsonObject &inputRequests, const QS
             QJsonObject{{QLatin1String("resultType"), QLatin1String("input_required")},
                         {QLatin1String("inputRequests"), inputRequests},
                         {QLatin1String("requestState"), requestState}});
-    if (!m_server) {
-        session->settleRequest(m_requestKey, m_serial, response);
-        return;
-    }
-    m_server->endCallRecord(m_record, ToolCallOutcome::InputRequired, nullptr,
-                            QStringLiteral("asked its client for %1")
-                                    .arg(inputRequests.keys().join(QLatin1String(", "))));
-    m_server->afterRecordsDurable([session, key = m_requestKey, serial = m_serial, response] {
-        session->settleRequest(key, serial, response);
-    });
+    m_recorded.end(ToolCallOutcome::InputRequired,
+                   QStringLiteral("asked its client for %1")
+                           .arg(inputRequests.keys().join(QLatin1String(", "))),
+                   nullptr, [session, key = m_requestKey, serial = m_serial, response] {
+                       session->settleRequest(key, serial, response);
+                   });
 }
 
 void RunningCall::endCancelled(const QString &reason)
 {
-    if (m_server)
-        m_server->endCallRecord(m_record, ToolCallOutcome::Cancelled, nullptr, reason);
+    m_recorded.endUnanswered(ToolCallOutcome::Cancelled, reason);
 }
 
 bool RunningCall::cancel(const QString &reason)

@@ -1,10 +1,9 @@
 #pragma once
 
-#include "mcp/ToolCallRecord.h"
+#include "mcp/RecordedCall.h"
 
 #include <QJsonObject>
 #include <QJsonValue>
-#include <QPointer>
 #include <QString>
 
 #include <memory>
@@ -12,7 +11,6 @@
 
 namespace cmcp {
 
-class McpServer;
 class Session;
 struct ToolResult;
 
@@ -24,11 +22,11 @@ struct ToolResult;
 class RunningCall
 {
 public:
-    RunningCall(McpServer &server, const std::shared_ptr<Session> &session, QString requestKey,
+    RunningCall(RecordedCall recorded, const std::shared_ptr<Session> &session, QString requestKey,
                 quint64 serial, QJsonValue requestId, QString protocolVersion,
-                std::optional<QJsonObject> outputSchema, ToolCallRecord record);
+                std::optional<QJsonObject> outputSchema);
 
-    const ToolCallRecord &record() const { return m_record; }
+    const ToolCallRecord &record() const { return m_recorded.record(); }
 
     // The tool's result: checked against the output schema, recorded, then, once the record is
     // durable, sent in the shape the session's protocol version knows. Nothing happens when the
@@ -49,14 +47,13 @@ public:
 private:
     void answer(Session &session, const ToolResult &result) const;
 
-    QPointer<McpServer> m_server;
+    RecordedCall m_recorded;
     std::weak_ptr<Session> m_session;
     const QString m_requestKey;
     const quint64 m_serial;
     const QJsonValue m_requestId;
     const QString m_protocolVersion;
     const std::optional<QJsonObject> m_outputSchema;
-    ToolCallRecord m_record;
 };
 
 } // namespace cmcp

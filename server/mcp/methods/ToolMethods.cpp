@@ -1,6 +1,7 @@
 #include "mcp/McpServer.h"
 
 #include "mcp/ProtocolVersion.h"
+#include "mcp/RecordedCall.h"
 #include "mcp/RunningCall.h"
 #include "mcp/SchemaValidator.h"
 #include "mcp/ToolCall.h"
@@ -81,10 +82,9 @@ void McpServer::callTool(const Request &request)
         startTask(request, *tool, answers);
         return;
     }
-    ToolCallRecord record = startCallRecord(request, name, arguments);
+    RecordedCall recorded(*this, startCallRecord(request, name, arguments));
     if (!tool) {
-        endCallRecord(record, ToolCallOutcome::UnknownTool, nullptr);
-        afterRecordsDurable([request, name] {
+        recorded.end(ToolCallOutcome::UnknownTool, {}, nullptr, [request, name] {
             request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown tool: %1").arg(name),
                          QJsonObject{{QLatin1String("tool"), name}});
         });
@@ -101,8 +101,7 @@ void McpServer::callTool(const Request &request)
                     QStringLiteral("tool %1 needs the client capabilities %2, which this "
                                    "request's _meta does not declare")
                             .arg(name, missing.keys().join(QLatin1String(", ")));
-            endCallRecord(record, ToolCallOutcome::Failed, nullptr, problem);
-            afterRecordsDurable([request, problem, missing] {
+            recorded.end(ToolCallOutcome::Failed, problem, nullptr, [request, problem, missing] {
                 request.fail(jsonrpc::MissingRequiredClientCapability, problem,
                              QJsonObject{{QLatin1String("requiredCapabilities"), missing}});
             });
@@ -116,8 +115,7 @@ void McpServer::callTool(const Request &request)
                     QStringLiteral("tool %1 runs only as a task, and this request's _meta does "
                                    "not declare the extension %2")
                             .arg(name, QLatin1String(tasks::ExtensionId));
-            endCallRecord(record, ToolCallOutcome::Failed, nullptr, problem);
-            afterRecordsDurable([request, problem] {
+            recorded.end(ToolCallOutcome::Failed, problem, nullptr, [request, problem] {
                 request.fail(jsonrpc::MissingRequiredClientCapability, problem,
                              tasks::requiredCapabilityData());
             });
@@ -128,37 +126,39 @@ void McpServer::callTool(const Request &request)
     const QString violation =
             SchemaValidator::validate(tool->inputSchema, arguments, QStringLiteral("arguments"));
     if (!violation.isEmpty()) {
-        endCallRecord(record, ToolCallOutcome::InvalidArguments, nullptr, violation);
-        afterRecordsDurable([request, version, name, violation] {
-            // Since 2025-11-25 the specification wants invalid arguments reported as a tool
-            // error, so that the model can correct itself; earlier revisions use -32602.
-            if (protocol::atLeast(version, protocol::V2025_11_25)) {
-                request.reply(QJsonObject{
-                        {QLatin1String("content"),
-                         ToolResult::error(QStringLiteral("invalid arguments for %1: %2")
-                                                   .arg(name, violation))
-                                 .content},
-                        {QLatin1String("isError"), true}});
-            } else {
-                request.fail(jsonrpc::InvalidParams, violation);
-            }
-        });
+        recorded.end(
+                ToolCallOutcome::InvalidArguments, violation, nullptr,
+                [request, version, name, violation] {
+                    // Since 2025-11-25 the specification wants invalid arguments reported as a
+                    // tool error, so that the model can correct itself; earlier revisions use
+                    // -32602.
+                    if (protocol::atLeast(version, protocol::V2025_11_25)) {
+                        request.reply(QJsonObject{
+                                {QLatin1String("content"),
+                                 ToolResult::error(QStringLiteral("invalid arguments for %1: %2")
+                                                           .arg(name, violation))
+                                         .content},
+                                {QLatin1String("isError"), true}});
+                    } else {
+                        request.fail(jsonrpc::InvalidParams, violation);
+                    }
+                });
         return;
     }
 
     if (const QString refusal = failClosedReason(); !refusal.isEmpty()) {
         const ToolResult refused = ToolResult::error(refusal);
-        endCallRecord(record, ToolCallOutcome::Failed, &refused, refusal);
-        afterRecordsDurable([request, content = refused.content] {
-            request.reply(QJsonObject{{QLatin1String("content"), content},
-                                      {QLatin1String("isError"), true}});
-        });
+        recorded.end(ToolCallOutcome::Failed, refusal, &refused,
+                     [request, content = refused.content] {
+                         request.reply(QJsonObject{{QLatin1String("content"), content},
+                                                   {QLatin1String("isError"), true}});
+                     });
         return;
     }
 
-    auto running = std::make_shared<RunningCall>(*this, request.session, request.key,
-                                                 request.serial, request.id, version,
-                                                 tool->outputSchema, std::move(record));
+    auto running =
+            std::make_shared<RunningCall>(std::move(recorded), request.session, request.key,
+                                          request.serial, request.id, version, tool->outputSchema);
     const QJsonValue progressToken = request.params.value(QLatin1String("_meta"))
                                              .toObject()
                                              .value(QLatin1String("progressToken"));
