@@ -2,6 +2,8 @@
 // process state; main.cpp decides what to do with a refused policy.
 #include "jail/policy.h"
 
+#include "jail/protocol/PolicyFields.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -18,6 +20,7 @@ namespace cmcp::jail {
 namespace {
 
 using json = nlohmann::json;
+namespace field = cmcp::jail_protocol::policy;
 
 constexpr std::size_t kMaxPolicyBytes = 1 << 20;
 // Paths in any one list of the policy.
@@ -30,10 +33,10 @@ struct LayerEntry
 };
 
 constexpr LayerEntry kLayers[] = {
-        {"identity", Layer::Identity}, {"rlimits", Layer::Rlimits},
-        {"cgroup", Layer::Cgroup},     {"namespaces", Layer::Namespaces},
-        {"landlock", Layer::Landlock}, {"seccomp", Layer::Seccomp},
-        {"apparmor", Layer::Apparmor},
+        {field::kLayerIdentity, Layer::Identity}, {field::kLayerRlimits, Layer::Rlimits},
+        {field::kLayerCgroup, Layer::Cgroup},     {field::kLayerNamespaces, Layer::Namespaces},
+        {field::kLayerLandlock, Layer::Landlock}, {field::kLayerSeccomp, Layer::Seccomp},
+        {field::kLayerApparmor, Layer::Apparmor},
 };
 
 bool hasNul(const std::string &s)
@@ -169,16 +172,16 @@ bool parseLimits(const json &v, Limits &out, std::string &error)
         std::uint64_t n = 0;
         std::optional<std::uint64_t> *slot = nullptr;
         std::uint64_t max = kBig;
-        if (key == "cpu_seconds") {
+        if (key == field::kCpuSeconds) {
             slot = &out.cpuSeconds;
             max = 1u << 30;
-        } else if (key == "file_size_bytes")
+        } else if (key == field::kFileSizeBytes)
             slot = &out.fileSizeBytes;
-        else if (key == "open_files")
+        else if (key == field::kOpenFiles)
             slot = &out.openFiles;
-        else if (key == "processes")
+        else if (key == field::kProcesses)
             slot = &out.processes;
-        else if (key == "address_space_bytes")
+        else if (key == field::kAddressSpaceBytes)
             slot = &out.addressSpaceBytes;
         else {
             error = "limits." + plainOrQuoted(key) + ": unknown key";
@@ -278,15 +281,15 @@ bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &
     for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string &key = it.key();
         const std::string where = "landlock." + plainOrQuoted(key);
-        if (key == "network") {
+        if (key == field::kNetwork) {
             if (!readBool(it.value(), where, out.network, error))
                 return false;
             continue;
         }
-        std::vector<std::string> *list = key == "read" ? &out.read
-                : key == "execute"                     ? &out.execute
-                : key == "write"                       ? &out.write
-                                                       : nullptr;
+        std::vector<std::string> *list = key == field::kRead ? &out.read
+                : key == field::kExecute                     ? &out.execute
+                : key == field::kWrite                       ? &out.write
+                                                             : nullptr;
         if (!list) {
             error = where + ": unknown key";
             return false;
@@ -333,7 +336,7 @@ bool parseSeccomp(const json &v, SeccompPolicy &out, std::string &error)
         return false;
     }
     for (auto it = v.begin(); it != v.end(); ++it) {
-        if (it.key() != "network") {
+        if (it.key() != field::kNetwork) {
             error = "seccomp." + plainOrQuoted(it.key()) + ": unknown key";
             return false;
         }
@@ -353,13 +356,13 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
     for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string &key = it.key();
         const std::string where = "namespaces." + plainOrQuoted(key);
-        if (key == "network") {
+        if (key == field::kNetwork) {
             if (!readBool(it.value(), where, out.network, error))
                 return false;
-        } else if (key == "program_from_host") {
+        } else if (key == field::kProgramFromHost) {
             if (!readBool(it.value(), where, out.programFromHost, error))
                 return false;
-        } else if (key == "hostname") {
+        } else if (key == field::kHostname) {
             if (!readString(it.value(), where, out.hostname, error))
                 return false;
             bool ok = !out.hostname.empty() && out.hostname.size() <= 63;
@@ -369,7 +372,7 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
                 error = where + ": 1-63 letters, digits or '-'";
                 return false;
             }
-        } else if (key == "workspace_at") {
+        } else if (key == field::kWorkspaceAt) {
             if (!readString(it.value(), where, out.workspaceAt, error))
                 return false;
             if (!absoluteClean(out.workspaceAt) || out.workspaceAt == "/") {
@@ -383,23 +386,23 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
                     error = where + ": may not be at or below " + system;
                     return false;
                 }
-        } else if (key == "egress_port") {
+        } else if (key == field::kEgressPort) {
             std::uint64_t port = 0;
             if (!readUnsigned(v, key.c_str(), 1, 65535, port, error)) {
                 error = "namespaces." + error;
                 return false;
             }
             out.egressPort = static_cast<std::uint16_t>(port);
-        } else if (key == "tmp_size_mb") {
+        } else if (key == field::kTmpSizeMb) {
             if (!readUnsigned(v, key.c_str(), 1, 4096, out.tmpSizeMb, error)) {
                 error = "namespaces." + error;
                 return false;
             }
-        } else if (key == "exec_paths") {
+        } else if (key == field::kExecPaths) {
             out.execPaths.emplace();
             if (!readPathsBeneathUsr(it.value(), where, *out.execPaths, error))
                 return false;
-        } else if (key == "bin") {
+        } else if (key == field::kBin) {
             if (!readPathsBeneathUsr(it.value(), where, out.bin, error))
                 return false;
             // Linked by name into one directory: two programs may not share a name.
@@ -429,17 +432,17 @@ bool parseCgroup(const json &v, CgroupPolicy &out, std::string &error)
         const std::string &key = it.key();
         std::optional<std::uint64_t> *slot = nullptr;
         std::uint64_t min = 1, max = 0;
-        if (key == "memory_bytes") {
+        if (key == field::kMemoryBytes) {
             slot = &out.memoryBytes;
             min = 1 << 20;
             max = std::uint64_t(1) << 50;
-        } else if (key == "pids") {
+        } else if (key == field::kPids) {
             slot = &out.pids;
             max = 4194304;
-        } else if (key == "cpu_percent") {
+        } else if (key == field::kCpuPercent) {
             slot = &out.cpuPercent;
             max = 100000;
-        } else if (key == "name") {
+        } else if (key == field::kName) {
             if (!readString(it.value(), "cgroup.name", out.name, error))
                 return false;
             bool ok = !out.name.empty() && out.name.size() <= 64 && out.name != "."
@@ -470,11 +473,11 @@ bool parseCgroup(const json &v, CgroupPolicy &out, std::string &error)
 // The "apparmor" object; see ApparmorPolicy in policy.h.
 bool parseApparmor(const json &v, ApparmorPolicy &out, std::string &error)
 {
-    if (!v.is_object() || v.size() != 1 || !v.contains("profile")) {
+    if (!v.is_object() || v.size() != 1 || !v.contains(field::kProfile)) {
         error = "apparmor: must be an object with exactly the key \"profile\"";
         return false;
     }
-    if (!readString(v["profile"], "apparmor.profile", out.profile, error))
+    if (!readString(v[field::kProfile], "apparmor.profile", out.profile, error))
         return false;
     bool ok = !out.profile.empty() && out.profile.size() <= 128;
     for (char c : out.profile)
@@ -548,11 +551,8 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         return false;
     }
 
-    static const std::set<std::string> kKeys = {"uid",     "gid",        "workspace", "cwd",
-                                                "env",     "limits",     "layers",    "landlock",
-                                                "seccomp", "namespaces", "cgroup",    "apparmor"};
     for (auto it = doc.begin(); it != doc.end(); ++it) {
-        if (!kKeys.count(it.key())) {
+        if (!field::isOneOf(field::kPolicyKeys, it.key())) {
             error = plainOrQuoted(it.key()) + ": unknown key";
             return false;
         }
@@ -568,17 +568,17 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
     std::uint64_t id = 0;
     // (uid_t)-1 is "no change" to setresuid; the one below it is the overflow id on many systems.
     constexpr std::uint64_t kMaxId = 0xFFFFFFFDu;
-    if (!require("uid") || !readUnsigned(doc, "uid", kMinId, kMaxId, id, error))
+    if (!require(field::kUid) || !readUnsigned(doc, field::kUid, kMinId, kMaxId, id, error))
         return false;
     p.uid = static_cast<uid_t>(id);
-    if (!require("gid") || !readUnsigned(doc, "gid", kMinId, kMaxId, id, error))
+    if (!require(field::kGid) || !readUnsigned(doc, field::kGid, kMinId, kMaxId, id, error))
         return false;
     p.gid = static_cast<gid_t>(id);
-    for (const char *key : {"workspace", "env", "layers"})
+    for (const char *key : {field::kWorkspace, field::kEnv, field::kLayers})
         if (!require(key))
             return false;
 
-    const json &ws = doc["workspace"];
+    const json &ws = doc[field::kWorkspace];
     if (!ws.is_string()) {
         error = "workspace: must be a string";
         return false;
@@ -590,8 +590,8 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         return false;
     }
 
-    if (doc.contains("cwd")) {
-        const json &cwd = doc["cwd"];
+    if (doc.contains(field::kCwd)) {
+        const json &cwd = doc[field::kCwd];
         if (!cwd.is_string()) {
             error = "cwd: must be a string";
             return false;
@@ -603,7 +603,7 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         }
     }
 
-    const json &env = doc["env"];
+    const json &env = doc[field::kEnv];
     if (!env.is_object()) {
         error = "env: must be an object of strings";
         return false;
@@ -626,10 +626,10 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         p.env.emplace_back(name, std::move(value));
     }
 
-    if (doc.contains("limits") && !parseLimits(doc["limits"], p.limits, error))
+    if (doc.contains(field::kLimits) && !parseLimits(doc[field::kLimits], p.limits, error))
         return false;
 
-    const json &layers = doc["layers"];
+    const json &layers = doc[field::kLayers];
     if (!layers.is_array()) {
         error = "layers: must be an array of layer names";
         return false;
@@ -660,7 +660,7 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         error = "layers: \"identity\" is mandatory (the job must never run as host uid 0)";
         return false;
     }
-    if (doc.contains("limits") && !p.wants(Layer::Rlimits)) {
+    if (doc.contains(field::kLimits) && !p.wants(Layer::Rlimits)) {
         error = "limits: given but the \"rlimits\" layer is not requested";
         return false;
     }
@@ -676,17 +676,18 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
         }
         return true;
     };
-    for (auto [key, layer, optional] :
-         {std::tuple{"landlock", Layer::Landlock, false},
-          std::tuple{"namespaces", Layer::Namespaces, true},
-          std::tuple{"cgroup", Layer::Cgroup, true}, std::tuple{"apparmor", Layer::Apparmor, false},
-          std::tuple{"seccomp", Layer::Seccomp, true}})
+    for (auto [key, layer, optional] : {std::tuple{field::kLandlock, Layer::Landlock, false},
+                                        std::tuple{field::kNamespaces, Layer::Namespaces, true},
+                                        std::tuple{field::kCgroup, Layer::Cgroup, true},
+                                        std::tuple{field::kApparmor, Layer::Apparmor, false},
+                                        std::tuple{field::kSeccomp, Layer::Seccomp, true}})
         if (!layerObject(key, layer, optional))
             return false;
 
     if (p.wants(Layer::Namespaces)) {
         p.namespaces.emplace();
-        if (doc.contains("namespaces") && !parseNamespaces(doc["namespaces"], *p.namespaces, error))
+        if (doc.contains(field::kNamespaces)
+            && !parseNamespaces(doc[field::kNamespaces], *p.namespaces, error))
             return false;
         if (p.namespaces->egressPort && p.namespaces->network) {
             error = "namespaces.egress_port: only with \"network\": false (the job's own "
@@ -696,22 +697,22 @@ bool parsePolicy(const std::string &text, Policy &out, std::string &error)
     }
     if (p.wants(Layer::Cgroup)) {
         p.cgroup.emplace();
-        if (doc.contains("cgroup") && !parseCgroup(doc["cgroup"], *p.cgroup, error))
+        if (doc.contains(field::kCgroup) && !parseCgroup(doc[field::kCgroup], *p.cgroup, error))
             return false;
     }
     if (p.wants(Layer::Apparmor)) {
         p.apparmor.emplace();
-        if (!parseApparmor(doc["apparmor"], *p.apparmor, error))
+        if (!parseApparmor(doc[field::kApparmor], *p.apparmor, error))
             return false;
     }
-    if (doc.contains("landlock")) {
+    if (doc.contains(field::kLandlock)) {
         p.landlock.emplace();
         // Landlock paths are the job's view: inside the minimal root with namespaces.
-        if (!parseLandlock(doc["landlock"], p.jobWorkspace(), *p.landlock, error))
+        if (!parseLandlock(doc[field::kLandlock], p.jobWorkspace(), *p.landlock, error))
             return false;
     }
 
-    if (doc.contains("seccomp") && !parseSeccomp(doc["seccomp"], p.seccomp, error))
+    if (doc.contains(field::kSeccomp) && !parseSeccomp(doc[field::kSeccomp], p.seccomp, error))
         return false;
 
     out = std::move(p);

@@ -3,6 +3,8 @@
 // (EPIPE, SIGPIPE is ignored by the monitor) costs nothing.
 #include "jail/report.h"
 
+#include "jail/protocol/ReportFields.h"
+
 #include "posix/WriteAll.h"
 
 #include <nlohmann/json.hpp>
@@ -12,6 +14,8 @@
 namespace cmcp::jail {
 
 namespace {
+
+namespace field = cmcp::jail_protocol::report;
 
 int g_reportFd = -1;
 
@@ -41,10 +45,10 @@ void writeRefusalLine(const std::string &layer, const std::string &message)
 
 void reportRefused(const std::string &layer, int code, const std::string &message)
 {
-    writeRecord({{"event", "refused"},
-                 {"layer", layer},
-                 {"code", code},
-                 {"message", "cmcp-jail: " + layer + ": " + message}});
+    writeRecord({{field::kEvent, field::kRefused},
+                 {field::kLayer, layer},
+                 {field::kCode, code},
+                 {field::kMessage, "cmcp-jail: " + layer + ": " + message}});
 }
 
 void refuse(const std::string &layer, int code, const std::string &message)
@@ -59,29 +63,34 @@ void reportStarted(pid_t pid, const std::vector<std::string> &layers,
 {
     // The cgroups go with it so that the supervisor can remove them should this jail die
     // (SIGKILL) before it removes them itself.
-    writeRecord({{"event", "started"}, {"pid", pid}, {"layers", layers}, {"cgroups", cgroups}});
+    writeRecord({{field::kEvent, field::kStarted},
+                 {field::kPid, pid},
+                 {field::kLayers, layers},
+                 {field::kCgroups, cgroups}});
 }
 
 void reportExit(const ExitRecord &r)
 {
-    nlohmann::json record = {{"event", "exit"},           {"exit_code", nullptr},
-                             {"signal", nullptr},         {"wall_ms", r.wallMs},
-                             {"cpu_ms", r.cpuMs},         {"peak_memory_kb", nullptr},
-                             {"oom_killed", r.oomKilled}, {"pids_refused", r.pidsRefused},
-                             {"killed", r.killed}};
+    nlohmann::json record = {{field::kEvent, field::kExit},    {field::kExitCode, nullptr},
+                             {field::kSignal, nullptr},        {field::kWallMs, r.wallMs},
+                             {field::kCpuMs, r.cpuMs},         {field::kPeakMemoryKb, nullptr},
+                             {field::kOomKilled, r.oomKilled}, {field::kPidsRefused, r.pidsRefused},
+                             {field::kKilled, r.killed}};
     if (r.exitCode)
-        record["exit_code"] = *r.exitCode;
+        record[field::kExitCode] = *r.exitCode;
     if (r.signal)
-        record["signal"] = *r.signal;
+        record[field::kSignal] = *r.signal;
     if (r.peakMemoryKb)
-        record["peak_memory_kb"] = *r.peakMemoryKb;
+        record[field::kPeakMemoryKb] = *r.peakMemoryKb;
     if (r.seccompDenials) {
         nlohmann::json denied = nlohmann::json::array();
         for (const SeccompDenials::Count &c : r.seccompDenials->counts())
-            denied.push_back({{"syscall", c.syscall}, {"errno", c.errnoName}, {"count", c.count}});
-        record["seccomp_denied"] = std::move(denied);
+            denied.push_back({{field::kSyscall, c.syscall},
+                              {field::kErrno, c.errnoName},
+                              {field::kCount, c.count}});
+        record[field::kSeccompDenied] = std::move(denied);
         if (r.seccompDenials->unnamed() > 0)
-            record["seccomp_denied_unnamed"] = r.seccompDenials->unnamed();
+            record[field::kSeccompDeniedUnnamed] = r.seccompDenials->unnamed();
     }
     writeRecord(record);
 }

@@ -218,12 +218,21 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
         m_egressNotifier = watchReadEnd(m_egressFd.get(), &JailJob::readEgress);
     }
 
+    // The typed policy writes only keys the jail knows; should that ever break, the job fails
+    // here, on the daemon's side, and no jail starts.
+    const QJsonObject policyJson = policy.toJson();
+    if (const QString unknown = unknownJailPolicyKey(policyJson); !unknown.isEmpty()) {
+        *error = QStringLiteral("the job's policy has what cmcp-jail does not know (%1); no jail "
+                                "was started")
+                         .arg(unknown);
+        return std::nullopt;
+    }
     std::optional<PipePair> policyPipe = makePipe(error);
     if (!policyPipe)
         return std::nullopt;
     const bool policyWritten =
             writePolicy(policyPipe->write.get(),
-                        QJsonDocument(policy.toJson()).toJson(QJsonDocument::Compact), error);
+                        QJsonDocument(policyJson).toJson(QJsonDocument::Compact), error);
     policyPipe->write.reset();
     if (!policyWritten)
         return std::nullopt;

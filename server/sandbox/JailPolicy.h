@@ -15,8 +15,8 @@ namespace cmcp {
 // The policy cmcp-jail reads, as the daemon holds it: the jail's own structs (server/jail/
 // policy.h, whose comments say what each field does) with the same fields under the same names,
 // in Qt's types. The daemon edits these fields and never the JSON: toJson() is the one place that
-// writes the jail's keys. An optional field that is not set is left out, so the jail applies its
-// default.
+// writes the jail's keys, by the names the jail's parser reads too (jail/protocol/PolicyFields.h).
+// An optional field that is not set is left out, so the jail applies its default.
 struct JailPolicy
 {
     struct Limits
@@ -51,6 +51,9 @@ struct JailPolicy
         std::optional<qint64> tmpSizeMb;
         std::optional<QStringList> execPaths;
         std::optional<QStringList> bin;
+        // The program is named by its host path and held before the minimal root is built
+        // (a build tree's program outside /usr); written only when set.
+        bool programFromHost = false;
         bool operator==(const NamespacesPolicy &) const = default;
     };
 
@@ -93,5 +96,11 @@ struct JailPolicy
 
     bool operator==(const JailPolicy &) const = default;
 };
+
+// Empty when every key of `policy`, and every name in its "layers", is one cmcp-jail knows
+// (jail/protocol/PolicyFields.h); otherwise one line naming the first that is not, as the jail
+// would ("namespaces.egress: unknown key"). The daemon checks each policy with it before a jail
+// starts: a key the jail would refuse is the daemon's own error, caught on its side.
+QString unknownJailPolicyKey(const QJsonObject &policy);
 
 } // namespace cmcp

@@ -1,5 +1,7 @@
 #include "sandbox/JailReport.h"
 
+#include "jail/protocol/ReportFields.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,6 +11,8 @@
 namespace cmcp {
 
 namespace {
+
+namespace field = jail_protocol::report;
 
 // The jail's records are a few hundred bytes; a longer line means a broken writer, and the
 // daemon must not buffer without bound on its behalf.
@@ -39,8 +43,8 @@ bool optionalWholeNumber(const QJsonObject &object, const char *key, std::option
 
 std::optional<JailStarted> parseStarted(const QJsonObject &record)
 {
-    const std::optional<qint64> pid = wholeNumber(record.value(QLatin1String("pid")));
-    const QJsonValue layers = record.value(QLatin1String("layers"));
+    const std::optional<qint64> pid = wholeNumber(record.value(QLatin1String(field::kPid)));
+    const QJsonValue layers = record.value(QLatin1String(field::kLayers));
     if (!pid || *pid <= 0 || !layers.isArray())
         return std::nullopt;
     JailStarted started;
@@ -51,7 +55,7 @@ std::optional<JailStarted> parseStarted(const QJsonObject &record)
         started.layers.append(layer.toString());
     }
     // Absent from jails that have no cgroup of their own to tell (a call forked from a template).
-    for (const QJsonValue &dir : record.value(QLatin1String("cgroups")).toArray()) {
+    for (const QJsonValue &dir : record.value(QLatin1String(field::kCgroups)).toArray()) {
         if (!dir.isString())
             return std::nullopt;
         started.cgroups.append(dir.toString());
@@ -61,9 +65,9 @@ std::optional<JailStarted> parseStarted(const QJsonObject &record)
 
 std::optional<JailRefusal> parseRefusal(const QJsonObject &record)
 {
-    const QJsonValue layer = record.value(QLatin1String("layer"));
-    const QJsonValue message = record.value(QLatin1String("message"));
-    const std::optional<qint64> code = wholeNumber(record.value(QLatin1String("code")));
+    const QJsonValue layer = record.value(QLatin1String(field::kLayer));
+    const QJsonValue message = record.value(QLatin1String(field::kMessage));
+    const std::optional<qint64> code = wholeNumber(record.value(QLatin1String(field::kCode)));
     if (!layer.isString() || !message.isString() || !code)
         return std::nullopt;
     return JailRefusal{layer.toString(), int(*code), message.toString()};
@@ -72,7 +76,7 @@ std::optional<JailRefusal> parseRefusal(const QJsonObject &record)
 // "seccomp_denied": absent (not counted) or a list of {syscall, errno, count}.
 bool parseSeccompDenied(const QJsonObject &record, JailExit &exit)
 {
-    const QJsonValue list = record.value(QLatin1String("seccomp_denied"));
+    const QJsonValue list = record.value(QLatin1String(field::kSeccompDenied));
     if (list.isUndefined())
         return true;
     if (!list.isArray())
@@ -80,17 +84,17 @@ bool parseSeccompDenied(const QJsonObject &record, JailExit &exit)
     QList<SeccompDenial> denied;
     for (const QJsonValue &value : list.toArray()) {
         const QJsonObject entry = value.toObject();
-        const QJsonValue syscall = entry.value(QLatin1String("syscall"));
-        const QJsonValue errnoName = entry.value(QLatin1String("errno"));
-        const std::optional<qint64> count = wholeNumber(entry.value(QLatin1String("count")));
+        const QJsonValue syscall = entry.value(QLatin1String(field::kSyscall));
+        const QJsonValue errnoName = entry.value(QLatin1String(field::kErrno));
+        const std::optional<qint64> count = wholeNumber(entry.value(QLatin1String(field::kCount)));
         if (!syscall.isString() || !errnoName.isString() || !count || *count <= 0)
             return false;
         denied.append({syscall.toString(), errnoName.toString(), *count});
     }
     exit.seccompDenied = denied;
     std::optional<qint64> unnamed;
-    if (record.contains(QLatin1String("seccomp_denied_unnamed"))
-        && (!optionalWholeNumber(record, "seccomp_denied_unnamed", unnamed) || !unnamed
+    if (record.contains(QLatin1String(field::kSeccompDeniedUnnamed))
+        && (!optionalWholeNumber(record, field::kSeccompDeniedUnnamed, unnamed) || !unnamed
             || *unnamed < 0))
         return false;
     exit.seccompDeniedUnnamed = unnamed.value_or(0);
@@ -101,15 +105,15 @@ std::optional<JailExit> parseExit(const QJsonObject &record)
 {
     JailExit exit;
     std::optional<qint64> exitCode, signal, peak, pidsRefused;
-    const std::optional<qint64> wall = wholeNumber(record.value(QLatin1String("wall_ms")));
-    const std::optional<qint64> cpu = wholeNumber(record.value(QLatin1String("cpu_ms")));
-    const QJsonValue oomKilled = record.value(QLatin1String("oom_killed"));
-    const QJsonValue killed = record.value(QLatin1String("killed"));
-    if (!optionalWholeNumber(record, "exit_code", exitCode)
-        || !optionalWholeNumber(record, "signal", signal)
-        || !optionalWholeNumber(record, "peak_memory_kb", peak)
-        || (record.contains(QLatin1String("pids_refused"))
-            && !optionalWholeNumber(record, "pids_refused", pidsRefused))
+    const std::optional<qint64> wall = wholeNumber(record.value(QLatin1String(field::kWallMs)));
+    const std::optional<qint64> cpu = wholeNumber(record.value(QLatin1String(field::kCpuMs)));
+    const QJsonValue oomKilled = record.value(QLatin1String(field::kOomKilled));
+    const QJsonValue killed = record.value(QLatin1String(field::kKilled));
+    if (!optionalWholeNumber(record, field::kExitCode, exitCode)
+        || !optionalWholeNumber(record, field::kSignal, signal)
+        || !optionalWholeNumber(record, field::kPeakMemoryKb, peak)
+        || (record.contains(QLatin1String(field::kPidsRefused))
+            && !optionalWholeNumber(record, field::kPidsRefused, pidsRefused))
         || !wall || !cpu || !oomKilled.isBool() || !killed.isBool()
         || !parseSeccompDenied(record, exit))
         return std::nullopt;
@@ -174,19 +178,19 @@ void JailReport::parseLine(const QByteArray &line)
         return;
     }
     const QJsonObject record = document.object();
-    const QString event = record.value(QLatin1String("event")).toString();
+    const QString event = record.value(QLatin1String(field::kEvent)).toString();
     bool understood = false;
-    if (event == QLatin1String("started")) {
+    if (event == QLatin1String(field::kStarted)) {
         if (const auto started = parseStarted(record); started && !m_started) {
             m_started = started;
             understood = true;
         }
-    } else if (event == QLatin1String("refused")) {
+    } else if (event == QLatin1String(field::kRefused)) {
         if (const auto refusal = parseRefusal(record); refusal && !m_refusal) {
             m_refusal = refusal;
             understood = true;
         }
-    } else if (event == QLatin1String("exit")) {
+    } else if (event == QLatin1String(field::kExit)) {
         if (const auto exit = parseExit(record); exit && !m_exit) {
             m_exit = exit;
             understood = true;

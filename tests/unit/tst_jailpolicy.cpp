@@ -2,13 +2,20 @@
 // in, and every kind of refusal with the one-line message the daemon shows after
 // "cmcp-jail: policy: " (malformed JSON, duplicate and unknown keys, wrong types, values out of
 // range, paths that are not clean, layer objects without their layer). A refused policy leaves
-// the caller's Policy untouched.
+// the caller's Policy untouched. And the daemon's side of the same keys (server/sandbox/
+// JailPolicy): its typed writer writes every key the jail reads and no other, and a policy with a
+// key the jail does not know is refused by the daemon before a jail starts, as the jail would.
 
 #include "jail/policy.h"
+#include "jail/protocol/PolicyFields.h"
+#include "sandbox/JailPolicy.h"
 
 #include <nlohmann/json.hpp>
 
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -70,6 +77,69 @@ json manyPaths(int count)
 bool parse(const QByteArray &text, Policy &policy, std::string &error)
 {
     return parsePolicy(text.toStdString(), policy, error);
+}
+
+// The daemon's typed policy with every field set, every layer requested.
+cmcp::JailPolicy everyFieldOfTheTypedPolicy()
+{
+    cmcp::JailPolicy policy;
+    policy.uid = 1000;
+    policy.gid = 1000;
+    policy.workspace = QStringLiteral("/srv/ws");
+    policy.cwd = QStringLiteral("sub");
+    policy.env = {{QStringLiteral("PATH"), QStringLiteral("/cmcp/bin")}};
+    policy.limits = {60, 1 << 20, 64, 32, 1LL << 30};
+    policy.seccomp.network = true;
+    policy.landlock = cmcp::JailPolicy::LandlockPolicy{{QStringLiteral("/usr")},
+                                                       {QStringLiteral("/usr/bin/bash")},
+                                                       {QStringLiteral("/tmp")},
+                                                       true};
+    cmcp::JailPolicy::NamespacesPolicy namespaces;
+    namespaces.egressPort = 3128;
+    namespaces.hostname = QStringLiteral("box");
+    namespaces.workspaceAt = QStringLiteral("/workspace");
+    namespaces.tmpSizeMb = 16;
+    namespaces.execPaths = QStringList{QStringLiteral("/usr/bin/bash")};
+    namespaces.bin = QStringList{QStringLiteral("/usr/bin/bash")};
+    namespaces.programFromHost = true;
+    policy.namespaces = namespaces;
+    policy.cgroup = cmcp::JailPolicy::CgroupPolicy{1 << 24, 16, 100, QStringLiteral("job-1")};
+    policy.apparmor = cmcp::JailPolicy::ApparmorPolicy{QStringLiteral("cmcp-job-bash")};
+    for (const char *layer : cmcp::jail_protocol::policy::kLayerNames)
+        policy.layers.append(QLatin1String(layer));
+    return policy;
+}
+
+// The keys of `object` (the policy, or its object under `name`), sorted.
+QStringList keysOf(const QJsonObject &policy, const char *name)
+{
+    QStringList keys = (*name ? policy.value(QLatin1String(name)).toObject() : policy).keys();
+    keys.sort();
+    return keys;
+}
+
+QStringList declaredKeys(const char *name)
+{
+    QStringList keys;
+    for (const char *key : cmcp::jail_protocol::policy::keysOf(name))
+        keys.append(QLatin1String(key));
+    keys.sort();
+    return keys;
+}
+
+// `policy` with `value` under `path` ("namespaces.program_from_hosts", "uidd").
+QJsonObject withKey(QJsonObject policy, const QString &path, const QJsonValue &value)
+{
+    const qsizetype dot = path.indexOf(QLatin1Char('.'));
+    if (dot < 0) {
+        policy.insert(path, value);
+        return policy;
+    }
+    const QString object = path.left(dot);
+    QJsonObject inner = policy.value(object).toObject();
+    inner.insert(path.mid(dot + 1), value);
+    policy.insert(object, inner);
+    return policy;
 }
 
 } // namespace
@@ -951,6 +1021,81 @@ private Q_SLOTS:
 
         QVERIFY(!readPolicyFd(fds[0], read, error));
         QCOMPARE(error, "reading policy fd " + std::to_string(fds[0]) + ": Bad file descriptor");
+    }
+    // The daemon's writer and the jail's reader speak the same keys: a typed policy with every
+    // field set writes exactly the keys the protocol declares, object by object (so none the jail
+    // reads is missing from the writer, program_from_host included), and the jail accepts it.
+    void theTypedWriterWritesEveryKeyTheJailReadsAndNoOther()
+    {
+        const QJsonObject written = everyFieldOfTheTypedPolicy().toJson();
+        for (const char *name :
+             {"", "limits", "landlock", "seccomp", "namespaces", "cgroup", "apparmor"})
+            QCOMPARE(keysOf(written, name), declaredKeys(name));
+        QCOMPARE(cmcp::unknownJailPolicyKey(written), QString());
+
+        Policy parsed;
+        std::string error;
+        QVERIFY2(parse(QJsonDocument(written).toJson(QJsonDocument::Compact), parsed, error),
+                 error.c_str());
+        QVERIFY(parsed.namespaces && parsed.namespaces->programFromHost);
+        QCOMPARE(parsed.layers.size(), cmcp::jail_protocol::policy::kLayerNames.size());
+    }
+
+    // Written only when set: the policies of jobs that do not use it stay as they were.
+    void programFromHostIsLeftOutWhenNotSet()
+    {
+        cmcp::JailPolicy policy = everyFieldOfTheTypedPolicy();
+        policy.namespaces->programFromHost = false;
+        QVERIFY(!policy.toJson()
+                         .value(QLatin1String("namespaces"))
+                         .toObject()
+                         .contains(QLatin1String("program_from_host")));
+    }
+
+    void aKeyTheJailDoesNotKnowIsRefusedByTheDaemon_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("policy") << QStringLiteral("uidd") << QJsonValue(1000)
+                                << QStringLiteral("uidd: unknown key");
+        QTest::newRow("limits") << QStringLiteral("limits.cpu") << QJsonValue(1)
+                                << QStringLiteral("limits.cpu: unknown key");
+        QTest::newRow("landlock") << QStringLiteral("landlock.exec") << QJsonValue(QJsonArray())
+                                  << QStringLiteral("landlock.exec: unknown key");
+        QTest::newRow("seccomp") << QStringLiteral("seccomp.networks") << QJsonValue(true)
+                                 << QStringLiteral("seccomp.networks: unknown key");
+        QTest::newRow("namespaces")
+                << QStringLiteral("namespaces.program_from_hosts") << QJsonValue(true)
+                << QStringLiteral("namespaces.program_from_hosts: unknown key");
+        QTest::newRow("cgroup") << QStringLiteral("cgroup.memory") << QJsonValue(1 << 24)
+                                << QStringLiteral("cgroup.memory: unknown key");
+    }
+
+    // The daemon refuses it (JailJob then starts no jail) with the message the jail itself
+    // would give, which the jail's parser confirms.
+    void aKeyTheJailDoesNotKnowIsRefusedByTheDaemon()
+    {
+        QFETCH(QString, path);
+        QFETCH(QJsonValue, value);
+        QFETCH(QString, error);
+        const QJsonObject policy = withKey(everyFieldOfTheTypedPolicy().toJson(), path, value);
+        QCOMPARE(cmcp::unknownJailPolicyKey(policy), error);
+
+        Policy parsed;
+        std::string jailError;
+        QVERIFY(!parse(QJsonDocument(policy).toJson(QJsonDocument::Compact), parsed, jailError));
+        QCOMPARE(QString::fromStdString(jailError), error);
+    }
+
+    void aLayerTheJailDoesNotKnowIsRefusedByTheDaemon()
+    {
+        QJsonObject policy = everyFieldOfTheTypedPolicy().toJson();
+        QJsonArray layers = policy.value(QLatin1String("layers")).toArray();
+        layers.append(QStringLiteral("selinux"));
+        policy.insert(QLatin1String("layers"), layers);
+        QCOMPARE(cmcp::unknownJailPolicyKey(policy),
+                 QStringLiteral("layers: unknown layer \"selinux\""));
     }
 };
 
