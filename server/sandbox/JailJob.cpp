@@ -8,6 +8,7 @@
 #include "posix/ReadAvailable.h"
 #include "posix/WriteAll.h"
 #include "sandbox/AbandonedCgroups.h"
+#include "sandbox/JailCommandLine.h"
 #include "sandbox/LimitRefusals.h"
 #include "sandbox/UidReaper.h"
 
@@ -24,9 +25,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace cmcp {
@@ -257,43 +256,24 @@ QSocketNotifier *JailJob::watchReadEnd(int fd, void (JailJob::*read)())
 
 void JailJob::launchJail(const JailEnds &ends)
 {
-    const int policyFd = ends.policy.get();
-    const int reportWriteFd = ends.reportWrite.get();
-    const int channelWriteFd = ends.channelWrite.get();
-    const int egressFd = ends.egress.get();
-    QStringList jailArguments{QStringLiteral("--policy-fd"), QString::number(policyFd),
-                              QStringLiteral("--report-fd"), QString::number(reportWriteFd)};
-    if (channelWriteFd >= 0)
-        jailArguments << QStringLiteral("--pass-fd") << QString::number(channelWriteFd);
-    if (egressFd >= 0)
-        jailArguments << QStringLiteral("--egress-fd") << QString::number(egressFd);
+    const JailDescriptors descriptors{ends.policy.get(), ends.reportWrite.get(),
+                                      ends.channelWrite.get(), ends.egress.get()};
+    QStringList templateOptions;
     if (!m_spec.serveTemplate.isEmpty())
-        jailArguments << QStringLiteral("--serve-template") << m_spec.serveTemplate
-                      << QStringLiteral("--template-uids")
-                      << QStringLiteral("%1:%2").arg(m_spec.poolFirst).arg(m_spec.poolCount);
-    jailArguments << QStringLiteral("--") << m_spec.program << m_spec.arguments;
+        templateOptions << QStringLiteral("--serve-template") << m_spec.serveTemplate
+                        << QStringLiteral("--template-uids")
+                        << QStringLiteral("%1:%2").arg(m_spec.poolFirst).arg(m_spec.poolCount);
     m_process = new QProcess(this);
     m_process->setProgram(m_spec.jailProgram);
-    m_process->setArguments(jailArguments);
+    m_process->setArguments(
+            jailArguments(descriptors, templateOptions, m_spec.program, m_spec.arguments));
     // Nothing of the daemon's environment (secrets included) reaches the jail; the job's
     // environment is the policy's "env".
     m_process->setProcessEnvironment(QProcessEnvironment());
     m_process->setWorkingDirectory(QStringLiteral("/"));
     if (m_spec.standardInput.isEmpty() && !m_spec.awaitInput && !m_spec.interactiveInput)
         m_process->setStandardInputFile(QProcess::nullDevice());
-    // In the forked child, before exec, with system calls only: every descriptor above 2 gets
-    // close-on-exec (also ones the daemon inherited without it), then the pipes lose it, in
-    // this child alone. The jail starts with stdio and its pipes, nothing else. On kernels
-    // before 5.11 close_range cannot mark: the jail still closes every descriptor of the job.
-    m_process->setChildProcessModifier([policyFd, reportWriteFd, channelWriteFd, egressFd] {
-        ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-        ::fcntl(policyFd, F_SETFD, 0);
-        ::fcntl(reportWriteFd, F_SETFD, 0);
-        if (channelWriteFd >= 0)
-            ::fcntl(channelWriteFd, F_SETFD, 0);
-        if (egressFd >= 0)
-            ::fcntl(egressFd, F_SETFD, 0);
-    });
+    m_process->setChildProcessModifier([descriptors] { keepOnlyJailDescriptors(descriptors); });
     connect(m_process, &QProcess::readyReadStandardOutput, this,
             [this] { readOutput(JobStream::StandardOutput); });
     connect(m_process, &QProcess::readyReadStandardError, this,

@@ -132,9 +132,12 @@ QJsonObject JailPolicy::toJson() const
     QJsonObject json{{QLatin1String(field::kWorkspace), workspace},
                      {QLatin1String(field::kEnv), environment},
                      {QLatin1String(field::kLimits), limitsJson(limits)},
-                     {QLatin1String(field::kLayers), QJsonArray::fromStringList(layers)},
-                     {QLatin1String(field::kSeccomp),
-                      QJsonObject{{QLatin1String(field::kNetwork), seccomp.network}}}};
+                     {QLatin1String(field::kLayers), QJsonArray::fromStringList(layers)}};
+    // With its layer only: the jail refuses a layer's object when the layer is not requested
+    // (a worker confined on a kernel without seccomp).
+    if (layers.contains(QLatin1String(field::kLayerSeccomp)))
+        json.insert(QLatin1String(field::kSeccomp),
+                    QJsonObject{{QLatin1String(field::kNetwork), seccomp.network}});
     if (uid)
         json.insert(QLatin1String(field::kUid), qint64(*uid));
     if (gid)

@@ -79,7 +79,7 @@ struct JailPolicy
     QString cwd; // relative to workspace; empty: the workspace itself
     QList<QPair<QString, QString>> env; // the job's whole environment; a later name wins
     Limits limits;
-    SeccompPolicy seccomp;
+    SeccompPolicy seccomp; // written when "seccomp" is in layers
     std::optional<LandlockPolicy> landlock;
     std::optional<NamespacesPolicy> namespaces;
     std::optional<CgroupPolicy> cgroup;

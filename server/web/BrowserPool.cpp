@@ -6,29 +6,23 @@
 #include "web/EgressPolicy.h"
 #include "web/EgressProxy.h"
 #include "web/MemoryCgroup.h"
-#include "posix/DescriptorPassing.h"
-#include "posix/Pipe.h"
-#include "posix/ReadAvailable.h"
-#include "posix/WriteAll.h"
+#include "sandbox/ConfinedProcess.h"
+#include "sandbox/JailPolicy.h"
+#include "sandbox/JailReport.h"
+#include "jail/protocol/PolicyFields.h"
 
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QProcessEnvironment>
-#include <QSocketNotifier>
 #include <QTimer>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <fstream>
-#include <linux/close_range.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace cmcp {
 
@@ -82,75 +76,55 @@ constexpr int confinedEgressPort = 3128;
 // seccomp: the jail's job filter (no ptrace, mount, namespaces, bpf, keyrings, io_uring, ...).
 // Chromium without its own sandbox needs none of what it refuses; the network stays open to
 // socket() (Chromium reaches its proxy over TCP inside its namespace).
-QByteArray confinedPolicy(const BrowserAccount &account,
+JailPolicy confinedPolicy(const BrowserAccount &account,
                           const BrowserPool::Options::Confinement &confinement,
                           const QProcessEnvironment &environment)
 {
-    QJsonObject env;
+    namespace layer = jail_protocol::policy;
+    JailPolicy policy;
+    policy.uid = account.uid();
+    policy.gid = account.gid();
+    policy.workspace = account.home();
     for (const QString &name : environment.keys())
-        env.insert(name, environment.value(name));
-    QJsonArray layers{QStringLiteral("identity"), QStringLiteral("rlimits"),
-                      QStringLiteral("cgroup"), QStringLiteral("namespaces")};
-    QJsonObject policy{{QStringLiteral("uid"), qint64(account.uid())},
-                       {QStringLiteral("gid"), qint64(account.gid())},
-                       {QStringLiteral("workspace"), account.home()},
-                       {QStringLiteral("env"), env},
-                       {QStringLiteral("cgroup"),
-                        QJsonObject{{QStringLiteral("memory_bytes"), confinement.memoryBytes},
-                                    {QStringLiteral("pids"), confinement.pids}}},
-                       {QStringLiteral("namespaces"),
-                        QJsonObject{{QStringLiteral("network"), false},
-                                    {QStringLiteral("egress_port"), confinedEgressPort},
-                                    {QStringLiteral("hostname"), QStringLiteral("browser")},
-                                    {QStringLiteral("workspace_at"), QLatin1String(confinedHome)},
-                                    {QStringLiteral("tmp_size_mb"), 256},
-                                    {QStringLiteral("program_from_host"), true}}}};
+        policy.setEnv(name, environment.value(name));
+    policy.layers = {QLatin1String(layer::kLayerIdentity), QLatin1String(layer::kLayerRlimits),
+                     QLatin1String(layer::kLayerCgroup), QLatin1String(layer::kLayerNamespaces)};
+    policy.cgroup = JailPolicy::CgroupPolicy{};
+    policy.cgroup->memoryBytes = confinement.memoryBytes;
+    policy.cgroup->pids = confinement.pids;
+    JailPolicy::NamespacesPolicy namespaces;
+    namespaces.egressPort = confinedEgressPort;
+    namespaces.hostname = QStringLiteral("browser");
+    namespaces.workspaceAt = QLatin1String(confinedHome);
+    namespaces.tmpSizeMb = 256;
+    namespaces.programFromHost = true;
+    policy.namespaces = namespaces;
     if (confinement.landlock) {
-        layers.append(QStringLiteral("landlock"));
-        policy.insert(QStringLiteral("landlock"),
-                      QJsonObject{{QStringLiteral("read"),
-                                   QJsonArray{QStringLiteral("/usr"), QStringLiteral("/etc"),
-                                              QStringLiteral("/proc"), QStringLiteral("/dev")}},
-                                  {QStringLiteral("write"),
-                                   QJsonArray{QStringLiteral("/tmp"), QStringLiteral("/dev/shm")}},
-                                  {QStringLiteral("execute"),
-                                   QJsonArray::fromStringList(confinement.executables)},
-                                  {QStringLiteral("network"), true}});
+        policy.layers.append(QLatin1String(layer::kLayerLandlock));
+        policy.landlock =
+                JailPolicy::LandlockPolicy{{QStringLiteral("/usr"), QStringLiteral("/etc"),
+                                            QStringLiteral("/proc"), QStringLiteral("/dev")},
+                                           confinement.executables,
+                                           {QStringLiteral("/tmp"), QStringLiteral("/dev/shm")},
+                                           true};
     }
     if (confinement.seccomp) {
-        layers.append(QStringLiteral("seccomp"));
-        policy.insert(QStringLiteral("seccomp"), QJsonObject{{QStringLiteral("network"), true}});
+        policy.layers.append(QLatin1String(layer::kLayerSeccomp));
+        policy.seccomp.network = true;
     }
-    policy.insert(QStringLiteral("layers"), layers);
-    return QJsonDocument(policy).toJson(QJsonDocument::Compact);
-}
-
-// The worker in a jail's cgroup: the jail's one child (its job process, which became the
-// worker); 0 when there is none.
-pid_t jailedWorker(qint64 jailPid)
-{
-    std::ifstream children("/proc/" + std::to_string(jailPid) + "/task/" + std::to_string(jailPid)
-                           + "/children");
-    pid_t child = 0;
-    children >> child;
-    return child;
+    return policy;
 }
 
 // What the jail's seccomp filter refused a worker, from its exit record: each syscall with its
 // errno and count, once, when the worker has ended. Nothing when nothing was refused.
-void logSeccompDenials(const QJsonObject &exitRecord)
+void logSeccompDenials(const JailExit &exit)
 {
     QStringList denied;
-    for (const QJsonValue &value : exitRecord.value(QLatin1String("seccomp_denied")).toArray()) {
-        const QJsonObject count = value.toObject();
-        denied.append(QStringLiteral("%1 (%2) %3×")
-                              .arg(count.value(QLatin1String("syscall")).toString(),
-                                   count.value(QLatin1String("errno")).toString())
-                              .arg(count.value(QLatin1String("count")).toInteger()));
-    }
-    const qint64 unnamed = exitRecord.value(QLatin1String("seccomp_denied_unnamed")).toInteger();
-    if (unnamed > 0)
-        denied.append(QStringLiteral("unnamed %1×").arg(unnamed));
+    for (const SeccompDenial &count : exit.seccompDenied.value_or(QList<SeccompDenial>()))
+        denied.append(
+                QStringLiteral("%1 (%2) %3×").arg(count.syscall, count.errnoName).arg(count.count));
+    if (exit.seccompDeniedUnnamed > 0)
+        denied.append(QStringLiteral("unnamed %1×").arg(exit.seccompDeniedUnnamed));
     if (!denied.isEmpty())
         spdlog::warn("web_browse: the browser worker's seccomp filter refused it: {}",
                      denied.join(QStringLiteral(", ")).toStdString());
@@ -172,13 +146,10 @@ struct BrowserPool::Worker
     QElapsedTimer started;
     bool ready = false;
     bool draining = false;
-    UniqueFd report; // cmcp-jail's report of a confined worker, read when it is gone
-    std::optional<PipePair> jailEnds; // the jail's ends, held until it has started
-    UniqueFd egressJailEnd; // likewise
-    // A confined worker's network: the channel its listener comes over, then the proxy of the
-    // daemon's gate serving it (a child of the process, so it goes with the worker).
-    UniqueFd egressChannel;
-    QSocketNotifier *egressNotifier = nullptr;
+    // A confined worker's jail (a child of the process): its report, read when it is gone, and
+    // its network's listener, served by a proxy of the daemon's gate (a child of the process
+    // too, so it goes with the worker).
+    ConfinedProcess *jail = nullptr;
     std::shared_ptr<const EgressGate> gate;
     // The principal whose pages it loads, from its first page (or from its start, when it was
     // started for a principal) to its end; none while it is the warm spare.
@@ -321,59 +292,36 @@ BrowserPool::Worker *BrowserPool::startWorker(const std::optional<QString> &prin
         environment.insert(QStringLiteral("XDG_RUNTIME_DIR"), QLatin1String(confinedHome));
         environment.remove(QStringLiteral("TMPDIR"));
         arguments << QStringLiteral("--egress-port") << QString::number(confinedEgressPort);
-        // Above 2: 0..2 become the jail's stdio.
-        std::optional<PipePair> policy = openPipeAboveStdio();
-        std::optional<PipePair> report = openPipeAboveStdio();
-        std::optional<PipePair> egress = openSocketPairAboveStdio();
-        const QByteArray text =
-                confinedPolicy(*m_options.account, *m_options.confinement, environment);
-        if (!policy || !report || !egress || !m_options.gate
-            || writeAll(policy->write.get(), text.constData(), std::size_t(text.size()))
-                    != std::size_t(text.size())) {
+        ConfinedProcess::Spec spec;
+        spec.jailProgram = m_options.confinement->jailProgram;
+        spec.program = m_options.program;
+        spec.arguments = arguments;
+        spec.policy = confinedPolicy(*m_options.account, *m_options.confinement, environment);
+        spec.egressListener = [this, worker](UniqueFd listener) {
+            serveEgress(worker, std::move(listener));
+        };
+        QString error;
+        worker->jail = m_options.gate
+                ? ConfinedProcess::confine(worker->process, std::move(spec), &error)
+                : nullptr;
+        if (!worker->jail) {
             // Never a worker less confined than configured: this one fails to start.
-            const QString why = QStringLiteral("could not be started: its policy cannot be "
-                                               "handed to cmcp-jail (%1)")
-                                        .arg(QString::fromLocal8Bit(std::strerror(errno)));
+            const QString why =
+                    QStringLiteral("could not be started: its policy cannot be handed to "
+                                   "cmcp-jail (%1)")
+                            .arg(m_options.gate ? error
+                                                : QString::fromLocal8Bit(std::strerror(errno)));
             m_workers.append(worker);
             ++m_workersStarted;
             QMetaObject::invokeMethod(
                     this, [this, worker, why] { onGone(worker, why); }, Qt::QueuedConnection);
             return worker;
-        } else {
-            policy->write.reset();
-            const int policyFd = policy->read.get();
-            const int reportFd = report->write.get();
-            const int egressFd = egress->write.get();
-            arguments = QStringList{QStringLiteral("--policy-fd"), QString::number(policyFd),
-                                    QStringLiteral("--report-fd"), QString::number(reportFd),
-                                    QStringLiteral("--egress-fd"), QString::number(egressFd),
-                                    QStringLiteral("--"),          m_options.program}
-                    + arguments;
-            worker->process->setProgram(m_options.confinement->jailProgram);
-            // Only these three pass into the jail (close_range: every other descriptor above 2
-            // is close-on-exec in this child).
-            worker->process->setChildProcessModifier([policyFd, reportFd, egressFd] {
-                ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-                ::fcntl(policyFd, F_SETFD, 0);
-                ::fcntl(reportFd, F_SETFD, 0);
-                ::fcntl(egressFd, F_SETFD, 0);
-            });
-            // The child's copies are taken at start(); the daemon keeps the report's read end
-            // and the egress channel's.
-            worker->jailEnds = {std::move(policy->read), std::move(report->write)};
-            worker->egressJailEnd = std::move(egress->write);
-            worker->report = std::move(report->read);
-            worker->egressChannel = std::move(egress->read);
-            worker->gate = m_options.gate;
-            worker->egressNotifier = new QSocketNotifier(worker->egressChannel.get(),
-                                                         QSocketNotifier::Read, worker->process);
-            connect(worker->egressNotifier, &QSocketNotifier::activated, this,
-                    [this, worker] { serveEgress(worker); });
         }
+        worker->gate = m_options.gate;
+    } else {
+        worker->process->setArguments(arguments);
+        worker->process->setProcessEnvironment(environment);
     }
-    worker->process->setArguments(arguments);
-    worker->process->setProcessEnvironment(
-            m_options.confinement && m_options.account ? QProcessEnvironment() : environment);
     connect(worker->process, &QProcess::readyReadStandardOutput, this,
             [this, worker] { onOutput(worker); });
     connect(worker->process, &QProcess::readyReadStandardError, this, [worker] {
@@ -419,46 +367,35 @@ BrowserPool::Worker *BrowserPool::startWorker(const std::optional<QString> &prin
     worker->started.start();
     worker->watchdog->start();
     worker->process->start();
-    worker->jailEnds.reset();
-    worker->egressJailEnd.reset();
+    if (worker->jail)
+        worker->jail->started();
     return worker;
 }
 
 // The listener of a confined worker's network namespace, once: from here on the daemon's gate
 // serves it, under the rules the worker was started with. A refusal is told to the worker,
 // which names it in the result of the page that asked.
-void BrowserPool::serveEgress(Worker *worker)
+void BrowserPool::serveEgress(Worker *worker, UniqueFd listener)
 {
-    bool ended = false;
-    UniqueFd listener = receiveDescriptor(worker->egressChannel.get(), &ended);
-    if (listener.isValid()) {
-        EgressProxy::Options options;
-        options.maxResponseBytes = m_options.maxBytes;
-        options.connectTimeoutMs = m_options.timeoutMs;
-        options.maxConnections = kMaxEgressConnectionsPerWorker;
-        options.idleTimeoutMs = m_options.egressIdleMs;
-        auto *proxy = new EgressProxy(worker->gate, options, worker->process);
-        if (proxy->serveListening(listener.get())) {
-            (void)listener.release(); // the proxy's server closes it now
-            QProcess *process = worker->process;
-            connect(proxy, &EgressProxy::refused, process,
-                    [process](const QString &target, const QString &reason) {
-                        process->write(
-                                QJsonDocument(QJsonObject{{QStringLiteral("refused"), target},
-                                                          {QStringLiteral("reason"), reason}})
-                                        .toJson(QJsonDocument::Compact)
-                                + '\n');
-                    });
-        } else {
-            delete proxy;
-            spdlog::error("web_browse: the browser worker's network cannot be served");
-        }
-        ended = true; // one message is all the jail sends
-    }
-    if (ended) {
-        delete worker->egressNotifier;
-        worker->egressNotifier = nullptr;
-        worker->egressChannel.reset();
+    EgressProxy::Options options;
+    options.maxResponseBytes = m_options.maxBytes;
+    options.connectTimeoutMs = m_options.timeoutMs;
+    options.maxConnections = kMaxEgressConnectionsPerWorker;
+    options.idleTimeoutMs = m_options.egressIdleMs;
+    auto *proxy = new EgressProxy(worker->gate, options, worker->process);
+    if (proxy->serveListening(listener.get())) {
+        (void)listener.release(); // the proxy's server closes it now
+        QProcess *process = worker->process;
+        connect(proxy, &EgressProxy::refused, process,
+                [process](const QString &target, const QString &reason) {
+                    process->write(QJsonDocument(QJsonObject{{QStringLiteral("refused"), target},
+                                                             {QStringLiteral("reason"), reason}})
+                                           .toJson(QJsonDocument::Compact)
+                                   + '\n');
+                });
+    } else {
+        delete proxy;
+        spdlog::error("web_browse: the browser worker's network cannot be served");
     }
 }
 
@@ -579,7 +516,7 @@ void BrowserPool::send(Worker *worker, Pending pending)
         // The worker's pid as the host sees it (the jail's child, when confined), so that an
         // operator can find it.
         const qint64 pid = m_options.confinement && m_options.account
-                ? jailedWorker(worker->process->processId())
+                ? confinedWorkerPid(worker)
                 : worker->process->processId();
         spdlog::info("web_browse: browser worker {} serves the pages of principal '{}' only", pid,
                      call.principal.toStdString());
@@ -594,8 +531,7 @@ void BrowserPool::send(Worker *worker, Pending pending)
     worker->process->write(QJsonDocument(request).toJson(QJsonDocument::Compact) + '\n');
     worker->inFlight.insert(pending.id, std::move(pending.callback));
     if (m_options.confinement && m_options.account)
-        worker->oomKillsAtSend.insert(
-                pending.id, memoryCgroupOomKills(jailedWorker(worker->process->processId())));
+        worker->oomKillsAtSend.insert(pending.id, memoryCgroupOomKills(confinedWorkerPid(worker)));
     worker->deadlines.insert(pending.id, worker->started.elapsed() + m_options.timeoutMs + graceMs);
     ++worker->pagesSent;
 }
@@ -647,7 +583,7 @@ void BrowserPool::onOutput(Worker *worker)
                 : std::nullopt;
         if (!outcome.success && killsAtSend
             && outcome.error.startsWith(QLatin1String("the page's renderer process ended"))
-            && memoryCgroupOomKills(jailedWorker(worker->process->processId())) > *killsAtSend)
+            && memoryCgroupOomKills(confinedWorkerPid(worker)) > *killsAtSend)
             outcome.error = QStringLiteral("the page's renderer was killed by the browser's "
                                            "memory limit (WEB_BROWSER_MEMORY_MB=%1): the page "
                                            "needed more memory than the browser may have")
@@ -663,7 +599,7 @@ void BrowserPool::retireIfMemoryHigh(Worker *worker)
     if (worker->draining || !m_options.confinement || !m_options.account
         || m_options.confinement->retireAboveBytes <= 0)
         return;
-    const pid_t pid = jailedWorker(worker->process->processId());
+    const pid_t pid = confinedWorkerPid(worker);
     const std::uint64_t resident = memoryCgroupResidentBytes(pid);
     if (resident < std::uint64_t(m_options.confinement->retireAboveBytes))
         return;
@@ -697,33 +633,29 @@ void BrowserPool::drainIfDone(Worker *worker)
 // status: the cgroup's OOM killer, or a layer that refused to start it. Empty otherwise.
 QString BrowserPool::jailVerdict(Worker *worker) const
 {
-    if (!worker->report.isValid())
+    if (!worker->jail)
         return {};
-    QByteArray bytes;
-    fcntl(worker->report.get(), F_SETFL, fcntl(worker->report.get(), F_GETFL) | O_NONBLOCK);
-    readAvailable(worker->report.get(), [&bytes](const char *data, std::size_t size) {
-        if (bytes.size() < 65536)
-            bytes.append(data, qsizetype(size));
-    });
-    worker->report.reset();
-    for (const QByteArray &line : bytes.split('\n')) {
-        const QJsonObject record = QJsonDocument::fromJson(line).object();
-        const QString event = record.value(QLatin1String("event")).toString();
-        logSeccompDenials(record);
-        if (event == QLatin1String("exit") && record.value(QLatin1String("oom_killed")).toBool())
+    const JailReport report = worker->jail->takeReport();
+    if (const std::optional<JailExit> &exit = report.exit()) {
+        logSeccompDenials(*exit);
+        if (exit->oomKilled)
             return QStringLiteral("was killed by its memory limit (WEB_BROWSER_MEMORY_MB=%1): "
                                   "a page needed more memory than the browser may have")
                     .arg(m_options.confinement->memoryBytes >> 20);
         // The worker's own end, as if it were the daemon's child (the jail's status is 128 + N).
-        if (event == QLatin1String("exit") && record.value(QLatin1String("signal")).isDouble())
-            return QStringLiteral("crashed (signal %1)")
-                    .arg(record.value(QLatin1String("signal")).toInt());
-        if (event == QLatin1String("refused"))
-            return QStringLiteral("could not be started: cmcp-jail refused it (%1: %2)")
-                    .arg(record.value(QLatin1String("layer")).toString(),
-                         record.value(QLatin1String("message")).toString());
+        if (exit->signal)
+            return QStringLiteral("crashed (signal %1)").arg(*exit->signal);
     }
+    if (const std::optional<JailRefusal> &refusal = report.refusal())
+        return QStringLiteral("could not be started: cmcp-jail refused it (%1: %2)")
+                .arg(refusal->layer, refusal->message);
     return {};
+}
+
+// The worker's pid as the host sees it: the jail's child; 0 for a worker not confined.
+pid_t BrowserPool::confinedWorkerPid(Worker *worker)
+{
+    return worker->jail ? worker->jail->programPid() : 0;
 }
 
 void BrowserPool::onGone(Worker *worker, const QString &exitWhy)
@@ -731,6 +663,9 @@ void BrowserPool::onGone(Worker *worker, const QString &exitWhy)
     if (!m_workers.removeOne(worker))
         return;
     const QString verdict = jailVerdict(worker);
+    // Its jail has said all it will: nothing more comes over its channels.
+    delete worker->jail;
+    worker->jail = nullptr;
     const QString why = verdict.isEmpty() ? exitWhy : verdict;
     worker->process->disconnect(this);
     worker->watchdog->stop();

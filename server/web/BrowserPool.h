@@ -1,5 +1,7 @@
 #pragma once
 
+#include "posix/UniqueFd.h"
+
 #include <QHash>
 #include <QJsonArray>
 #include <QList>
@@ -11,6 +13,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+
+#include <sys/types.h>
 
 class QProcess;
 class QTimer;
@@ -150,8 +154,9 @@ private:
     };
 
     Worker *startWorker(const std::optional<QString> &principal = std::nullopt);
-    void serveEgress(Worker *worker);
+    void serveEgress(Worker *worker, UniqueFd listener);
     QString jailVerdict(Worker *worker) const;
+    static pid_t confinedWorkerPid(Worker *worker);
     void dispatch();
     Worker *workerFor(const QString &principal);
     void provideWorkers();
