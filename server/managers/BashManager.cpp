@@ -48,17 +48,12 @@ QList<QPair<QString, QString>> baseJobEnvironment(const QString &workspaceInside
 std::unique_ptr<BashManager> BashManager::fromConfig(const Settings &settings,
                                                      const JobPolicy &policy, QString *error)
 {
-    Options options;
-    options.allowedCommands = settings.list(u"BASH_ALLOWED_COMMANDS");
-    options.timeoutDefaultSeconds = int(settings.integer(u"BASH_TIMEOUT_DEFAULT"));
-    options.timeoutMaxSeconds = int(settings.integer(u"BASH_TIMEOUT_MAX"));
-    options.network = JobPolicy::networkFromSetting(settings.text(u"BASH_NETWORK"));
-    options.apparmorProfile = settings.text(u"BASH_APPARMOR_PROFILE");
-    options.warmJobs = int(settings.integer(u"BASH_WARM_JOBS"));
+    Options options{JobToolOptions::fromSettings(settings, u"BASH"),
+                    settings.list(u"BASH_ALLOWED_COMMANDS")};
 
     ProgramFiles files;
-    const std::optional<FoundProgram> bash = ProgramFiles::find(QStringLiteral("bash"), error);
-    if (!bash || !files.addProgram(bash->realPath, error)) {
+    const std::optional<FoundProgram> bash = files.addByName(QStringLiteral("bash"), error);
+    if (!bash) {
         error->prepend(QStringLiteral("system_run_command needs bash: "));
         return nullptr;
     }
@@ -71,8 +66,8 @@ std::unique_ptr<BashManager> BashManager::fromConfig(const Settings &settings,
         }
     } else {
         for (const QString &name : options.allowedCommands) {
-            std::optional<FoundProgram> program = ProgramFiles::find(name, error);
-            if (!program || !files.addProgram(program->realPath, error)) {
+            std::optional<FoundProgram> program = files.addByName(name, error);
+            if (!program) {
                 error->prepend(QStringLiteral("BASH_ALLOWED_COMMANDS: %1: ").arg(name));
                 return nullptr;
             }
@@ -194,9 +189,7 @@ PreparedJob BashManager::prepare(const CommandRequest &request, bool precheck) c
             return prepared;
         }
     }
-    prepared.timeoutSeconds =
-            int(qMin<qint64>(request.timeoutSeconds.value_or(m_options.timeoutDefaultSeconds),
-                             m_options.timeoutMaxSeconds));
+    prepared.timeoutSeconds = m_options.timeoutSeconds(request.timeoutSeconds);
 
     JobRequest job = jobAwaitingInput();
     job.policy = policy(*cwd);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "managers/JobToolOptions.h"
 #include "sandbox/JobPolicy.h"
 #include "sandbox/SandboxSupervisor.h"
 
@@ -36,14 +37,9 @@ struct PreparedJob
 class BashManager
 {
 public:
-    struct Options
+    struct Options : JobToolOptions // under BASH_
     {
         QStringList allowedCommands; // names; "*" alone: every program beneath /usr
-        int timeoutDefaultSeconds = 30;
-        int timeoutMaxSeconds = 120;
-        JobNetwork network = JobNetwork::Off; // BASH_NETWORK
-        QString apparmorProfile;
-        int warmJobs = 1; // BASH_WARM_JOBS
     };
 
     // Resolves bash and every allowed program, with the files each needs to start, once.

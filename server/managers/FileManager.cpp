@@ -49,6 +49,26 @@ std::optional<WorkspacePath> parseFilePath(const QString &text, const FileOption
     return path;
 }
 
+// What file_read and file_write check before they touch the file: the path, which must name a
+// file the settings allow, and the text encoding, which must be one the daemon knows.
+struct TextFileTarget
+{
+    WorkspacePath path;
+    TextCodec codec;
+};
+
+std::optional<TextFileTarget> parseTextFileTarget(const QString &text, const QString &encoding,
+                                                  const FileOptions &options, QString *error)
+{
+    std::optional<WorkspacePath> path = parseFilePath(text, &options, error);
+    if (!path)
+        return std::nullopt;
+    std::optional<TextCodec> codec = TextCodec::forName(encoding, error);
+    if (!codec)
+        return std::nullopt;
+    return TextFileTarget{std::move(*path), std::move(*codec)};
+}
+
 struct LineWindow
 {
     QByteArray bytes;
@@ -160,19 +180,18 @@ FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) co
     const std::shared_ptr<const FileOptions> options = m_options->current();
     using Outcome = FileOutcome<FileReadResult>;
     QString error;
-    const std::optional<WorkspacePath> path = parseFilePath(request.path, options.get(), &error);
-    if (!path)
+    const std::optional<TextFileTarget> target =
+            parseTextFileTarget(request.path, request.encoding, *options, &error);
+    if (!target)
         return Outcome::failure(error);
-    const std::optional<TextCodec> codec = TextCodec::forName(request.encoding, &error);
-    if (!codec)
-        return Outcome::failure(error);
+    const auto &[path, codec] = *target;
     const bool window = request.offset || request.limit;
-    if (window && !codec->isAsciiCompatible())
+    if (window && !codec.isAsciiCompatible())
         return Outcome::failure(failed(request.path,
                                        QStringLiteral("offset and limit count lines, "
                                                       "which needs utf-8 or latin-1")));
 
-    const RegularFile file = RegularFile::openForRead(*m_root, *path);
+    const RegularFile file = RegularFile::openForRead(*m_root, path);
     if (!file.ok())
         return Outcome::failure(failed(request.path, file.error()));
 
@@ -180,7 +199,7 @@ FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) co
         return Outcome::deferredAsCostly();
 
     FileReadResult result;
-    result.path = path->display();
+    result.path = path.display();
     result.size = file.status().st_size;
     result.modified = modifiedSeconds(file.status());
     QByteArray bytes;
@@ -209,13 +228,13 @@ FileOutcome<FileReadResult> FileManager::read(const FileReadRequest &request) co
         result.sha256 = sha256Hex(bytes);
     }
     if (request.asUtf8) {
-        std::optional<QByteArray> content = codec->decodeToUtf8(bytes, &error);
+        std::optional<QByteArray> content = codec.decodeToUtf8(bytes, &error);
         if (!content)
             return Outcome::failure(failed(request.path, error));
         result.contentUtf8 = std::move(*content);
         return {result, {}};
     }
-    const std::optional<QString> content = codec->decode(bytes, &error);
+    const std::optional<QString> content = codec.decode(bytes, &error);
     if (!content)
         return Outcome::failure(failed(request.path, error));
     result.content = *content;
@@ -243,17 +262,16 @@ FileOutcome<FileWriteResult> FileManager::write(const FileWriteRequest &request)
     const std::shared_ptr<const FileOptions> options = m_options->current();
     using Outcome = FileOutcome<FileWriteResult>;
     QString error;
-    const std::optional<WorkspacePath> path = parseFilePath(request.path, options.get(), &error);
-    if (!path)
+    const std::optional<TextFileTarget> target =
+            parseTextFileTarget(request.path, request.encoding, *options, &error);
+    if (!target)
         return Outcome::failure(error);
-    const std::optional<TextCodec> codec = TextCodec::forName(request.encoding, &error);
-    if (!codec)
-        return Outcome::failure(error);
-    const std::optional<QByteArray> data = codec->encode(request.content, &error);
+    const auto &[path, codec] = *target;
+    const std::optional<QByteArray> data = codec.encode(request.content, &error);
     if (!data)
         return Outcome::failure(failed(request.path, error));
     QMutexLocker lock(&m_changes);
-    return writeLocked(*path, request.path, *data, request.ifMatch, *options);
+    return writeLocked(path, request.path, *data, request.ifMatch, *options);
 }
 
 FileOutcome<FileWriteResult> FileManager::writeBytes(const QString &text, const QByteArray &data,

@@ -25,18 +25,13 @@ QString extensionModuleDirectory(const QString &pythonRealPath)
 std::unique_ptr<PythonManager> PythonManager::fromConfig(const Settings &settings,
                                                          const JobPolicy &policy, QString *error)
 {
-    Options options;
-    options.memoryLimitMb = int(settings.integer(u"PYTHON_MEMORY_LIMIT"));
-    options.timeoutDefaultSeconds = int(settings.integer(u"PYTHON_TIMEOUT_DEFAULT"));
-    options.timeoutMaxSeconds = int(settings.integer(u"PYTHON_TIMEOUT_MAX"));
-    options.network = JobPolicy::networkFromSetting(settings.text(u"PYTHON_NETWORK"));
-    options.apparmorProfile = settings.text(u"PYTHON_APPARMOR_PROFILE");
-    options.warmJobs = int(settings.integer(u"PYTHON_WARM_JOBS"));
+    Options options{JobToolOptions::fromSettings(settings, u"PYTHON"),
+                    int(settings.integer(u"PYTHON_MEMORY_LIMIT"))};
 
     // The system's interpreter, never a pyenv shim or a virtual environment on the daemon's PATH.
     ProgramFiles files;
-    const std::optional<FoundProgram> python = ProgramFiles::find(QStringLiteral("python3"), error);
-    if (!python || !files.addProgram(python->realPath, error)) {
+    const std::optional<FoundProgram> python = files.addByName(QStringLiteral("python3"), error);
+    if (!python) {
         error->prepend(QStringLiteral("system_run_python needs /usr/bin/python3: "));
         return nullptr;
     }
@@ -86,9 +81,7 @@ PreparedJob PythonManager::prepare(const PythonRequest &request, QByteArray *non
         prepared.refusal = QStringLiteral("timeout must be at least 1 second");
         return prepared;
     }
-    prepared.timeoutSeconds =
-            int(qMin<qint64>(request.timeoutSeconds.value_or(m_options.timeoutDefaultSeconds),
-                             m_options.timeoutMaxSeconds));
+    prepared.timeoutSeconds = m_options.timeoutSeconds(request.timeoutSeconds);
 
     quint64 random[2];
     QRandomGenerator::system()->fillRange(random);

@@ -41,14 +41,9 @@ struct PythonOutcome
 class PythonManager
 {
 public:
-    struct Options
+    struct Options : JobToolOptions // under PYTHON_
     {
         int memoryLimitMb = 256;
-        int timeoutDefaultSeconds = 30;
-        int timeoutMaxSeconds = 120;
-        JobNetwork network = JobNetwork::Off; // PYTHON_NETWORK
-        QString apparmorProfile;
-        int warmJobs = 1; // PYTHON_WARM_JOBS
     };
 
     static std::unique_ptr<PythonManager> fromConfig(const Settings &settings,

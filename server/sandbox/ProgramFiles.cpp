@@ -113,6 +113,14 @@ std::optional<FoundProgram> ProgramFiles::find(const QString &name, QString *err
     return std::nullopt;
 }
 
+std::optional<FoundProgram> ProgramFiles::addByName(const QString &name, QString *error)
+{
+    std::optional<FoundProgram> program = find(name, error);
+    if (!program || !addProgram(program->realPath, error))
+        return std::nullopt;
+    return program;
+}
+
 bool ProgramFiles::addProgram(const QString &realPath, QString *error)
 {
     QString program = realPath;

@@ -29,6 +29,8 @@ public:
     // file outside /usr.
     static std::optional<FoundProgram> find(const QString &name, QString *error);
 
+    // find() then addProgram(): the program found, once it and what it needs are added.
+    std::optional<FoundProgram> addByName(const QString &name, QString *error);
     // Adds a program and everything it needs to start. False with a reason naming the file
     // when its interpreter or a library cannot be found.
     bool addProgram(const QString &realPath, QString *error);
