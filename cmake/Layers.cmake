@@ -1,6 +1,6 @@
 # The daemon is one library per layer, and each layer sees only itself and the layers it links.
-# Every source includes "<folder>/<Header>.h" (the folder as under server/, or common/,
-# console/), and each library puts on its include path one directory of its own, made here,
+# Every source includes "<folder>/<Header>.h" (the folder as under server/, or as under the
+# top of the tree: common/, console/, jail/, workers/browser/), and each library puts on its include path one directory of its own, made here,
 # holding a link to each of its folders and nothing else. A library reaches another's headers
 # only by linking it, which CMake allows only downwards (a cycle fails the link), so an include
 # that runs upwards is not found and the build fails. ARCHITECTURE.md says which layer is where.
@@ -12,8 +12,16 @@ function(cmcp_layer target)
         string(REGEX REPLACE "^server/" "" name "${folder}")
         get_filename_component(parent "${root}/${name}" DIRECTORY)
         file(MAKE_DIRECTORY "${parent}")
+        # A link left by a build of the tree before a folder moved points at the old place.
+        set(target_folder "${PROJECT_SOURCE_DIR}/${folder}")
+        if(IS_SYMLINK "${root}/${name}")
+            file(READ_SYMLINK "${root}/${name}" linked)
+            if(NOT linked STREQUAL target_folder)
+                file(REMOVE "${root}/${name}")
+            endif()
+        endif()
         if(NOT IS_SYMLINK "${root}/${name}")
-            file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${folder}" "${root}/${name}" SYMBOLIC)
+            file(CREATE_LINK "${target_folder}" "${root}/${name}" SYMBOLIC)
         endif()
     endforeach()
     get_target_property(type ${target} TYPE)

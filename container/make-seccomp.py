@@ -17,7 +17,7 @@ changes; tests/container checks that.
 import json
 import sys
 
-# The calls the jail's namespaces layer makes (server/jail/namespaces.cpp) and that the engine
+# The calls the jail's namespaces layer makes (jail/namespaces.cpp) and that the engine
 # default may refuse to a container without CAP_SYS_ADMIN.
 NAMESPACE_CALLS = ["clone", "clone3", "mount", "pivot_root", "setdomainname", "sethostname",
                    "umount2", "unshare"]

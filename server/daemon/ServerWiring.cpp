@@ -143,7 +143,7 @@ SandboxLayer quotaLayer(const WorkspaceVolume &volume)
     return layer;
 }
 
-// Whether calls fork from templates (JOB_CALL_TEMPLATES, server/jail/template.h): what the
+// Whether calls fork from templates (JOB_CALL_TEMPLATES, jail/template.h): what the
 // supervisor needs for them, and the namespaces layer, whose minimal root a template builds.
 SandboxLayer templatesLayer(const SandboxCapabilities &sandbox, const Settings &settings)
 {

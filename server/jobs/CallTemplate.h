@@ -22,7 +22,7 @@ class JailJob;
 class TemplateCell;
 class TemplateConnection;
 
-// One kind's template (cmcp-jail --serve-template; the design is in server/jail/template.h): a
+// One kind's template (cmcp-jail --serve-template; the design is in jail/template.h): a
 // jail built once, whose cells fork each call of that kind from an interpreter already running,
 // each call with a uid, user and IPC namespaces, Landlock domain and seccomp filter of its own.
 // It keeps `spareCells` cells waiting for calls and as many more as calls run at once; a cell

@@ -58,7 +58,7 @@ public:
     // The job prepare() makes for a command in the workspace's root, without its command: one
     // that can be started before the call arrives (WarmJobPool) and given standardInput() then.
     JobRequest jobAwaitingInput() const;
-    // The same job as a template's cells run it (server/jail/template.h): bash loads the
+    // The same job as a template's cells run it (jail/template.h): bash loads the
     // zygote library as a builtin and forks each call from there, the command taken from the
     // call's payload (standardInput()) instead of stdin and evaluated as the wrapper's eval
     // does.

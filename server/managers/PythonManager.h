@@ -57,7 +57,7 @@ public:
     // The job prepare() makes for a call in the workspace's root, without its input: one that
     // can be started before the call arrives (WarmJobPool) and given standardInput() then.
     JobRequest jobAwaitingInput() const;
-    // The same job as a template's cells run it (server/jail/template.h): the interpreter
+    // The same job as a template's cells run it (jail/template.h): the interpreter
     // loads the zygote library and forks each call from there, the nonce and code taken from
     // the call's payload (standardInput()) instead of stdin.
     JobRequest templateJob() const;

@@ -15,7 +15,7 @@ namespace cmcp {
 // The nonce keeps output, stray writes and leftovers from posing as a result; it does not
 // hide from the code itself, which runs in the same interpreter and decides _ anyway.
 QString pythonRunnerSource();
-// The same runner as a template's cell runs it (server/jail/template.h): the interpreter
+// The same runner as a template's cell runs it (jail/template.h): the interpreter
 // starts, defines the runner, and forks each call from there, which takes its nonce and code
 // from the call's payload instead of stdin.
 QString pythonZygoteSource();

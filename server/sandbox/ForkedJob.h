@@ -20,7 +20,7 @@ namespace cmcp {
 
 class TemplateCell;
 
-// A call's job forked from a template's cell (server/jail/template.h): no jail is built and
+// A call's job forked from a template's cell (jail/template.h): no jail is built and
 // no program started; the cell forks the call from its interpreter with the call's own uid,
 // user and IPC namespaces, Landlock domain and seccomp filter, and answers how it ended with
 // the accounting of the cell's cgroup. The request's standardInput is the payload the cell's

@@ -32,7 +32,7 @@ namespace cmcp {
 
 namespace {
 
-// The jail's policy parser refuses uids below this (server/jail/policy.h, kMinId): anything
+// The jail's policy parser refuses uids below this (jail/policy.h, kMinId): anything
 // lower is not a pool uid and is never reaped.
 constexpr qint64 kLowestJobUid = 1000;
 

@@ -12,7 +12,7 @@
 
 namespace cmcp {
 
-// The policy cmcp-jail reads, as the daemon holds it: the jail's own structs (server/jail/
+// The policy cmcp-jail reads, as the daemon holds it: the jail's own structs (jail/
 // policy.h, whose comments say what each field does) with the same fields under the same names,
 // in Qt's types. The daemon edits these fields and never the JSON: toJson() is the one place that
 // writes the jail's keys, by the names the jail's parser reads too (jail/protocol/PolicyFields.h).

@@ -8,7 +8,7 @@
 
 namespace cmcp {
 
-// What cmcp-jail wrote on its --report-fd, one JSON object per line (server/jail/report.h):
+// What cmcp-jail wrote on its --report-fd, one JSON object per line (jail/report.h):
 //   {"event":"started","pid":P,"layers":[...],"cgroups":[...]}
 //   {"event":"refused","layer":L,"code":C,"message":M}
 //   {"event":"exit","exit_code":N|null,"signal":N|null,"wall_ms":N,"cpu_ms":N,

@@ -6,7 +6,7 @@ namespace cmcp {
 
 namespace {
 
-// Where the jail mounts the workspace and links the allowed programs (server/jail/policy.h).
+// Where the jail mounts the workspace and links the allowed programs (jail/policy.h).
 const QString kWorkspaceInside = QStringLiteral("/workspace");
 const QString kBinInside = QStringLiteral("/cmcp/bin");
 

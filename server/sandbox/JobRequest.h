@@ -34,7 +34,7 @@ struct JobRequest
     bool interactiveInput = false;
     // This job is a template itself, making cells for the daemon's connection to this socket
     // (cmcp-jail --serve-template, mapping the supervisor's whole uid pool; see
-    // server/jail/template.h); its standard input closing ends it.
+    // jail/template.h); its standard input closing ends it.
     QString serveTemplate;
     // Whose call the job serves: the principal its uid counts against in the pool
     // (UidPool::acquire); empty for the server's own jobs (templates, jobs started ahead).

@@ -36,7 +36,7 @@ struct SandboxOptions
     static SandboxOptions fromSettings(const Settings &settings);
     // cmcp-jail beside the running program (installed), or in its build tree's jail/.
     static QString defaultJailProgram();
-    // Why calls cannot fork from templates here (server/jail/template.h), whatever the
+    // Why calls cannot fork from templates here (jail/template.h), whatever the
     // kernel's layers: a template maps the whole uid pool, which only root may, with uid 1000
     // its own inside (so the pool must lie above it), and its cells load the zygote library
     // beside cmcp-jail. Empty when they can.

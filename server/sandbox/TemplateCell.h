@@ -14,7 +14,7 @@ class QSocketNotifier;
 
 namespace cmcp {
 
-// One cell of a template (server/jail/template.h): a process in the template's jail that
+// One cell of a template (jail/template.h): a process in the template's jail that
 // forks each call it is given from an interpreter already running, one call at a time. The
 // daemon holds the cell's socket; closing it (deleting this object) ends the cell.
 class TemplateCell : public QObject

@@ -12,7 +12,7 @@ namespace cmcp {
 class TemplateCell;
 
 // The daemon's connection to a template's monitor (cmcp-jail --serve-template, see
-// server/jail/template.h): asks for cells and hears when they are ready, could not be made, or
+// jail/template.h): asks for cells and hears when they are ready, could not be made, or
 // ended. Closing it (deleting this object) ends the template with every cell and call.
 class TemplateConnection : public QObject
 {

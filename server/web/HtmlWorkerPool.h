@@ -33,7 +33,7 @@ struct HtmlTaskResult
     bool truncated = false;
 };
 
-// Extractions run by cmcp-html helpers (server/web/htmlworker), each a process of its own under
+// Extractions run by cmcp-html helpers (workers/html), each a process of its own under
 // seccomp, one page at a time: a page that crashes the parser ends one helper and fails one
 // call with a message, never the daemon. At most `maxWorkers` run at once, later tasks wait;
 // one helper is kept after first use, so a call pays no process start.

@@ -4,7 +4,7 @@ command policy, one cell is asked for, and `echo hi` is handed to it N times, ea
 with its uid ahead (as the daemon does) or not (--arm-ms 0: the arm and the call come together).
 Prints the round trip (the call handed over to its end reported) and the CPU time of each call
 as the cell's cgroup counts it, medians and p90. What it leaves out is the daemon's part and the
-client's. See server/jail/template.h and server/jail/protocol/CellProtocol.h.
+client's. See jail/template.h and jail/protocol/CellProtocol.h.
 
     sudo tests/bench/template_cell_bench.py --jail build/server/jail/cmcp-jail [--n 300]
         [--command 'echo hi'] [--arm-ms 20] [--uids 150000:32]

@@ -1,4 +1,4 @@
-// The jail's policy parser (server/jail/policy.cpp): any bytes as the policy cmcp-jail reads on
+// The jail's policy parser (jail/policy.cpp): any bytes as the policy cmcp-jail reads on
 // --policy-fd. A refusal has a message of one line and leaves the caller's Policy as it was; an
 // accepted policy holds every promise of policy.h (ids, clean paths, a layer's object exactly when
 // the layer is requested, the bounds) and parses the same way again.

@@ -1,4 +1,4 @@
-// Calls forked from a template (JOB_CALL_TEMPLATES, server/jail/template.h) attack the template,
+// Calls forked from a template (JOB_CALL_TEMPLATES, jail/template.h) attack the template,
 // the cell they were forked from and each other: each call must have a host uid, a cgroup, a
 // /tmp and a view of processes of its own, see nothing of the template, its cell, a sibling
 // call or the call before it, and reach none of them by signal, ptrace or /proc/<pid>/mem. /health must show the calls served by the template, so that none of this

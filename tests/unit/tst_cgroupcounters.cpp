@@ -1,4 +1,4 @@
-// A cell's counters (server/jail/cgroup_counters.h), read through descriptors of interface files
+// A cell's counters (jail/cgroup_counters.h), read through descriptors of interface files
 // as the kernel writes them, in a temporary directory standing in for a cgroup: v1 (cpuacct,
 // memory, pids) and v2 (cpu.stat, memory.peak, memory.events), alone and side by side as on a
 // hybrid host.

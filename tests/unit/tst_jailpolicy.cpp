@@ -1,4 +1,4 @@
-// The jail's policy parser (server/jail/policy.cpp): what it accepts and the defaults it fills
+// The jail's policy parser (jail/policy.cpp): what it accepts and the defaults it fills
 // in, and every kind of refusal with the one-line message the daemon shows after
 // "cmcp-jail: policy: " (malformed JSON, duplicate and unknown keys, wrong types, values out of
 // range, paths that are not clean, layer objects without their layer). A refused policy leaves

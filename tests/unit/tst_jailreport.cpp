@@ -1,4 +1,4 @@
-// JailReport: the JSON lines cmcp-jail writes on --report-fd (server/jail/report.h), in any
+// JailReport: the JSON lines cmcp-jail writes on --report-fd (jail/report.h), in any
 // split, and what is not a record.
 
 #include "sandbox/JailReport.h"

@@ -22,7 +22,7 @@ function allProcesses() {
     return found;
 }
 
-// The uids call templates run as (server/jail/template.h): a template process keeps its
+// The uids call templates run as (jail/template.h): a template process keeps its
 // monitor's command line (cmcp-jail --serve-template) under a pool uid of its own, which its
 // cells share; they live as long as the daemon and are made as calls need them, so they are not
 // what a fault leaks. A call never runs as one of them.
@@ -43,7 +43,7 @@ function templateUids(templates) {
     return new Set(templates.map(p => p.uid));
 }
 
-// The calls armed ahead in idle cells (server/jail/template.h): a cell (a child of a template)
+// The calls armed ahead in idle cells (jail/template.h): a cell (a child of a template)
 // forks its next call before the call comes, already under the pool uid leased for it. An
 // armed call is its cell's only child and has none of its own; a cell with more children holds
 // what an earlier call left, which its end should have killed, and those count as leaks.

@@ -1,5 +1,5 @@
-// The names of the job policy cmcp-jail reads (server/jail/policy.h says what each does). The
-// jail's parser (server/jail/policy.cpp) and the daemon's writer (server/sandbox/JailPolicy.cpp)
+// The names of the job policy cmcp-jail reads (jail/policy.h says what each does). The
+// jail's parser (jail/policy.cpp) and the daemon's writer (server/sandbox/JailPolicy.cpp)
 // are built from this one header, so that the two sides cannot spell a key differently; and the
 // daemon refuses a policy with a key that is not declared here before any jail starts, rather
 // than leave the refusal to the jail.

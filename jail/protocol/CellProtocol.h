@@ -1,5 +1,5 @@
 // What the daemon and a template's processes say to each other (the design is in
-// server/jail/template.h). Every socket is SOCK_SEQPACKET: each message arrives whole, with the
+// jail/template.h). Every socket is SOCK_SEQPACKET: each message arrives whole, with the
 // descriptors that ride on it (SCM_RIGHTS). The daemon (server/sandbox) and cmcp-jail with its
 // zygote library are built from this one header, so the two sides cannot disagree on a layout.
 #pragma once
@@ -96,7 +96,7 @@ struct CallFailure
 {
     char kind = kFailed;
     std::uint8_t reserved[3] = {};
-    std::int32_t code = 0; // cmcp-jail's exit status for that layer (server/jail/exit_codes.h)
+    std::int32_t code = 0; // cmcp-jail's exit status for that layer (jail/exit_codes.h)
     static constexpr char kFailed = 'f';
 };
 

@@ -9,8 +9,7 @@
 #include "jail/sender_credentials.h"
 #include "jail/template.h"
 #include "posix/DescriptorPassing.h"
-
-#include "WriteAll.h"
+#include "posix/WriteAll.h"
 
 #include <nlohmann/json.hpp>
 

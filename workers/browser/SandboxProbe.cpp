@@ -1,4 +1,4 @@
-#include "browser/SandboxProbe.h"
+#include "workers/browser/SandboxProbe.h"
 
 #include <cerrno>
 #include <cstring>

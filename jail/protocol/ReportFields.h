@@ -1,5 +1,5 @@
-// The names of the records cmcp-jail writes on its --report-fd (server/jail/report.h says what
-// each means). The jail's writer (server/jail/report.cpp) and the daemon's reader
+// The names of the records cmcp-jail writes on its --report-fd (jail/report.h says what
+// each means). The jail's writer (jail/report.cpp) and the daemon's reader
 // (server/sandbox/JailReport.cpp) are built from this one header.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "browser/WorkerUser.h"
+#include "workers/browser/WorkerUser.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -13,11 +13,11 @@
 // Usage: cmcp-browser [--allowed-domains LIST] [--allow-private] [--trusted-origin URL]...
 //                     [--max-bytes N] [--timeout-ms N] [--uid UID --gid GID] [--egress-port N]
 
-#include "browser/BrowserWorker.h"
+#include "workers/browser/BrowserWorker.h"
 #include "web/EgressGate.h"
 #include "web/EgressProxy.h"
-#include "browser/SandboxProbe.h"
-#include "browser/WorkerUser.h"
+#include "workers/browser/SandboxProbe.h"
+#include "workers/browser/WorkerUser.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -1,8 +1,8 @@
-#include "browser/BrowsePage.h"
+#include "workers/browser/BrowsePage.h"
 
 #include "web/EgressPolicy.h"
 #include "web/EgressProxy.h"
-#include "browser/GateInterceptor.h"
+#include "workers/browser/GateInterceptor.h"
 
 #include <QBuffer>
 #include <QJsonDocument>

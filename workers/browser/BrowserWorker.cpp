@@ -1,6 +1,6 @@
-#include "browser/BrowserWorker.h"
+#include "workers/browser/BrowserWorker.h"
 
-#include "browser/BrowsePage.h"
+#include "workers/browser/BrowsePage.h"
 #include "posix/WriteAll.h"
 
 #include <QCoreApplication>

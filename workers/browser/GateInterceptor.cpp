@@ -1,4 +1,4 @@
-#include "browser/GateInterceptor.h"
+#include "workers/browser/GateInterceptor.h"
 
 namespace cmcp {
 
