@@ -9,7 +9,9 @@
 function(cmcp_layer target)
     set(root "${CMAKE_BINARY_DIR}/layers/${target}")
     foreach(folder IN LISTS ARGN)
-        string(REGEX REPLACE "^server/" "" name "${folder}")
+        # Named as under server/ or tests/: server/mcp is "mcp", tests/conformance/fixtures
+        # "conformance/fixtures".
+        string(REGEX REPLACE "^(server|tests)/" "" name "${folder}")
         get_filename_component(parent "${root}/${name}" DIRECTORY)
         file(MAKE_DIRECTORY "${parent}")
         # A link left by a build of the tree before a folder moved points at the old place.

@@ -91,13 +91,9 @@ std::variant<ExitStatus, CommandLine> parseCommandLine(const QStringList &argume
             QStringLiteral("Verify the hash chain of the audit log FILE... (one file or a rotated "
                            "sequence), then exit: 0 intact, 1 broken (the first broken record is "
                            "named)."));
-    const QCommandLineOption fixturesOption(
-            QStringLiteral("conformance-fixtures"),
-            QStringLiteral(
-                    "Register the MCP conformance suite's test tools, resources and prompts."));
     parser.addOptions({helpOption, versionOption, stdioOption, testModeOption, configOption,
                        hostOption, portOption, setOption, printConfigOption, markdownOption,
-                       jobPoliciesOption, fixturesOption, verifyAuditOption});
+                       jobPoliciesOption, verifyAuditOption});
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("With --verify-audit: the audit log files."),
                                  QStringLiteral("[FILE...]"));
@@ -145,7 +141,6 @@ std::variant<ExitStatus, CommandLine> parseCommandLine(const QStringList &argume
         sources.commandLine.append({assignment.left(equals), assignment.mid(equals + 1)});
     }
     commandLine.stdio = parser.isSet(stdioOption) || parser.isSet(testModeOption);
-    commandLine.conformanceFixtures = parser.isSet(fixturesOption);
     commandLine.printConfig = parser.isSet(printConfigOption);
     commandLine.printJobPolicies = parser.isSet(jobPoliciesOption);
     return commandLine;

@@ -16,7 +16,6 @@ struct CommandLine
 {
     SettingsSources sources;
     bool stdio = false; // --stdio (or --test-mode): MCP on stdin/stdout instead of HTTP
-    bool conformanceFixtures = false;
     bool printConfig = false;
     bool printJobPolicies = false;
 };

@@ -5,7 +5,6 @@
 #include "admin/AdminSettings.h"
 #include "audit/AuditLog.h"
 #include "daemon/CommandLine.h"
-#include "fixtures/ConformanceFixtures.h"
 #include "tools/file/FileTools.h"
 #include "tools/jobs/JobTools.h"
 #include "transport/HttpOptions.h"
@@ -252,7 +251,8 @@ std::optional<QByteArray> readRequestStateKey(const QString &path, QString *erro
 } // namespace
 
 int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
-              const SandboxCapabilities &sandbox, const WorkspaceVolume &volume)
+              const SandboxCapabilities &sandbox, const WorkspaceVolume &volume,
+              const ServerAdditions &addToServer)
 {
     if (QString error; !setReplicaId(settings.text(u"MCP_REPLICA_ID"), &error))
         return startupFailure(2, error);
@@ -283,11 +283,8 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     const AuditLogStart audit = startAuditLog(mcp, settings);
     if (const auto *refused = std::get_if<AuditLogRefused>(&audit))
         return startupFailure(1, refused->reason + QStringLiteral(" (AUDIT_REQUIRED=true)"));
-    if (commandLine.conformanceFixtures) {
-        spdlog::warn("conformance fixtures registered: test tools are exposed (never use this in "
-                     "production)");
-        registerConformanceFixtures(mcp);
-    }
+    if (addToServer)
+        addToServer(mcp);
 
     AdminSettings adminSettings(settings, commandLine.sources.customEnvFile);
     registerLiveSettings(adminSettings, live);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/DaemonMain.h"
 #include "sandbox/SandboxProbe.h"
 
 class QCoreApplication;
@@ -19,10 +20,11 @@ SandboxCapabilities probeSandbox(const WorkspaceVolume &volume, const Settings &
 // weaker isolation, which is then said loudly here and in every job result. 0: carry on.
 int checkSandboxRequirements(const SandboxCapabilities &sandbox, const Settings &settings);
 
-// Builds the server the settings describe (the tool families, the audit log, the admin channel,
-// the transport) and runs it until a termination signal or, on stdio, the end of input.
-// Returns the exit status.
+// Builds the server the settings describe (the tool families, the audit log, what `addToServer`
+// adds, the admin channel, the transport) and runs it until a termination signal or, on stdio,
+// the end of input. Returns the exit status.
 int runServer(QCoreApplication &app, const CommandLine &commandLine, const Settings &settings,
-              const SandboxCapabilities &sandbox, const WorkspaceVolume &volume);
+              const SandboxCapabilities &sandbox, const WorkspaceVolume &volume,
+              const ServerAdditions &addToServer);
 
 } // namespace cmcp

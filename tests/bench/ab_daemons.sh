@@ -6,7 +6,8 @@
 #
 #   tests/bench/ab_daemons.sh OLD_CMCPD NEW_CMCPD [ROUNDS] [OUT]
 #
-# Each daemon is given with the build tree it came from (its cmcp-jail is in jail/ beside it).
+# Each daemon is a cmcpd-conformance (the clients call its test tools), given with the build
+# tree it came from (its cmcp-jail is in jail/ beside it).
 # The binaries are copied into OUT first, so that a rebuild during the run changes nothing. A
 # daemon reads the default layer of the source tree it was built from, unless one is installed
 # at ../share/container-mcp/default.env beside it: for a daemon whose tree has moved on (new

@@ -7,7 +7,8 @@
 #
 #   tests/bench/audit_throughput.sh DIR ROUNDS CMCPD...
 #
-# Each daemon needs its cmcp-jail in jail/ beside it. cmcp-bench is this tree's.
+# Each daemon is a cmcpd-conformance (cmcp-bench calls its test tools) and needs its cmcp-jail
+# in jail/ beside it. cmcp-bench is this tree's.
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=$(readlink -f -- "$1") rounds=$2

@@ -15,7 +15,7 @@ const option = (name, fallback) => {
     const at = args.indexOf(`--${name}`);
     return at >= 0 ? args[at + 1] : fallback;
 };
-const cmcpd = resolve(option('cmcpd', 'build/server/cmcpd'));
+const cmcpd = resolve(option('cmcpd', 'build/server/cmcpd-conformance'));
 const calls = Number(option('calls', 2000));
 const rounds = Number(option('rounds', 7));
 const ticksPerSecond = 100; // USER_HZ on Linux

@@ -55,7 +55,7 @@ function parseArgs(argv) {
         }
     }
     if (!options.cmcpd)
-        options.cmcpd = resolve(here, '../../build/server/cmcpd');
+        options.cmcpd = resolve(here, '../../build/server/cmcpd-conformance');
     if (!existsSync(options.cmcpd))
         throw new Error(`no cmcpd at ${options.cmcpd} (build it, or pass --cmcpd)`);
     return options;
@@ -78,7 +78,7 @@ async function startCmcpd(cmcpd, name, uidBase, settings) {
     chmodSync(root, 0o755);
     const port = await freePort();
     const all = { SANDBOX_ROOT: root, SANDBOX_UID_BASE: uidBase, SANDBOX_UID_COUNT: 16, LOG_LEVEL: 'warning', ...settings };
-    const args = ['--host', '127.0.0.1', '--port', String(port), '--conformance-fixtures',
+    const args = ['--host', '127.0.0.1', '--port', String(port),
                   ...Object.entries(all).flatMap(([k, v]) => ['--set', `${k}=${v}`])];
     const child = spawn(cmcpd, args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
     return { name, child, root, url: new URL(`http://127.0.0.1:${port}/mcp`) };

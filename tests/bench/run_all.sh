@@ -14,7 +14,7 @@ status=0
 "$build/tests/bench/cmcp-bench" > "$out/cmcp-bench-$stamp.md" || status=1
 cat "$out/cmcp-bench-$stamp.md"
 if [ -d tests/clients/node_modules/@modelcontextprotocol/sdk ]; then
-    node tests/bench/sdk_latency.mjs --cmcpd "$build/server/cmcpd" > "$out/sdk-latency-$stamp.md" || status=1
+    node tests/bench/sdk_latency.mjs --cmcpd "$build/server/cmcpd-conformance" > "$out/sdk-latency-$stamp.md" || status=1
     cat "$out/sdk-latency-$stamp.md"
 else
     echo "tests/clients/node_modules is missing: run 'npm ci' in tests/clients for the SDK figures" >&2

@@ -55,7 +55,7 @@ function parseArgs(argv) {
     }
     if (!options.cmcpd) {
         // The build directories BENCHMARKS.md names, newest binary first.
-        const candidates = ['build', 'build-bench'].map((dir) => resolve(here, '../..', dir, 'server/cmcpd'));
+        const candidates = ['build', 'build-bench'].map((dir) => resolve(here, '../..', dir, 'server/cmcpd-conformance'));
         options.cmcpd = candidates.find((path) => existsSync(path)) ?? candidates[0];
     }
     return options;
@@ -85,7 +85,7 @@ function median(values) {
 // Starts `cmcpd --port 0` and resolves with { child, port, exited } once it logs its address.
 function startHttpDaemon(cmcpd) {
     return new Promise((resolvePromise, reject) => {
-        const child = spawn(cmcpd, ['--conformance-fixtures', '--host', '127.0.0.1', '--port', '0'],
+        const child = spawn(cmcpd, ['--host', '127.0.0.1', '--port', '0'],
                             { stdio: ['ignore', 'ignore', 'pipe'] });
         const exited = new Promise((done) => child.once('exit', done));
         let log = '';
@@ -174,7 +174,7 @@ try {
             else if (kind === 'sse')
                 transport = new SSEClientTransport(new URL(`http://127.0.0.1:${http.port}/sse`));
             else
-                transport = new StdioClientTransport({ command: options.cmcpd, args: ['--stdio', '--conformance-fixtures'], stderr: 'ignore' });
+                transport = new StdioClientTransport({ command: options.cmcpd, args: ['--stdio'], stderr: 'ignore' });
             try {
                 const { samples, cpuUs } = await measure(transport, kind === 'stdio' ? null : http.child.pid, options, deadline);
                 row.runs.push(stats(samples));

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs an official MCP conformance suite against a freshly started cmcpd with its fixtures.
-# Usage: run-conformance.sh CMCPD NODE22 CONFORMANCE_JS OUTPUT_DIR EXPECTED_FAILURES UID_BASE
+# Runs an official MCP conformance suite against a freshly started cmcpd-conformance (cmcpd with
+# the suite's fixtures).
+# Usage: run-conformance.sh CMCPD_CONFORMANCE NODE22 CONFORMANCE_JS OUTPUT_DIR EXPECTED_FAILURES UID_BASE
 #                           [SUITE ARGUMENTS...]
 # The daemon runs in a temporary directory of its own (sandbox root, audit log, admin socket)
 # with its own uid pool, so that several runs can go at once. SUITE ARGUMENTS choose what runs
@@ -22,7 +23,7 @@ settings=(--set "SANDBOX_ROOT=$work/sandbox" --set "AUDIT_LOG=$work/audit.jsonl"
 # Without root the identity layer is unavailable and the default SANDBOX_REQUIRE would stop
 # cmcpd; the suites run no job, so they then require no layer.
 [[ $(id -u) -eq 0 ]] || settings+=(--set SANDBOX_REQUIRE=)
-(cd "$work" && exec "$cmcpd" --host 127.0.0.1 --port 0 --conformance-fixtures "${settings[@]}") \
+(cd "$work" && exec "$cmcpd" --host 127.0.0.1 --port 0 "${settings[@]}") \
     2>"$log" &
 pid=$!
 port=

@@ -4,7 +4,7 @@
 // the JSON-RPC layer behind them, and the streamed PUT bodies the guard takes over from Qt's
 // parser, here to /dev/null). Slower per input than the unit targets, so it finds less per
 // second, but nothing between the socket and the MCP core is left out.
-#include "fixtures/ConformanceFixtures.h"
+#include "conformance/fixtures/ConformanceFixtures.h"
 #include "FuzzSupport.h"
 #include "transport/HttpOptions.h"
 #include "transport/HttpServer.h"

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import { createMCPClient } from '../clients/node_modules/@ai-sdk/mcp/dist/index.js';
 import { Experimental_StdioMCPTransport } from '../clients/node_modules/@ai-sdk/mcp/dist/mcp-stdio/index.js';
-import { cleanEnv, cmcpdPath, removeStdioScratch, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cleanEnv, conformanceDaemonPath, removeStdioScratch, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 const root = process.getuid() === 0;
 const needsRoot = root ? {} : { skip: 'needs root: jobs switch to host uids of the pool' };
@@ -53,8 +53,8 @@ describe('AI SDK MCP client over stdio', needsRoot, () => {
     for (const [label, protocolVersionDiscovery] of probes) {
         test(label, { timeout: 30_000 }, async () => {
             const cwd = scratchDir();
-            const transport = new Experimental_StdioMCPTransport({ command: cmcpdPath(), cwd, env: cleanEnv(),
-                args: ['--stdio', '--conformance-fixtures', ...settingArgs()], stderr: 'ignore' });
+            const transport = new Experimental_StdioMCPTransport({ command: conformanceDaemonPath(), cwd, env: cleanEnv(),
+                args: ['--stdio', ...settingArgs()], stderr: 'ignore' });
             let client;
             try {
                 client = await createMCPClient({ transport, protocolVersionDiscovery });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import { Client, StreamableHTTPClientTransport } from '../clients/node_modules/@modelcontextprotocol/client/dist/index.mjs';
 import { StdioClientTransport } from '../clients/node_modules/@modelcontextprotocol/client/dist/stdio.mjs';
-import { cleanEnv, cmcpdPath, eventually, removeStdioScratch, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cleanEnv, conformanceDaemonPath, eventually, removeStdioScratch, scratchDir, settingArgs, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 // label, the client's mode, the era and version it must end up in.
 const modes = [
@@ -90,8 +90,8 @@ describe('SDK v2 client over stdio', root ? {} : { skip: 'needs root: jobs switc
         test(label, { timeout: 30_000 }, async () => {
             const cwd = scratchDir();
             const client = eliciting(`stdio ${label}`, mode);
-            const transport = new StdioClientTransport({ command: cmcpdPath(), cwd, env: cleanEnv(), stderr: 'pipe',
-                args: ['--stdio', '--conformance-fixtures', ...settingArgs()] });
+            const transport = new StdioClientTransport({ command: conformanceDaemonPath(), cwd, env: cleanEnv(), stderr: 'pipe',
+                args: ['--stdio', ...settingArgs()] });
             let stderr = '';
             transport.stderr?.on('data', chunk => { stderr += chunk; });
             try {

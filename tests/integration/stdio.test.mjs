@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 
-import { cleanEnv, cmcpdPath, scratchDir, settingArgs } from './lib/daemon.mjs';
+import { cleanEnv, conformanceDaemonPath, scratchDir, settingArgs } from './lib/daemon.mjs';
 
 const live = new Set();
 process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
@@ -13,7 +13,7 @@ process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
 class StdioServer {
     constructor({ settings = {} } = {}) {
         this.cwd = scratchDir();
-        this.child = spawn(cmcpdPath(), ['--stdio', '--conformance-fixtures', ...settingArgs(settings)],
+        this.child = spawn(conformanceDaemonPath(), ['--stdio', ...settingArgs(settings)],
             { cwd: this.cwd, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
         live.add(this.child);
         this.lines = [];

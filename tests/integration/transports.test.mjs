@@ -8,7 +8,7 @@ import {
     Client, StreamableHTTPClientTransport, SSEClientTransport, StdioClientTransport, McpError, ErrorCode,
     LATEST_PROTOCOL_VERSION, CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, Ajv,
 } from './lib/sdk.mjs';
-import { cmcpdPath, eventually, removeStdioScratch, scratchDir, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
+import { cmcpdPath, conformanceDaemonPath, eventually, removeStdioScratch, scratchDir, sleep, startDaemon, withDiagnostics } from './lib/daemon.mjs';
 
 const FIXTURE_TOOLS = [
     'test_simple_text', 'test_image_content', 'test_audio_content', 'test_embedded_resource',
@@ -63,8 +63,8 @@ const transports = {
     'stdio': async () => {
         const cwd = scratchDir();
         const transport = new StdioClientTransport({
-            command: cmcpdPath(),
-            args: ['--stdio', '--conformance-fixtures'],
+            command: conformanceDaemonPath(),
+            args: ['--stdio'],
             cwd,
             stderr: 'pipe',
         });

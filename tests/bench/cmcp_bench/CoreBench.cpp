@@ -2,7 +2,7 @@
 
 #include "McpMessages.h"
 
-#include "fixtures/ConformanceFixtures.h"
+#include "conformance/fixtures/ConformanceFixtures.h"
 #include "mcp/Exchange.h"
 #include "mcp/JsonRpc.h"
 #include "mcp/McpServer.h"

@@ -28,7 +28,7 @@ bool Daemon::spawn(const Options &o, bool stdio, std::string *error)
         *error = "pipe failed";
         return false;
     }
-    std::vector<std::string> args{o.cmcpd, "--conformance-fixtures"};
+    std::vector<std::string> args{o.cmcpd};
     for (const std::string &setting : o.daemonSettings)
         args.insert(args.end(), {"--set", setting});
     if (stdio) {

@@ -1,4 +1,4 @@
-// The cmcpd that cmcp-bench measures, spawned with the conformance fixtures.
+// The daemon that cmcp-bench measures: cmcpd-conformance, cmcpd with the conformance fixtures.
 #pragma once
 
 #include "Options.h"
@@ -22,7 +22,7 @@ struct Daemon
     Daemon &operator=(const Daemon &) = delete;
     ~Daemon() { stop(); }
 
-    // Starts cmcpd with the conformance fixtures, on stdio or on an HTTP port of 127.0.0.1 that it
+    // Starts the daemon (o.cmcpd), on stdio or on an HTTP port of 127.0.0.1 that it
     // picks (then waits for its "listening on" line).
     bool spawn(const Options &o, bool stdio, std::string *error);
 

@@ -48,8 +48,8 @@ void usage()
             "open (default 1)\n"
             "  --daemon-set N=V      pass --set N=V to every spawned cmcpd (repeatable)\n"
             "  --max-seconds S       bound on the whole run (default 600)\n"
-            "  --cmcpd PATH          daemon to spawn (default: ../../server/cmcpd beside this "
-            "binary)\n");
+            "  --cmcpd PATH          daemon to spawn (default: ../../server/cmcpd-conformance "
+            "beside this binary)\n");
 }
 
 std::optional<Options> parseOptions(int argc, char **argv)

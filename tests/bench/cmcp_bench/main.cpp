@@ -70,7 +70,8 @@ int main(int argc, char **argv)
         return 2;
     Options o = *parsed;
     if (o.cmcpd.empty())
-        o.cmcpd = QCoreApplication::applicationDirPath().toStdString() + "/../../server/cmcpd";
+        o.cmcpd = QCoreApplication::applicationDirPath().toStdString()
+                + "/../../server/cmcpd-conformance";
     const bool needsDaemon = o.parts.count("http") || o.parts.count("sse") || o.parts.count("stdio")
             || o.parts.count("throughput") || o.parts.count("memory");
     if (needsDaemon && access(o.cmcpd.c_str(), X_OK) != 0) {

@@ -41,6 +41,15 @@ export function cmcpdPath() {
     return path;
 }
 
+// The test build of the daemon, cmcpd with the conformance fixtures (the test tools, resources
+// and prompts, test_wait among them): the shipped cmcpd has none.
+export function conformanceDaemonPath() {
+    const path = process.env.CMCPD_CONFORMANCE;
+    if (!path)
+        throw new Error('set CMCPD_CONFORMANCE to the cmcpd-conformance binary (ctest does this)');
+    return path;
+}
+
 // A private working directory, so no volume/config/custom.env of the caller leaks into the daemon.
 export function scratchDir() {
     return mkdtempSync(join(tmpdir(), 'cmcp-int-'));
@@ -82,8 +91,8 @@ function tail(text, lines = 40) {
     return text.split('\n').slice(-lines).join('\n');
 }
 
-// Spawns `cmcpd --port 0 --conformance-fixtures [--set …] [args]` and waits (bounded) for its
-// "listening on http://127.0.0.1:PORT/mcp" line.
+// Spawns `cmcpd-conformance --port 0 [--set …] [args]` (with `fixtures` false the shipped
+// `cmcpd`) and waits (bounded) for its "listening on http://127.0.0.1:PORT/mcp" line.
 // The end of a job kills every process of its uid, so two daemons of tests running in parallel
 // must not share uids: each daemon that is not given a pool gets 64 uids of its own, at a
 // stride of 128 so that the browser's uid after each pool is no other daemon's job uid
@@ -119,18 +128,19 @@ async function templatesSettled(base, timeoutMs = 10_000) {
 }
 
 // `cwd`: a working directory the caller owns (and removes) instead of a scratch one; `program`:
-// another cmcpd binary than $CMCPD.
+// another daemon binary than $CMCPD_CONFORMANCE (or with `fixtures` false, $CMCPD).
 export async function startDaemon({ settings = {}, args = [], fixtures = true, timeoutMs = 10_000, cwd: ownCwd, program } = {}) {
     const cwd = ownCwd ?? scratchDir();
     const removeCwd = () => { if (!ownCwd) rmSync(cwd, { recursive: true, force: true }); };
     if (settings.SANDBOX_UID_BASE === undefined)
         settings = { ...ownUidPool(), ...settings };
-    const argv = ['--host', '127.0.0.1', '--port', '0', ...(fixtures ? ['--conformance-fixtures'] : []), ...settingArgs(settings), ...args];
+    const argv = ['--host', '127.0.0.1', '--port', '0', ...settingArgs(settings), ...args];
+    const daemon = program ?? (fixtures ? conformanceDaemonPath() : cmcpdPath());
     // With setpriv the kernel kills the daemon even when this test process dies by SIGKILL
     // (a ctest timeout); the 'exit' hook above covers every other ending.
     const [command, commandArgs] = pdeathsigWrapper
-        ? [pdeathsigWrapper, ['--pdeathsig', 'KILL', '--', program ?? cmcpdPath(), ...argv]]
-        : [program ?? cmcpdPath(), argv];
+        ? [pdeathsigWrapper, ['--pdeathsig', 'KILL', '--', daemon, ...argv]]
+        : [daemon, argv];
     const child = spawn(command, commandArgs, { cwd, env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     const sandboxRoot = resolve(cwd, String(settings.SANDBOX_ROOT ?? 'volume/sandbox'));
     running.set(child, sandboxRoot);
@@ -161,7 +171,7 @@ export async function startDaemon({ settings = {}, args = [], fixtures = true, t
         });
         exited.then(({ code, signal, error }) => {
             clearTimeout(timer);
-            reject(new Error(error ? `cannot start ${program ?? cmcpdPath()}: ${error}`
+            reject(new Error(error ? `cannot start ${daemon}: ${error}`
                                    : `cmcpd exited before listening (code ${code}, signal ${signal})`));
         });
     }).catch(async error => {
