@@ -3,8 +3,8 @@
 // and time limits stop a download while it runs.
 
 #include "web/EgressGate.h"
-#include "FakeResolver.h"
-#include "LoopbackHttpServer.h"
+#include "support/FakeResolver.h"
+#include "support/LoopbackHttpServer.h"
 #include "web/WebFetcher.h"
 
 #include <QFile>
