@@ -3,8 +3,8 @@
 // document trees built from the fuzz input.
 //
 // Why not feed the bytes to gumbo: Debian's gumbo is built with assertions and aborts on some
-// markup (tests/unit/data/gumbo-assertion.html). The daemon is safe from that because it parses
-// only inside the cmcp-html helper process, whose death is a clean tool error; but in this
+// markup (tests/unit/support/data/gumbo-assertion.html). The daemon is safe from that because it
+// parses only inside the cmcp-html helper process, whose death is a clean tool error; but in this
 // process the fuzzer would stop at gumbo's known abort again and again, and every finding would
 // be gumbo's, in code we do not ship. So the target builds gumbo's output structure directly:
 // any nesting of any tags (shapes gumbo's tree builder never makes included), attributes, text

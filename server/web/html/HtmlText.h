@@ -1,8 +1,8 @@
 // Readable text, or Markdown, from an HTML5 tree: what web_scrape returns. Plain C++ over gumbo,
 // without Qt; htmlToText and extractPage parse and extract in one call, the entry points a fuzzer
 // uses. They run gumbo in the calling process: Debian's gumbo is built with assertions and aborts
-// on some markup (tests/unit/data/gumbo-assertion.html), which is why the daemon calls them only
-// inside cmcp-html. A fuzzer will find that abort first.
+// on some markup (tests/unit/support/data/gumbo-assertion.html), which is why the daemon calls them
+// only inside cmcp-html. A fuzzer will find that abort first.
 #pragma once
 
 #include "web/html/HtmlDocument.h"

@@ -761,7 +761,7 @@ private Q_SLOTS:
 
     void shippedDefaultEnvMatchesTable()
     {
-        const QString path = QFINDTESTDATA("../../config/default.env");
+        const QString path = QFINDTESTDATA("../../../config/default.env");
         QVERIFY2(!path.isEmpty(), "config/default.env not found");
 
         QString error;
@@ -789,10 +789,10 @@ private Q_SLOTS:
 
     void shippedCustomEnvExampleLoads()
     {
-        const QString path = QFINDTESTDATA("../../config/custom.env.example");
+        const QString path = QFINDTESTDATA("../../../config/custom.env.example");
         QVERIFY2(!path.isEmpty(), "config/custom.env.example not found");
         SettingsSources sources;
-        sources.defaultEnvFile = QFINDTESTDATA("../../config/default.env");
+        sources.defaultEnvFile = QFINDTESTDATA("../../../config/default.env");
         sources.customEnvFile = path;
         sources.customEnvFileRequired = true;
         QString error;

@@ -5,7 +5,7 @@
 #include "web/AddressRanges.h"
 #include "web/EgressGate.h"
 #include "web/EgressPolicy.h"
-#include "FakeResolver.h"
+#include "support/FakeResolver.h"
 
 #include <QSignalSpy>
 #include <QTest>

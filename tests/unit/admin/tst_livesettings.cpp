@@ -5,7 +5,7 @@
 
 #include "common/AdminProtocol.h"
 #include "AdminTestDaemon.h"
-#include "LoopbackHttpServer.h"
+#include "support/LoopbackHttpServer.h"
 #include "common/SettingsTable.h"
 
 #include <QDir>

@@ -122,7 +122,10 @@ private Q_SLOTS:
     {
         m_peer->sendEvent(Message::event(eventCounters, {}));
         m_console->write(encode(Message::hello("test", "1")));
-        QTest::qWait(50);
+        // The peer reads its lines in order: once it has the request, it has the hello.
+        QSignalSpy requests(m_peer.get(), &AdminPeer::requestReceived);
+        m_console->write(encode(Message::request(1, methodSnapshot)));
+        QVERIFY(requests.wait(5000));
         m_peer->sendEvent(Message::event(eventLog, {{"text", "after"}}));
         const auto event = nextMessage();
         QVERIFY(event);

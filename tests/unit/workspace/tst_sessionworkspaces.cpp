@@ -6,6 +6,7 @@
 #include "workspace/SessionWorkspaces.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
@@ -112,10 +113,11 @@ private Q_SLOTS:
         QString error;
         const auto a = workspaces.forSession(QStringLiteral("A"), &error);
         QVERIFY(a);
+        QElapsedTimer sinceEnd;
+        sinceEnd.start();
         workspaces.endSession(QStringLiteral("A"));
-        QTest::qWait(700);
-        QVERIFY(QFileInfo::exists(a->path()));
         QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(a->path()), 5000);
+        QVERIFY2(sinceEnd.elapsed() >= 700, qPrintable(QString::number(sinceEnd.elapsed())));
     }
 
     // Its holds count its jobs (a restore waits for none to run).
@@ -147,12 +149,15 @@ private Q_SLOTS:
         SessionWorkspaces::Hold first = workspaces.holdForJob(*a);
         SessionWorkspaces::Hold second = workspaces.holdForJob(*a);
         QVERIFY(first && second);
+        const auto b = workspaces.forSession(QStringLiteral("B"), &error);
+        QVERIFY(b);
         workspaces.endSession(QStringLiteral("A"));
-        QTest::qWait(500);
+        // A's keep time is over once that of B, ended after it and held by no job, is.
+        workspaces.endSession(QStringLiteral("B"));
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(b->path()), 5000);
         workspaces.waitForRemovals();
         QVERIFY(QFile::exists(file));
-        first.reset();
-        QTest::qWait(200);
+        first.reset(); // a hold released starts its removal at once, if it is the last
         workspaces.waitForRemovals();
         QVERIFY(QFile::exists(file));
         second.reset();

@@ -1,6 +1,7 @@
-// BrowserPool's handling of its workers, with a stand-in worker (data/fake-browser-worker.py)
-// that speaks cmcp-browser's protocol: pages per worker, a crash in the middle of a page,
-// cancellation, concurrency, a worker that cannot be started, and workers of one principal each.
+// BrowserPool's handling of its workers, with a stand-in worker
+// (support/data/fake-browser-worker.py) that speaks cmcp-browser's protocol: pages per worker, a
+// crash in the middle of a page, cancellation, concurrency, a worker that cannot be started, and
+// workers of one principal each.
 
 #include "web/BrowserPool.h"
 

@@ -5,8 +5,8 @@
 // a tunnel nothing moves on is closed.
 
 #include "web/EgressProxy.h"
-#include "FakeResolver.h"
-#include "LoopbackHttpServer.h"
+#include "support/FakeResolver.h"
+#include "support/LoopbackHttpServer.h"
 #include "TlsHelloBuilder.h"
 
 #include <QSignalSpy>

@@ -1,5 +1,5 @@
-// The CSS selector engine against a fixture page (data/selectors.html, every element with an
-// id): each supported form picks exactly the elements a browser's querySelectorAll picks, and
+// The CSS selector engine against a fixture page (support/data/selectors.html, every element with
+// an id): each supported form picks exactly the elements a browser's querySelectorAll picks, and
 // each unsupported or broken selector is refused with a message saying so.
 
 #include "web/html/CssMatcher.h"

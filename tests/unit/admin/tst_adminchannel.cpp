@@ -444,29 +444,41 @@ private Q_SLOTS:
         QVERIFY(raw.waitForConnected(5000));
         admin::LineSplitter splitter;
         QList<admin::LineSplitter::Line> lines;
-        const auto next = [&]() -> std::optional<admin::Message> {
+        // The next message that answers what the test wrote: the daemon pushes events (a log
+        // line, the counters) to every console as they happen, in between the answers.
+        const auto nextAnswer = [&]() -> std::optional<admin::Message> {
             QElapsedTimer timer;
             timer.start();
-            while (lines.isEmpty() && timer.elapsed() < 10000) {
+            while (timer.elapsed() < 10000) {
+                while (!lines.isEmpty()) {
+                    auto message = admin::decode(lines.takeFirst().bytes, nullptr);
+                    if (!message || message->type != admin::MessageType::Event)
+                        return message;
+                }
                 raw.waitForReadyRead(100);
                 lines.append(splitter.feed(raw.readAll()));
             }
-            if (lines.isEmpty())
-                return std::nullopt;
-            return admin::decode(lines.takeFirst().bytes, nullptr);
+            return std::nullopt;
         };
-        QCOMPARE(int(next()->type), int(admin::MessageType::Hello));
+        auto reply = nextAnswer();
+        QVERIFY(reply);
+        QCOMPARE(int(reply->type), int(admin::MessageType::Hello));
         raw.write(admin::encode(admin::Message::hello("raw", "0")));
         raw.write("{\"type\":\n");
-        QCOMPARE(next()->errorCode, QString(admin::errorMalformed));
+        reply = nextAnswer();
+        QVERIFY(reply);
+        QCOMPARE(reply->errorCode, QString(admin::errorMalformed));
         raw.write(QByteArray(admin::maxLineBytes * 2, 'a') + '\n');
-        QCOMPARE(next()->errorCode, QString(admin::errorOversized));
+        reply = nextAnswer();
+        QVERIFY(reply);
+        QCOMPARE(reply->errorCode, QString(admin::errorOversized));
         raw.write(admin::encode(admin::Message::request(3, "explode")));
-        auto reply = next();
+        reply = nextAnswer();
+        QVERIFY(reply);
         QCOMPARE(reply->errorCode, QString(admin::errorUnknownMethod));
         QCOMPARE(reply->id, std::optional<qint64>(3));
         raw.write(admin::encode(admin::Message::request(4, admin::methodSnapshot)));
-        for (reply = next(); reply && reply->type == admin::MessageType::Event; reply = next()) { }
+        reply = nextAnswer();
         QVERIFY(reply);
         QCOMPARE(int(reply->type), int(admin::MessageType::Reply));
         QCOMPARE(reply->id, std::optional<qint64>(4));
