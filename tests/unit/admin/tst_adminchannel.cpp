@@ -7,6 +7,7 @@
 #include "console/AdminClient.h"
 #include "common/AdminProtocol.h"
 #include "AdminTestDaemon.h"
+#include "OtherUserPeer.h"
 
 #include <QDir>
 #include <QFile>
@@ -34,60 +35,6 @@
 #include <unistd.h>
 
 using namespace cmcp;
-
-namespace {
-
-// What a peer running as another user met on the admin socket.
-enum PeerOutcome { Refused = 0, ConnectDenied = 10, Greeted = 20, Unexpected = 30 };
-
-// Forks a child that drops to uid/gid/groups and connects to the socket. Only async-signal-safe
-// calls in the child: this process has threads.
-int connectAsOtherUser(const QByteArray &path, uid_t uid, gid_t gid,
-                       const std::vector<gid_t> &groups)
-{
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path.constData(),
-                std::min<size_t>(path.size(), sizeof address.sun_path - 1));
-    const pid_t child = ::fork();
-    if (child == 0) {
-        if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0
-            || ::setuid(uid) != 0)
-            ::_exit(91);
-        ::alarm(10);
-        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0)
-            ::_exit(errno == EACCES ? ConnectDenied : 92);
-        char buffer[4096];
-        size_t total = 0;
-        while (total < sizeof buffer - 1) {
-            const ssize_t n = ::read(fd, buffer + total, sizeof buffer - 1 - total);
-            if (n <= 0)
-                break;
-            total += size_t(n);
-            if (std::memchr(buffer, '\n', total))
-                break;
-        }
-        buffer[total] = '\0';
-        if (std::strstr(buffer, "\"hello\""))
-            ::_exit(Greeted);
-        // Refused: an error line, then the daemon hangs up.
-        if (std::strstr(buffer, "\"refused\"") && ::read(fd, buffer, sizeof buffer) == 0)
-            ::_exit(Refused);
-        ::_exit(Unexpected);
-    }
-    int status = 0;
-    for (int i = 0; i < 200; ++i) {
-        if (::waitpid(child, &status, WNOHANG) == child)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
-        QThread::msleep(50);
-    }
-    ::kill(child, SIGKILL);
-    ::waitpid(child, &status, 0);
-    return 98;
-}
-
-} // namespace
 
 class TestAdminChannel : public QObject
 {

@@ -11,6 +11,8 @@
 #include "mcp/McpServer.h"
 #include "workspace/SessionWorkspaces.h"
 
+#include "OtherUserPeer.h"
+
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLocalSocket>
@@ -69,42 +71,6 @@ private:
     admin::LineSplitter m_splitter;
     QList<admin::LineSplitter::Line> m_lines;
 };
-
-enum PeerOutcome { Greeted = 10, Refused, ConnectDenied, Unexpected };
-
-// Connects to `path` from a child running as `uid`, with this thread's event loop running
-// meanwhile (the server accepts on it), and says what the child was told.
-int connectAs(const QByteArray &path, uid_t uid)
-{
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path.constData(),
-                std::min<size_t>(path.size(), sizeof address.sun_path - 1));
-    const pid_t child = ::fork();
-    if (child == 0) {
-        if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0)
-            ::_exit(Unexpected);
-        ::alarm(10);
-        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0)
-            ::_exit(errno == EACCES ? ConnectDenied : Unexpected);
-        char buffer[4096];
-        const ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
-        buffer[n > 0 ? n : 0] = '\0';
-        if (std::strstr(buffer, "\"hello\""))
-            ::_exit(Greeted);
-        if (std::strstr(buffer, "\"refused\"") && ::read(fd, buffer, sizeof buffer) == 0)
-            ::_exit(Refused);
-        ::_exit(Unexpected);
-    }
-    int status = 0;
-    if (!QTest::qWaitFor([&] { return ::waitpid(child, &status, WNOHANG) == child; }, 15000)) {
-        ::kill(child, SIGKILL);
-        ::waitpid(child, &status, 0);
-        return -1;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 } // namespace
 
@@ -239,10 +205,10 @@ private Q_SLOTS:
             QSKIP("needs root to connect as another user");
         const QByteArray path = QFile::encodeName(socketPath());
         QCOMPARE(::chmod(QFile::encodeName(m_dir.path()).constData(), 0755), 0);
-        QCOMPARE(connectAs(path, 65534), int(ConnectDenied));
+        QCOMPARE(connectAsOtherUser(path, 65534, 65534), int(ConnectDenied));
         // A socket mode opened by mistake: SO_PEERCRED still refuses the stranger.
         QCOMPARE(::chmod(path.constData(), 0666), 0);
-        QCOMPARE(connectAs(path, 65534), int(Refused));
+        QCOMPARE(connectAsOtherUser(path, 65534, 65534), int(Refused));
         // Root itself is let in.
         RawConsole console(socketPath());
         QVERIFY(console.connected());
