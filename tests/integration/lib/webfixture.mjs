@@ -11,9 +11,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const selectorsPage = readFileSync(join(here, '../../unit/data/selectors.html'));
+const selectorsPage = readFileSync(join(here, '../../unit/support/data/selectors.html'));
 // Markup that makes Debian's gumbo abort on an assertion.
-const gumboAssertion = readFileSync(join(here, '../../unit/data/gumbo-assertion.html'));
+const gumboAssertion = readFileSync(join(here, '../../unit/support/data/gumbo-assertion.html'));
 
 export const ALLOWED = '127.0.0.1';
 export const REFUSED = '127.0.0.2';
