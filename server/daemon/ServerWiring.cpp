@@ -8,7 +8,7 @@
 #include "tools/file/FileTools.h"
 #include "tools/jobs/JobTools.h"
 #include "transport/HttpOptions.h"
-#include "tools/transfer/FileTransfers.h"
+#include "transfer/FileTransfers.h"
 #include "tools/transfer/TransferTools.h"
 #include "transport/HttpServer.h"
 #include "common/LiveSettings.h"

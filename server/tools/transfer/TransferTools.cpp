@@ -2,7 +2,7 @@
 
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
-#include "tools/transfer/FileTransfers.h"
+#include "transfer/FileTransfers.h"
 
 #include "managers/FileOptions.h"
 

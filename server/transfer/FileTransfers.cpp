@@ -1,4 +1,4 @@
-#include "tools/transfer/FileTransfers.h"
+#include "transfer/FileTransfers.h"
 
 #include "common/Settings.h"
 #include "common/UnguessableId.h"

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "mcp/Principal.h"
-#include "tools/transfer/UploadJournal.h"
+#include "transfer/UploadJournal.h"
 #include "transport/HttpWire.h"
 #include "transport/RequestHead.h"
 #include "transport/StreamedBody.h"
