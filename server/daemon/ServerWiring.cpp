@@ -8,7 +8,8 @@
 #include "tools/file/FileTools.h"
 #include "tools/jobs/JobTools.h"
 #include "transport/HttpOptions.h"
-#include "tools/transfer/FileTransfers.h"
+#include "transfer/TransferEndpoint.h"
+#include "transfer/TransferTickets.h"
 #include "tools/transfer/TransferTools.h"
 #include "transport/HttpServer.h"
 #include "common/LiveSettings.h"
@@ -98,15 +99,17 @@ AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
 }
 
 // Every tool family the daemon serves; each adds to `live` what the admin channel may change
-// while it runs. False with `error` when a family's settings cannot be used.
+// while it runs. file_transfer issues its URLs from `transfers`. False with `error` when a
+// family's settings cannot be used.
 bool registerToolFamilies(McpServer &mcp, const Settings &settings,
-                          const SandboxCapabilities &sandbox, LiveSettings &live, QString *error)
+                          const SandboxCapabilities &sandbox, LiveSettings &live,
+                          TransferTickets &transfers, QString *error)
 {
     if (!registerFileTools(mcp, settings, error, &live))
         return false;
     registerJobTools(mcp, settings);
     registerWorkspaceTools(mcp, settings);
-    registerTransferTools(mcp, settings);
+    registerTransferTools(mcp, settings, transfers);
     return registerSystemTools(mcp, settings, sandbox, error, &live)
             && registerWebTools(mcp, settings, sandbox, error, &live);
 }
@@ -275,7 +278,10 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
             return startupFailure(1, error);
     }
     LiveSettings live;
-    if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, &error))
+    // The transfer URLs' tickets: issued by file_transfer, served by the HTTP door (on stdio
+    // there is none, and the tool says so). A child of the server, gone with it, after the door.
+    TransferTickets &transfers = *new TransferTickets(settings, &mcp);
+    if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, transfers, &error))
         return startupFailure(1, error);
     if (const QString refusal = jobLayoutRefusal(settings, sandbox); !refusal.isEmpty())
         return startupFailure(1, refusal);
@@ -323,16 +329,7 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
                                "authenticates every client")
                         .arg(settings.text(u"MCP_HOST")));
     HttpServer http(mcp, std::move(*httpOptions));
-    FileTransfers &transfers = FileTransfers::of(mcp, settings);
-    http.addRoute(QStringLiteral("/transfer/"),
-                  [&transfers](const QHttpServerRequest &request, QTcpSocket *socket,
-                               const Principal &principal) {
-                      transfers.serve(request, socket, principal);
-                  });
-    http.setStreamedPutRoute(QStringLiteral("/transfer/"),
-                             [&transfers](const RequestHead &head, const Principal &principal) {
-                                 return transfers.receive(head, principal);
-                             });
+    addTransferEndpoint(http, transfers);
     const quint16 port = http.start(&error);
     if (port == 0)
         return startupFailure(1, error);

@@ -2,7 +2,7 @@
 
 #include "tools/common/ToolArguments.h"
 #include "tools/common/ToolBuilding.h"
-#include "tools/transfer/FileTransfers.h"
+#include "transfer/TransferTickets.h"
 
 #include "managers/FileOptions.h"
 
@@ -31,7 +31,7 @@ std::optional<WorkspacePath> transferablePath(const QString &text, const Setting
     return std::nullopt;
 }
 
-void issue(FileTransfers &transfers, SessionWorkspaces &workspaces, const Settings &settings,
+void issue(TransferTickets &transfers, SessionWorkspaces &workspaces, const Settings &settings,
            const std::shared_ptr<ToolCall> &call)
 {
     QString error;
@@ -43,10 +43,10 @@ void issue(FileTransfers &transfers, SessionWorkspaces &workspaces, const Settin
             ? ContainedRoot::open(workspace->path(), ContainedRoot::Resolver::Openat2, &error)
             : nullptr;
     const bool upload = tools::stringArgument(call->arguments(), "direction") == u"upload";
-    const std::optional<FileTransfers::Issued> issued = root
+    const std::optional<TransferTickets::Issued> issued = root
             ? transfers.issue(call->principal(), *workspace, std::move(root), *path,
-                              upload ? FileTransfers::Direction::Upload
-                                     : FileTransfers::Direction::Download,
+                              upload ? TransferTickets::Direction::Upload
+                                     : TransferTickets::Direction::Download,
                               &error)
             : std::nullopt;
     if (!issued) {
@@ -63,9 +63,8 @@ void issue(FileTransfers &transfers, SessionWorkspaces &workspaces, const Settin
 
 } // namespace
 
-void registerTransferTools(McpServer &server, const Settings &settings)
+void registerTransferTools(McpServer &server, const Settings &settings, TransferTickets &transfers)
 {
-    FileTransfers &transfers = FileTransfers::of(server, settings);
     SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
     server.tools().add(tools::makeTool(
             "file_transfer", "A URL to download or upload a file",

@@ -1,4 +1,4 @@
-#include "tools/transfer/UploadJournal.h"
+#include "transfer/UploadJournal.h"
 
 #include "posix/DirectoryNames.h"
 #include "posix/DirectorySync.h"
