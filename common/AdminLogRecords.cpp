@@ -4,38 +4,46 @@
 
 namespace cmcp::admin {
 
+namespace {
+
+using json::member;
+
+constexpr auto kLogLine =
+        json::fields(member("level", &LogLineEvent::level), member("logger", &LogLineEvent::logger),
+                     member("text", &LogLineEvent::text), member("time", &LogLineEvent::time));
+constexpr auto kSubscribe = json::fields(member("level", &SubscribeLogParams::level));
+constexpr auto kSubscribed = json::fields(member("level", &SubscribeLogResult::level));
+
+} // namespace
+
 QJsonObject LogLineEvent::toJson() const
 {
-    return {{QLatin1String("level"), level},
-            {QLatin1String("logger"), logger},
-            {QLatin1String("text"), text},
-            {QLatin1String("time"), json::timeText(time)}};
+    return kLogLine.write(*this);
 }
 
 LogLineEvent LogLineEvent::fromJson(const QJsonObject &object)
 {
-    return {json::text(object, "level"), json::text(object, "logger"), json::text(object, "text"),
-            json::time(object, "time")};
+    return kLogLine.read(object);
 }
 
 QJsonObject SubscribeLogParams::toJson() const
 {
-    return {{QLatin1String("level"), level}};
+    return kSubscribe.write(*this);
 }
 
 SubscribeLogParams SubscribeLogParams::fromJson(const QJsonObject &object)
 {
-    return {json::text(object, "level")};
+    return kSubscribe.read(object);
 }
 
 QJsonObject SubscribeLogResult::toJson() const
 {
-    return {{QLatin1String("level"), level}};
+    return kSubscribed.write(*this);
 }
 
 SubscribeLogResult SubscribeLogResult::fromJson(const QJsonObject &object)
 {
-    return {json::text(object, "level")};
+    return kSubscribed.read(object);
 }
 
 } // namespace cmcp::admin

@@ -4,56 +4,65 @@
 
 namespace cmcp::admin {
 
+namespace {
+
+using json::member;
+
+constexpr auto kSession = json::fields(member("sessionId", &SessionRecord::sessionId),
+                                       member("transport", &SessionRecord::transport),
+                                       member("clientName", &SessionRecord::clientName),
+                                       member("openedAt", &SessionRecord::openedAt),
+                                       member("calls", &SessionRecord::calls));
+constexpr auto kOpened = json::fields(member("sessionId", &SessionOpenedEvent::sessionId),
+                                      member("transport", &SessionOpenedEvent::transport),
+                                      member("openedAt", &SessionOpenedEvent::openedAt));
+constexpr auto kClosed = json::fields(member("sessionId", &SessionClosedEvent::sessionId),
+                                      member("reason", &SessionClosedEvent::reason));
+constexpr auto kClose = json::fields(member("sessionId", &CloseSessionParams::sessionId));
+
+} // namespace
+
 QJsonObject SessionRecord::toJson() const
 {
-    return {{QLatin1String("sessionId"), sessionId},
-            {QLatin1String("transport"), transport},
-            {QLatin1String("clientName"), clientName},
-            {QLatin1String("openedAt"), json::timeText(openedAt)},
-            {QLatin1String("calls"), calls}};
+    return kSession.write(*this);
 }
 
 SessionRecord SessionRecord::fromJson(const QJsonObject &object)
 {
-    return {json::text(object, "sessionId"), json::text(object, "transport"),
-            json::text(object, "clientName"), json::time(object, "openedAt"),
-            json::field(object, "calls").toInt()};
+    return kSession.read(object);
 }
 
 QJsonObject SessionOpenedEvent::toJson() const
 {
-    return {{QLatin1String("sessionId"), sessionId},
-            {QLatin1String("transport"), transport},
-            {QLatin1String("openedAt"), json::timeText(openedAt)}};
+    return kOpened.write(*this);
 }
 
 SessionOpenedEvent SessionOpenedEvent::fromJson(const QJsonObject &object)
 {
-    return {json::text(object, "sessionId"), json::text(object, "transport"),
-            json::time(object, "openedAt")};
+    return kOpened.read(object);
 }
 
 QJsonObject SessionClosedEvent::toJson() const
 {
-    return {{QLatin1String("sessionId"), sessionId}, {QLatin1String("reason"), reason}};
+    return kClosed.write(*this);
 }
 
 SessionClosedEvent SessionClosedEvent::fromJson(const QJsonObject &object)
 {
-    return {json::text(object, "sessionId"), json::text(object, "reason")};
+    return kClosed.read(object);
 }
 
 QJsonObject CloseSessionParams::toJson() const
 {
-    return {{QLatin1String("sessionId"), sessionId}};
+    return kClose.write(*this);
 }
 
 std::optional<CloseSessionParams> CloseSessionParams::fromJson(const QJsonObject &object)
 {
-    const QString sessionId = json::text(object, "sessionId");
-    if (sessionId.isEmpty())
+    CloseSessionParams params = kClose.read(object);
+    if (params.sessionId.isEmpty())
         return std::nullopt;
-    return CloseSessionParams{sessionId};
+    return params;
 }
 
 } // namespace cmcp::admin
