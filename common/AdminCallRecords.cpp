@@ -59,25 +59,9 @@ ProgressRecord ProgressRecord::fromJson(const QJsonObject &object)
     return progress;
 }
 
-QJsonObject CallStartedEvent::toJson() const
-{
-    return kStarted.write(*this);
-}
+CMCP_ADMIN_RECORD_JSON(CallStartedEvent, kStarted)
 
-CallStartedEvent CallStartedEvent::fromJson(const QJsonObject &object)
-{
-    return kStarted.read(object);
-}
-
-QJsonObject CallFinishedEvent::toJson() const
-{
-    return kFinished.write(*this);
-}
-
-CallFinishedEvent CallFinishedEvent::fromJson(const QJsonObject &object)
-{
-    return kFinished.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(CallFinishedEvent, kFinished)
 
 QJsonObject CancelCallParams::toJson() const
 {

@@ -16,34 +16,10 @@ constexpr auto kSubscribed = json::fields(member("level", &SubscribeLogResult::l
 
 } // namespace
 
-QJsonObject LogLineEvent::toJson() const
-{
-    return kLogLine.write(*this);
-}
+CMCP_ADMIN_RECORD_JSON(LogLineEvent, kLogLine)
 
-LogLineEvent LogLineEvent::fromJson(const QJsonObject &object)
-{
-    return kLogLine.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(SubscribeLogParams, kSubscribe)
 
-QJsonObject SubscribeLogParams::toJson() const
-{
-    return kSubscribe.write(*this);
-}
-
-SubscribeLogParams SubscribeLogParams::fromJson(const QJsonObject &object)
-{
-    return kSubscribe.read(object);
-}
-
-QJsonObject SubscribeLogResult::toJson() const
-{
-    return kSubscribed.write(*this);
-}
-
-SubscribeLogResult SubscribeLogResult::fromJson(const QJsonObject &object)
-{
-    return kSubscribed.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(SubscribeLogResult, kSubscribed)
 
 } // namespace cmcp::admin

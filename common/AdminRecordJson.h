@@ -17,8 +17,7 @@
 //
 // A record declares its fields once, as a table both directions use:
 //   constexpr auto kFields = json::fields(json::member("name", &SettingRecord::name), ...);
-//   QJsonObject SettingRecord::toJson() const { return kFields.write(*this); }
-//   SettingRecord SettingRecord::fromJson(const QJsonObject &o) { return kFields.read(o); }
+//   CMCP_ADMIN_RECORD_JSON(SettingRecord, kFields) // its toJson and fromJson
 namespace cmcp::admin::json {
 
 inline QJsonValue field(const QJsonObject &object, const char *key)
@@ -177,3 +176,14 @@ constexpr Fields<Record, Values...> fields(Member<Record, Values>... members)
 }
 
 } // namespace cmcp::admin::json
+
+// A record's toJson and fromJson, both through its field table.
+#define CMCP_ADMIN_RECORD_JSON(Record, table)                                                      \
+  QJsonObject Record::toJson() const                                                               \
+  {                                                                                                \
+    return table.write(*this);                                                                     \
+  }                                                                                                \
+  Record Record::fromJson(const QJsonObject &object)                                               \
+  {                                                                                                \
+    return table.read(object);                                                                     \
+  }

@@ -22,35 +22,11 @@ constexpr auto kClose = json::fields(member("sessionId", &CloseSessionParams::se
 
 } // namespace
 
-QJsonObject SessionRecord::toJson() const
-{
-    return kSession.write(*this);
-}
+CMCP_ADMIN_RECORD_JSON(SessionRecord, kSession)
 
-SessionRecord SessionRecord::fromJson(const QJsonObject &object)
-{
-    return kSession.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(SessionOpenedEvent, kOpened)
 
-QJsonObject SessionOpenedEvent::toJson() const
-{
-    return kOpened.write(*this);
-}
-
-SessionOpenedEvent SessionOpenedEvent::fromJson(const QJsonObject &object)
-{
-    return kOpened.read(object);
-}
-
-QJsonObject SessionClosedEvent::toJson() const
-{
-    return kClosed.write(*this);
-}
-
-SessionClosedEvent SessionClosedEvent::fromJson(const QJsonObject &object)
-{
-    return kClosed.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(SessionClosedEvent, kClosed)
 
 QJsonObject CloseSessionParams::toJson() const
 {

@@ -25,25 +25,9 @@ constexpr auto kSetSettingResult =
 
 } // namespace
 
-QJsonObject SettingRecord::toJson() const
-{
-    return kSetting.write(*this);
-}
+CMCP_ADMIN_RECORD_JSON(SettingRecord, kSetting)
 
-SettingRecord SettingRecord::fromJson(const QJsonObject &object)
-{
-    return kSetting.read(object);
-}
-
-QJsonObject SettingChangedEvent::toJson() const
-{
-    return kSettingChanged.write(*this);
-}
-
-SettingChangedEvent SettingChangedEvent::fromJson(const QJsonObject &object)
-{
-    return kSettingChanged.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(SettingChangedEvent, kSettingChanged)
 
 QJsonObject SetSettingParams::toJson() const
 {
@@ -59,14 +43,6 @@ std::optional<SetSettingParams> SetSettingParams::fromJson(const QJsonObject &ob
     return SetSettingParams{name, value.toString()};
 }
 
-QJsonObject SetSettingResult::toJson() const
-{
-    return kSetSettingResult.write(*this);
-}
-
-SetSettingResult SetSettingResult::fromJson(const QJsonObject &object)
-{
-    return kSetSettingResult.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(SetSettingResult, kSetSettingResult)
 
 } // namespace cmcp::admin

@@ -29,15 +29,7 @@ constexpr auto kDropped =
 
 } // namespace
 
-QJsonObject CountersRecord::toJson() const
-{
-    return kCounters.write(*this);
-}
-
-CountersRecord CountersRecord::fromJson(const QJsonObject &object)
-{
-    return kCounters.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(CountersRecord, kCounters)
 
 QList<SandboxLayerRecord> SandboxReport::layers() const
 {
@@ -69,24 +61,8 @@ SandboxReport SandboxReport::fromJson(const QJsonObject &object)
     return report;
 }
 
-QJsonObject SnapshotRecord::toJson() const
-{
-    return kSnapshot.write(*this);
-}
+CMCP_ADMIN_RECORD_JSON(SnapshotRecord, kSnapshot)
 
-SnapshotRecord SnapshotRecord::fromJson(const QJsonObject &object)
-{
-    return kSnapshot.read(object);
-}
-
-QJsonObject DroppedEvent::toJson() const
-{
-    return kDropped.write(*this);
-}
-
-DroppedEvent DroppedEvent::fromJson(const QJsonObject &object)
-{
-    return kDropped.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(DroppedEvent, kDropped)
 
 } // namespace cmcp::admin

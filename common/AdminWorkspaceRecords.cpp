@@ -29,25 +29,9 @@ constexpr auto kDeleted = json::fields(member("workspaceId", &DeleteWorkspaceRes
 
 } // namespace
 
-QJsonObject WorkspaceRecord::toJson() const
-{
-    return kWorkspace.write(*this);
-}
+CMCP_ADMIN_RECORD_JSON(WorkspaceRecord, kWorkspace)
 
-WorkspaceRecord WorkspaceRecord::fromJson(const QJsonObject &object)
-{
-    return kWorkspace.read(object);
-}
-
-QJsonObject ListWorkspacesResult::toJson() const
-{
-    return kList.write(*this);
-}
-
-ListWorkspacesResult ListWorkspacesResult::fromJson(const QJsonObject &object)
-{
-    return kList.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(ListWorkspacesResult, kList)
 
 QJsonObject DeleteWorkspaceParams::toJson() const
 {
@@ -62,14 +46,6 @@ std::optional<DeleteWorkspaceParams> DeleteWorkspaceParams::fromJson(const QJson
     return params;
 }
 
-QJsonObject DeleteWorkspaceResult::toJson() const
-{
-    return kDeleted.write(*this);
-}
-
-DeleteWorkspaceResult DeleteWorkspaceResult::fromJson(const QJsonObject &object)
-{
-    return kDeleted.read(object);
-}
+CMCP_ADMIN_RECORD_JSON(DeleteWorkspaceResult, kDeleted)
 
 } // namespace cmcp::admin
