@@ -6,107 +6,66 @@ namespace cmcp::admin {
 
 namespace {
 
-void insertFigures(QJsonObject &object, const CallFigures &figures)
-{
-    object.insert(QLatin1String("elapsedMs"), double(figures.elapsedMs));
-    object.insert(QLatin1String("outputBytes"), double(figures.outputBytes));
-}
+using json::Absent;
+using json::member;
 
-CallFigures figuresOf(const QJsonObject &object)
-{
-    return {json::integer(object, "elapsedMs"), json::integer(object, "outputBytes")};
-}
+// A call's figures stand flat in the call's object, and in the progress object.
+constexpr auto kFigures = json::fields(member("elapsedMs", &CallFigures::elapsedMs),
+                                       member("outputBytes", &CallFigures::outputBytes));
+constexpr auto kCall = json::fields(
+        member("callId", &CallRecord::callId), member("sessionId", &CallRecord::sessionId),
+        member("transport", &CallRecord::transport), member("clientName", &CallRecord::clientName),
+        member("tool", &CallRecord::tool), member("arguments", &CallRecord::arguments),
+        member("startedAt", &CallRecord::startedAt), member("status", &CallRecord::status),
+        member("durationMs", &CallRecord::durationMs, Absent::Omitted),
+        member("detail", &CallRecord::detail, Absent::Omitted),
+        member("accounting", &CallRecord::accounting, Absent::Omitted),
+        member("outputHead", &CallRecord::outputHead, Absent::Omitted),
+        member("outputTail", &CallRecord::outputTail, Absent::Omitted));
+constexpr auto kProgress = json::fields(member("callId", &ProgressRecord::callId));
+constexpr auto kStarted = json::fields(member("call", &CallStartedEvent::call));
+constexpr auto kFinished = json::fields(member("call", &CallFinishedEvent::call));
+constexpr auto kCancel = json::fields(member("callId", &CancelCallParams::callId));
 
 } // namespace
 
 QJsonObject CallRecord::toJson() const
 {
-    QJsonObject object{
-            {QLatin1String("callId"), double(callId)},
-            {QLatin1String("sessionId"), sessionId},
-            {QLatin1String("transport"), transport},
-            {QLatin1String("clientName"), clientName},
-            {QLatin1String("tool"), tool},
-            {QLatin1String("arguments"), arguments},
-            {QLatin1String("startedAt"), json::timeText(startedAt)},
-            {QLatin1String("status"), status},
-    };
-    if (durationMs)
-        object.insert(QLatin1String("durationMs"), double(*durationMs));
-    if (!detail.isEmpty())
-        object.insert(QLatin1String("detail"), detail);
-    if (accounting)
-        object.insert(QLatin1String("accounting"), *accounting);
-    if (outputHead)
-        object.insert(QLatin1String("outputHead"), *outputHead);
-    if (outputTail)
-        object.insert(QLatin1String("outputTail"), *outputTail);
+    QJsonObject object = kCall.write(*this);
     if (figures)
-        insertFigures(object, *figures);
+        kFigures.writeInto(object, *figures);
     return object;
 }
 
 CallRecord CallRecord::fromJson(const QJsonObject &object)
 {
-    const auto has = [&object](const char *key) { return object.contains(QLatin1String(key)); };
-    CallRecord call;
-    call.callId = json::integer(object, "callId");
-    call.sessionId = json::text(object, "sessionId");
-    call.transport = json::text(object, "transport");
-    call.clientName = json::text(object, "clientName");
-    call.tool = json::text(object, "tool");
-    call.arguments = json::field(object, "arguments").toObject();
-    call.startedAt = json::time(object, "startedAt");
-    call.status = json::text(object, "status");
-    if (has("durationMs"))
-        call.durationMs = json::integer(object, "durationMs");
-    call.detail = json::text(object, "detail");
-    if (has("accounting"))
-        call.accounting = json::field(object, "accounting").toObject();
-    if (has("outputHead"))
-        call.outputHead = json::text(object, "outputHead");
-    if (has("outputTail"))
-        call.outputTail = json::text(object, "outputTail");
-    if (has("elapsedMs"))
-        call.figures = figuresOf(object);
+    CallRecord call = kCall.read(object);
+    if (object.contains(QLatin1String("elapsedMs")))
+        call.figures = kFigures.read(object);
     return call;
 }
 
 QJsonObject ProgressRecord::toJson() const
 {
-    QJsonObject object{{QLatin1String("callId"), double(callId)}};
-    insertFigures(object, figures);
+    QJsonObject object = kProgress.write(*this);
+    kFigures.writeInto(object, figures);
     return object;
 }
 
 ProgressRecord ProgressRecord::fromJson(const QJsonObject &object)
 {
-    return {json::integer(object, "callId"), figuresOf(object)};
+    ProgressRecord progress = kProgress.read(object);
+    progress.figures = kFigures.read(object);
+    return progress;
 }
 
-QJsonObject CallStartedEvent::toJson() const
-{
-    return {{QLatin1String("call"), call.toJson()}};
-}
+CMCP_ADMIN_RECORD_JSON(CallStartedEvent, kStarted)
 
-CallStartedEvent CallStartedEvent::fromJson(const QJsonObject &object)
-{
-    return {CallRecord::fromJson(json::field(object, "call").toObject())};
-}
-
-QJsonObject CallFinishedEvent::toJson() const
-{
-    return {{QLatin1String("call"), call.toJson()}};
-}
-
-CallFinishedEvent CallFinishedEvent::fromJson(const QJsonObject &object)
-{
-    return {CallRecord::fromJson(json::field(object, "call").toObject())};
-}
+CMCP_ADMIN_RECORD_JSON(CallFinishedEvent, kFinished)
 
 QJsonObject CancelCallParams::toJson() const
 {
-    return {{QLatin1String("callId"), double(callId)}};
+    return kCancel.write(*this);
 }
 
 std::optional<CancelCallParams> CancelCallParams::fromJson(const QJsonObject &object)

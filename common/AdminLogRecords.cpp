@@ -4,38 +4,22 @@
 
 namespace cmcp::admin {
 
-QJsonObject LogLineEvent::toJson() const
-{
-    return {{QLatin1String("level"), level},
-            {QLatin1String("logger"), logger},
-            {QLatin1String("text"), text},
-            {QLatin1String("time"), json::timeText(time)}};
-}
+namespace {
 
-LogLineEvent LogLineEvent::fromJson(const QJsonObject &object)
-{
-    return {json::text(object, "level"), json::text(object, "logger"), json::text(object, "text"),
-            json::time(object, "time")};
-}
+using json::member;
 
-QJsonObject SubscribeLogParams::toJson() const
-{
-    return {{QLatin1String("level"), level}};
-}
+constexpr auto kLogLine =
+        json::fields(member("level", &LogLineEvent::level), member("logger", &LogLineEvent::logger),
+                     member("text", &LogLineEvent::text), member("time", &LogLineEvent::time));
+constexpr auto kSubscribe = json::fields(member("level", &SubscribeLogParams::level));
+constexpr auto kSubscribed = json::fields(member("level", &SubscribeLogResult::level));
 
-SubscribeLogParams SubscribeLogParams::fromJson(const QJsonObject &object)
-{
-    return {json::text(object, "level")};
-}
+} // namespace
 
-QJsonObject SubscribeLogResult::toJson() const
-{
-    return {{QLatin1String("level"), level}};
-}
+CMCP_ADMIN_RECORD_JSON(LogLineEvent, kLogLine)
 
-SubscribeLogResult SubscribeLogResult::fromJson(const QJsonObject &object)
-{
-    return {json::text(object, "level")};
-}
+CMCP_ADMIN_RECORD_JSON(SubscribeLogParams, kSubscribe)
+
+CMCP_ADMIN_RECORD_JSON(SubscribeLogResult, kSubscribed)
 
 } // namespace cmcp::admin

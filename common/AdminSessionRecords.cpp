@@ -4,56 +4,41 @@
 
 namespace cmcp::admin {
 
-QJsonObject SessionRecord::toJson() const
-{
-    return {{QLatin1String("sessionId"), sessionId},
-            {QLatin1String("transport"), transport},
-            {QLatin1String("clientName"), clientName},
-            {QLatin1String("openedAt"), json::timeText(openedAt)},
-            {QLatin1String("calls"), calls}};
-}
+namespace {
 
-SessionRecord SessionRecord::fromJson(const QJsonObject &object)
-{
-    return {json::text(object, "sessionId"), json::text(object, "transport"),
-            json::text(object, "clientName"), json::time(object, "openedAt"),
-            json::field(object, "calls").toInt()};
-}
+using json::member;
 
-QJsonObject SessionOpenedEvent::toJson() const
-{
-    return {{QLatin1String("sessionId"), sessionId},
-            {QLatin1String("transport"), transport},
-            {QLatin1String("openedAt"), json::timeText(openedAt)}};
-}
+constexpr auto kSession = json::fields(member("sessionId", &SessionRecord::sessionId),
+                                       member("transport", &SessionRecord::transport),
+                                       member("clientName", &SessionRecord::clientName),
+                                       member("openedAt", &SessionRecord::openedAt),
+                                       member("calls", &SessionRecord::calls));
+constexpr auto kOpened = json::fields(member("sessionId", &SessionOpenedEvent::sessionId),
+                                      member("transport", &SessionOpenedEvent::transport),
+                                      member("openedAt", &SessionOpenedEvent::openedAt));
+constexpr auto kClosed = json::fields(member("sessionId", &SessionClosedEvent::sessionId),
+                                      member("reason", &SessionClosedEvent::reason));
+constexpr auto kClose = json::fields(member("sessionId", &CloseSessionParams::sessionId));
 
-SessionOpenedEvent SessionOpenedEvent::fromJson(const QJsonObject &object)
-{
-    return {json::text(object, "sessionId"), json::text(object, "transport"),
-            json::time(object, "openedAt")};
-}
+} // namespace
 
-QJsonObject SessionClosedEvent::toJson() const
-{
-    return {{QLatin1String("sessionId"), sessionId}, {QLatin1String("reason"), reason}};
-}
+CMCP_ADMIN_RECORD_JSON(SessionRecord, kSession)
 
-SessionClosedEvent SessionClosedEvent::fromJson(const QJsonObject &object)
-{
-    return {json::text(object, "sessionId"), json::text(object, "reason")};
-}
+CMCP_ADMIN_RECORD_JSON(SessionOpenedEvent, kOpened)
+
+CMCP_ADMIN_RECORD_JSON(SessionClosedEvent, kClosed)
 
 QJsonObject CloseSessionParams::toJson() const
 {
-    return {{QLatin1String("sessionId"), sessionId}};
+    return kClose.write(*this);
 }
 
 std::optional<CloseSessionParams> CloseSessionParams::fromJson(const QJsonObject &object)
 {
-    const QString sessionId = json::text(object, "sessionId");
-    if (sessionId.isEmpty())
+    CloseSessionParams params = kClose.read(object);
+    if (params.sessionId.isEmpty())
         return std::nullopt;
-    return CloseSessionParams{sessionId};
+    return params;
 }
 
 } // namespace cmcp::admin

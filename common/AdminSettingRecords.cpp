@@ -4,49 +4,34 @@
 
 namespace cmcp::admin {
 
-QJsonObject SettingRecord::toJson() const
-{
-    return {{QLatin1String("name"), name},
-            {QLatin1String("group"), group},
-            {QLatin1String("type"), type},
-            {QLatin1String("value"), value},
-            {QLatin1String("origin"), origin},
-            {QLatin1String("help"), help},
-            {QLatin1String("allowed"), allowed},
-            {QLatin1String("choices"), QJsonArray::fromStringList(choices)},
-            {QLatin1String("live"), live},
-            {QLatin1String("secret"), secret}};
-}
+namespace {
 
-SettingRecord SettingRecord::fromJson(const QJsonObject &object)
-{
-    SettingRecord setting;
-    setting.name = json::text(object, "name");
-    setting.group = json::text(object, "group");
-    setting.type = json::text(object, "type");
-    setting.value = json::text(object, "value");
-    setting.origin = json::text(object, "origin");
-    setting.help = json::text(object, "help");
-    setting.allowed = json::text(object, "allowed");
-    setting.choices = json::texts(object, "choices");
-    setting.live = json::flag(object, "live");
-    setting.secret = json::flag(object, "secret");
-    return setting;
-}
+using json::member;
 
-QJsonObject SettingChangedEvent::toJson() const
-{
-    return {{QLatin1String("setting"), setting.toJson()}};
-}
+constexpr auto kSetting = json::fields(
+        member("name", &SettingRecord::name), member("group", &SettingRecord::group),
+        member("type", &SettingRecord::type), member("value", &SettingRecord::value),
+        member("origin", &SettingRecord::origin), member("help", &SettingRecord::help),
+        member("allowed", &SettingRecord::allowed), member("choices", &SettingRecord::choices),
+        member("live", &SettingRecord::live), member("secret", &SettingRecord::secret));
+constexpr auto kSettingChanged = json::fields(member("setting", &SettingChangedEvent::setting));
+constexpr auto kSetSetting = json::fields(member("name", &SetSettingParams::name),
+                                          member("value", &SetSettingParams::value));
+constexpr auto kSetSettingResult =
+        json::fields(member("setting", &SetSettingResult::setting),
+                     member("appliedLive", &SetSettingResult::appliedLive),
+                     member("restartRequired", &SetSettingResult::restartRequired),
+                     member("note", &SetSettingResult::note));
 
-SettingChangedEvent SettingChangedEvent::fromJson(const QJsonObject &object)
-{
-    return {SettingRecord::fromJson(json::field(object, "setting").toObject())};
-}
+} // namespace
+
+CMCP_ADMIN_RECORD_JSON(SettingRecord, kSetting)
+
+CMCP_ADMIN_RECORD_JSON(SettingChangedEvent, kSettingChanged)
 
 QJsonObject SetSettingParams::toJson() const
 {
-    return {{QLatin1String("name"), name}, {QLatin1String("value"), value}};
+    return kSetSetting.write(*this);
 }
 
 std::optional<SetSettingParams> SetSettingParams::fromJson(const QJsonObject &object)
@@ -58,19 +43,6 @@ std::optional<SetSettingParams> SetSettingParams::fromJson(const QJsonObject &ob
     return SetSettingParams{name, value.toString()};
 }
 
-QJsonObject SetSettingResult::toJson() const
-{
-    return {{QLatin1String("setting"), setting.toJson()},
-            {QLatin1String("appliedLive"), appliedLive},
-            {QLatin1String("restartRequired"), restartRequired},
-            {QLatin1String("note"), note}};
-}
-
-SetSettingResult SetSettingResult::fromJson(const QJsonObject &object)
-{
-    return {SettingRecord::fromJson(json::field(object, "setting").toObject()),
-            json::flag(object, "appliedLive"), json::flag(object, "restartRequired"),
-            json::text(object, "note")};
-}
+CMCP_ADMIN_RECORD_JSON(SetSettingResult, kSetSettingResult)
 
 } // namespace cmcp::admin

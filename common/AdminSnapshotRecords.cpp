@@ -4,33 +4,32 @@
 
 namespace cmcp::admin {
 
-QJsonObject CountersRecord::toJson() const
-{
-    QJsonObject object{{QLatin1String("sessionsOpen"), double(sessionsOpen)},
-                       {QLatin1String("callsStarted"), double(callsStarted)},
-                       {QLatin1String("callsFinished"), double(callsFinished)},
-                       {QLatin1String("callsInFlight"), double(callsInFlight)},
-                       {QLatin1String("callsFailed"), double(callsFailed)},
-                       {QLatin1String("eventsDropped"), double(eventsDropped)},
-                       {QLatin1String("peersRefused"), double(peersRefused)}};
-    if (!templates.isEmpty())
-        object.insert(QLatin1String("templates"), templates);
-    return object;
-}
+namespace {
 
-CountersRecord CountersRecord::fromJson(const QJsonObject &object)
-{
-    CountersRecord counters;
-    counters.sessionsOpen = json::integer(object, "sessionsOpen");
-    counters.callsStarted = json::integer(object, "callsStarted");
-    counters.callsFinished = json::integer(object, "callsFinished");
-    counters.callsInFlight = json::integer(object, "callsInFlight");
-    counters.callsFailed = json::integer(object, "callsFailed");
-    counters.eventsDropped = json::integer(object, "eventsDropped");
-    counters.peersRefused = json::integer(object, "peersRefused");
-    counters.templates = json::field(object, "templates").toObject();
-    return counters;
-}
+using json::Absent;
+using json::member;
+
+constexpr auto kCounters =
+        json::fields(member("sessionsOpen", &CountersRecord::sessionsOpen),
+                     member("callsStarted", &CountersRecord::callsStarted),
+                     member("callsFinished", &CountersRecord::callsFinished),
+                     member("callsInFlight", &CountersRecord::callsInFlight),
+                     member("callsFailed", &CountersRecord::callsFailed),
+                     member("eventsDropped", &CountersRecord::eventsDropped),
+                     member("peersRefused", &CountersRecord::peersRefused),
+                     member("templates", &CountersRecord::templates, Absent::Omitted));
+constexpr auto kSnapshot = json::fields(
+        member("sessions", &SnapshotRecord::sessions), member("calls", &SnapshotRecord::calls),
+        member("recentCalls", &SnapshotRecord::recentCalls),
+        member("config", &SnapshotRecord::config),
+        member("customEnvFile", &SnapshotRecord::customEnvFile),
+        member("sandbox", &SnapshotRecord::sandbox), member("counters", &SnapshotRecord::counters));
+constexpr auto kDropped =
+        json::fields(member("count", &DroppedEvent::count), member("total", &DroppedEvent::total));
+
+} // namespace
+
+CMCP_ADMIN_RECORD_JSON(CountersRecord, kCounters)
 
 QList<SandboxLayerRecord> SandboxReport::layers() const
 {
@@ -58,42 +57,12 @@ SandboxReport SandboxReport::fromJson(const QJsonObject &object)
     SandboxReport report;
     report.probe = object;
     report.probe.remove(QLatin1String("order"));
-    report.order = json::texts(object, "order");
+    report.order = json::read<QStringList>(object, "order");
     return report;
 }
 
-QJsonObject SnapshotRecord::toJson() const
-{
-    return {{QLatin1String("sessions"), json::array(sessions)},
-            {QLatin1String("calls"), json::array(calls)},
-            {QLatin1String("recentCalls"), json::array(recentCalls)},
-            {QLatin1String("config"), json::array(config)},
-            {QLatin1String("customEnvFile"), customEnvFile},
-            {QLatin1String("sandbox"), sandbox.toJson()},
-            {QLatin1String("counters"), counters.toJson()}};
-}
+CMCP_ADMIN_RECORD_JSON(SnapshotRecord, kSnapshot)
 
-SnapshotRecord SnapshotRecord::fromJson(const QJsonObject &object)
-{
-    SnapshotRecord snapshot;
-    snapshot.sessions = json::records<SessionRecord>(object, "sessions");
-    snapshot.calls = json::records<CallRecord>(object, "calls");
-    snapshot.recentCalls = json::records<CallRecord>(object, "recentCalls");
-    snapshot.config = json::records<SettingRecord>(object, "config");
-    snapshot.customEnvFile = json::text(object, "customEnvFile");
-    snapshot.sandbox = SandboxReport::fromJson(json::field(object, "sandbox").toObject());
-    snapshot.counters = CountersRecord::fromJson(json::field(object, "counters").toObject());
-    return snapshot;
-}
-
-QJsonObject DroppedEvent::toJson() const
-{
-    return {{QLatin1String("count"), double(count)}, {QLatin1String("total"), double(total)}};
-}
-
-DroppedEvent DroppedEvent::fromJson(const QJsonObject &object)
-{
-    return {json::integer(object, "count"), json::integer(object, "total")};
-}
+CMCP_ADMIN_RECORD_JSON(DroppedEvent, kDropped)
 
 } // namespace cmcp::admin
