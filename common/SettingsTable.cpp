@@ -207,7 +207,8 @@ QList<SettingSpec> buildTable()
                     "Time without a request after which an MCP session is closed, in seconds.",
                     NoFlags),
 
-            // The jail's policy refuses ids below 1000 and above 4294967293 (jail/policy.h).
+            // The jail's policy refuses ids below 1000 and above 4294967293
+            // (jail/protocol/Policy.h).
             integer(sandbox, "SANDBOX_UID_BASE", "100000", 1000, 4294967293,
                     "First host uid of the pool jobs run as; every running job has a uid of its "
                     "own.",

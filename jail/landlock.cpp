@@ -1,9 +1,9 @@
-// Layer: Landlock. Filesystem rights from the policy's "landlock" object (see policy.h for the
-// semantics), TCP bind/connect denied when "network" is false (ABI 4+), abstract Unix socket
-// and signal scoping (ABI 6+). The handled rights and the ruleset attribute are sized by the
-// ABI the kernel reports, so an older kernel gets every restriction it can enforce; a policy
-// that needs more than the kernel offers (network false below ABI 4) and a kernel without
-// Landlock fail closed.
+// Layer: Landlock. Filesystem rights from the policy's "landlock" object (see
+// jail/protocol/Policy.h for the semantics), TCP bind/connect denied when "network" is false (ABI
+// 4+), abstract Unix socket and signal scoping (ABI 6+). The handled rights and the ruleset
+// attribute are sized by the ABI the kernel reports, so an older kernel gets every restriction it
+// can enforce; a policy that needs more than the kernel offers (network false below ABI 4) and a
+// kernel without Landlock fail closed.
 //
 // Runs while still root (before identity): no_new_privs is set here anyway, so
 // landlock_restrict_self never depends on CAP_SYS_ADMIN. The domain is inherited across

@@ -4,7 +4,7 @@
 // on stderr and the layer's exit status (exit_codes.h), before the job's code ever runs.
 #pragma once
 
-#include "jail/policy.h"
+#include "jail/protocol/Policy.h"
 
 #include <linux/filter.h>
 

@@ -15,7 +15,7 @@
 #include "jail/exit_codes.h"
 #include "jail/layers.h"
 #include "jail/monitor.h"
-#include "jail/policy.h"
+#include "jail/protocol/Policy.h"
 #include "jail/report.h"
 #include "jail/template.h"
 #include "posix/DescriptorPassing.h"

@@ -219,10 +219,9 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
         reportStarted(pid, layers, cgroup.dirs);
     }
 
-    ExitRecord record;
+    Exit record;
     SeccompDenials denials;
-    if (listener.isValid())
-        record.seccompDenials = &denials;
+    bool denialsCounted = listener.isValid();
     int status = 0;
     rusage usage{};
     bool reaped = false;
@@ -236,7 +235,7 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
         if (watched[1].revents & POLLIN) {
             if (denials.answerOne(listener.get()) == SeccompDenials::Answer::Broken) {
                 listener.reset();
-                record.seccompDenials = nullptr;
+                denialsCounted = false;
             }
         } else if (watched[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
             listener.reset(); // no task uses the filter any more
@@ -254,7 +253,7 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
             }
         }
     }
-    record.wallMs = static_cast<std::uint64_t>(
+    record.wallMs = static_cast<std::int64_t>(
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
     // Whatever the job left behind (background processes without a pid namespace) goes too.
     killJob(pid, cgroup);
@@ -278,13 +277,17 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
     const auto cpuUs = [](const timeval &t) {
         return std::uint64_t(t.tv_sec) * 1000000 + std::uint64_t(t.tv_usec);
     };
-    record.cpuMs = stats.cpuNanoseconds ? *stats.cpuNanoseconds / 1000000
-                                        : (cpuUs(usage.ru_utime) + cpuUs(usage.ru_stime)) / 1000;
-    record.peakMemoryKb = stats.peakMemoryBytes
-            ? std::optional<std::uint64_t>(*stats.peakMemoryBytes / 1024)
-            : std::optional<std::uint64_t>(static_cast<std::uint64_t>(usage.ru_maxrss));
+    record.cpuMs = std::int64_t(stats.cpuNanoseconds
+                                        ? *stats.cpuNanoseconds / 1000000
+                                        : (cpuUs(usage.ru_utime) + cpuUs(usage.ru_stime)) / 1000);
+    record.peakMemoryKb = std::int64_t(stats.peakMemoryBytes ? *stats.peakMemoryBytes / 1024
+                                                             : std::uint64_t(usage.ru_maxrss));
     record.oomKilled = stats.oomKilled;
-    record.pidsRefused = stats.pidsRefused;
+    record.pidsRefused = std::int64_t(stats.pidsRefused);
+    if (denialsCounted) {
+        record.seccompDenied = denials.counts();
+        record.seccompDeniedUnnamed = std::int64_t(denials.unnamed());
+    }
     reportExit(record);
     ::_exit(exitStatus);
 }

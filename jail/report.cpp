@@ -1,21 +1,15 @@
-// The report descriptor's JSON lines (see report.h). Writes are whole lines with one write(2)
-// each, so a supervisor reading the pipe never sees half a record; a supervisor that went away
-// (EPIPE, SIGPIPE is ignored by the monitor) costs nothing.
+// The report descriptor's records (jail/protocol/Report.h writes them). Writes are whole lines
+// with one write(2) each, so a supervisor reading the pipe never sees half a record; a supervisor
+// that went away (EPIPE, SIGPIPE is ignored by the monitor) costs nothing.
 #include "jail/report.h"
 
-#include "jail/protocol/ReportFields.h"
-
 #include "posix/WriteAll.h"
-
-#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 namespace cmcp::jail {
 
 namespace {
-
-namespace field = cmcp::jail_protocol::report;
 
 int g_reportFd = -1;
 
@@ -24,11 +18,10 @@ void writeText(int fd, const std::string &text)
     writeAll(fd, text.data(), text.size());
 }
 
-void writeRecord(const nlohmann::json &record)
+void writeRecord(const ReportRecord &record)
 {
     if (g_reportFd >= 0)
-        writeText(g_reportFd,
-                  record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        writeText(g_reportFd, reportLine(record));
 }
 
 } // namespace
@@ -45,10 +38,7 @@ void writeRefusalLine(const std::string &layer, const std::string &message)
 
 void reportRefused(const std::string &layer, int code, const std::string &message)
 {
-    writeRecord({{field::kEvent, field::kRefused},
-                 {field::kLayer, layer},
-                 {field::kCode, code},
-                 {field::kMessage, "cmcp-jail: " + layer + ": " + message}});
+    writeRecord(Refusal{layer, code, "cmcp-jail: " + layer + ": " + message});
 }
 
 void refuse(const std::string &layer, int code, const std::string &message)
@@ -63,35 +53,11 @@ void reportStarted(pid_t pid, const std::vector<std::string> &layers,
 {
     // The cgroups go with it so that the supervisor can remove them should this jail die
     // (SIGKILL) before it removes them itself.
-    writeRecord({{field::kEvent, field::kStarted},
-                 {field::kPid, pid},
-                 {field::kLayers, layers},
-                 {field::kCgroups, cgroups}});
+    writeRecord(Started{pid, layers, cgroups});
 }
 
-void reportExit(const ExitRecord &r)
+void reportExit(const Exit &record)
 {
-    nlohmann::json record = {{field::kEvent, field::kExit},    {field::kExitCode, nullptr},
-                             {field::kSignal, nullptr},        {field::kWallMs, r.wallMs},
-                             {field::kCpuMs, r.cpuMs},         {field::kPeakMemoryKb, nullptr},
-                             {field::kOomKilled, r.oomKilled}, {field::kPidsRefused, r.pidsRefused},
-                             {field::kKilled, r.killed}};
-    if (r.exitCode)
-        record[field::kExitCode] = *r.exitCode;
-    if (r.signal)
-        record[field::kSignal] = *r.signal;
-    if (r.peakMemoryKb)
-        record[field::kPeakMemoryKb] = *r.peakMemoryKb;
-    if (r.seccompDenials) {
-        nlohmann::json denied = nlohmann::json::array();
-        for (const SeccompDenials::Count &c : r.seccompDenials->counts())
-            denied.push_back({{field::kSyscall, c.syscall},
-                              {field::kErrno, c.errnoName},
-                              {field::kCount, c.count}});
-        record[field::kSeccompDenied] = std::move(denied);
-        if (r.seccompDenials->unnamed() > 0)
-            record[field::kSeccompDeniedUnnamed] = r.seccompDenials->unnamed();
-    }
     writeRecord(record);
 }
 

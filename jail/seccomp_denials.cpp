@@ -51,18 +51,18 @@ SeccompDenials::Answer SeccompDenials::answerOne(int listener)
     return Answer::Answered;
 }
 
-std::vector<SeccompDenials::Count> SeccompDenials::counts() const
+std::vector<SeccompDenial> SeccompDenials::counts() const
 {
-    std::vector<Count> out;
+    std::vector<SeccompDenial> out;
     for (const auto &[key, count] : m_counts) {
-        Count entry;
+        SeccompDenial entry;
         char *name = seccomp_syscall_resolve_num_arch(key.first, key.second);
         entry.syscall = name ? name : "syscall " + std::to_string(key.second);
         std::free(name);
         const int err = deniedErrno(key.second);
         const char *errnoName = ::strerrorname_np(err);
         entry.errnoName = errnoName ? errnoName : std::to_string(err);
-        entry.count = count;
+        entry.count = std::int64_t(count);
         out.push_back(std::move(entry));
     }
     return out;

@@ -4,6 +4,8 @@
 // reaches it: the cost is nil for a job the filter refuses nothing.
 #pragma once
 
+#include "jail/protocol/Report.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -23,15 +25,9 @@ public:
     // Receives one notification from `listener` and answers it.
     Answer answerOne(int listener);
 
-    struct Count
-    {
-        std::string syscall; // libseccomp's name, or "syscall <N>" for one it does not know
-        std::string errnoName; // what the job got: EPERM, ENOSYS, EAFNOSUPPORT
-        std::uint64_t count = 0;
-    };
     // By name, at most kMaxNames distinct syscalls (the filter denies fewer); calls beyond go
     // to unnamed().
-    std::vector<Count> counts() const;
+    std::vector<SeccompDenial> counts() const;
     std::uint64_t unnamed() const { return m_unnamed; }
 
     static constexpr std::size_t kMaxNames = 64;

@@ -587,9 +587,9 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
     ::close(listenFd);
     monitor.stop(signalFd, cgroup);
 
-    ExitRecord record;
+    Exit record;
     record.killed = monitor.stopping();
-    record.wallMs = millisecondsSince(started);
+    record.wallMs = std::int64_t(millisecondsSince(started));
     const CgroupStats stats = cgroupStats(cgroup);
     removeCgroup(cgroup);
     const int status = monitor.templateStatus();
@@ -597,9 +597,9 @@ void runTemplateMonitor(const Policy &policy, const std::string &policyText,
         record.exitCode = WEXITSTATUS(status);
     else
         record.signal = WTERMSIG(status);
-    record.cpuMs = stats.cpuNanoseconds.value_or(0) / 1000000;
+    record.cpuMs = std::int64_t(stats.cpuNanoseconds.value_or(0) / 1000000);
     if (stats.peakMemoryBytes)
-        record.peakMemoryKb = *stats.peakMemoryBytes / 1024;
+        record.peakMemoryKb = std::int64_t(*stats.peakMemoryBytes / 1024);
     record.oomKilled = stats.oomKilled;
     reportExit(record);
     ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

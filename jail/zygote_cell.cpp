@@ -457,7 +457,7 @@ bool runCall(Cell &cell, uid_t uid, char **payload, long &payloadSize)
     }
     if (countsComplete && (!denials.counts().empty() || denials.unnamed() > 0)) {
         std::string message(1, cells::kDenials);
-        for (const SeccompDenials::Count &count : denials.counts())
+        for (const SeccompDenial &count : denials.counts())
             message += count.syscall + " " + count.errnoName + " " + std::to_string(count.count)
                     + "\n";
         if (denials.unnamed() > 0)

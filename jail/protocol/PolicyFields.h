@@ -1,8 +1,6 @@
-// The names of the job policy cmcp-jail reads (jail/policy.h says what each does). The
-// jail's parser (jail/policy.cpp) and the daemon's writer (server/sandbox/JailPolicy.cpp)
-// are built from this one header, so that the two sides cannot spell a key differently; and the
-// daemon refuses a policy with a key that is not declared here before any jail starts, rather
-// than leave the refusal to the jail.
+// The names of the job policy cmcp-jail reads (Policy.h says what each does), spelled only by
+// the policy's one parser (Policy.cpp) and its one writer (PolicyJson.cpp), which the daemon
+// sends through: the two sides cannot spell a key differently.
 #pragma once
 
 #include <array>

@@ -1,6 +1,5 @@
-// The names of the records cmcp-jail writes on its --report-fd (jail/report.h says what
-// each means). The jail's writer (jail/report.cpp) and the daemon's reader
-// (server/sandbox/JailReport.cpp) are built from this one header.
+// The names of the records cmcp-jail writes on its --report-fd (Report.h says what each
+// means), spelled only by that record's one writer and one reader (Report.cpp).
 #pragma once
 
 namespace cmcp::jail_protocol::report {

@@ -33,8 +33,8 @@ CallTemplate::CallTemplate(SandboxSupervisor &supervisor, JobRequest request, QS
 {
     // Every call's result channel is at the same descriptor: the cells' environment names it.
     if (m_request.resultChannel)
-        m_request.policy.setEnv(QLatin1String(JailJob::kResultChannelVariable),
-                                QString::number(cell_protocol::kCallChannelFd));
+        m_request.policy.setEnv(JailJob::kResultChannelVariable,
+                                std::to_string(cell_protocol::kCallChannelFd));
     // Standard input stays open: closing it ends the template.
     m_request.awaitInput = true;
     m_request.standardInput.clear();

@@ -192,12 +192,12 @@ bool JobRunner::placeInWorkspace(const ToolCall &call, JobRequest &request, QStr
     const std::optional<Workspace> place = m_workspaces->forCall(call, error);
     if (!place)
         return false;
-    const QString shared = request.policy.workspace;
-    request.policy.workspace = place->path();
+    const std::string shared = request.policy.workspace;
+    request.policy.workspace = place->path().toStdString();
     request.workspaceHold = m_workspaces->holdForJob(*place);
     // Without the namespaces layer jobs see the host path, in HOME too.
-    if (request.policy.envValue(QStringLiteral("HOME")) == shared)
-        request.policy.setEnv(QStringLiteral("HOME"), place->path());
+    if (const std::string *home = request.policy.envValue("HOME"); home && *home == shared)
+        request.policy.setEnv("HOME", request.policy.workspace);
     return true;
 }
 
@@ -244,7 +244,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
     }
     request.principal = call->principal().name();
     QString error;
-    const QString sharedWorkspace = request.policy.workspace;
+    const std::string sharedWorkspace = request.policy.workspace;
     if (!placeInWorkspace(*call, request, &error)) {
         call->finish(ToolResult::structuredFailure(error));
         return;
@@ -252,7 +252,7 @@ void JobRunner::runInForeground(const std::shared_ptr<ToolCall> &call, JobReques
     // A template's cells and a pre-started job run in the shared workspace's root: calls
     // elsewhere (a working_dir, another workspace) start their own. A fork of the template
     // first, else a pre-started job, else a jail of the call's own.
-    const bool inRoot = request.policy.cwd.isEmpty() && request.policy.workspace == sharedWorkspace;
+    const bool inRoot = request.policy.cwd.empty() && request.policy.workspace == sharedWorkspace;
     if (inRoot && runForked(call, request, kind, makeResult))
         return;
     const auto warm = inRoot ? m_warm.find(kind) : m_warm.end();

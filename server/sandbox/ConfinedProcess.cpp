@@ -22,9 +22,10 @@ ConfinedProcess::ConfinedProcess(QProcess *process) : QObject(process), m_proces
 
 ConfinedProcess *ConfinedProcess::confine(QProcess *process, Spec spec, QString *error)
 {
-    const QJsonObject policyJson = spec.policy.toJson();
-    if (const QString unknown = unknownJailPolicyKey(policyJson); !unknown.isEmpty()) {
-        *error = QStringLiteral("its policy has what cmcp-jail does not know: %1").arg(unknown);
+    QString refusal;
+    const QByteArray text = jailPolicyText(spec.policy, &refusal);
+    if (text.isEmpty()) {
+        *error = QStringLiteral("cmcp-jail would refuse its policy: %1").arg(refusal);
         return nullptr;
     }
     const bool egress = spec.policy.namespaces && spec.policy.namespaces->egressPort;
@@ -33,7 +34,6 @@ ConfinedProcess *ConfinedProcess::confine(QProcess *process, Spec spec, QString 
     std::optional<PipePair> report = openPipeAboveStdio();
     std::optional<PipePair> egressChannel =
             egress ? openSocketPairAboveStdio() : std::optional<PipePair>(PipePair{});
-    const QByteArray text = QJsonDocument(policyJson).toJson(QJsonDocument::Compact);
     if (!policy || !report || !egressChannel
         || writeAll(policy->write.get(), text.constData(), std::size_t(text.size()))
                 != std::size_t(text.size())) {

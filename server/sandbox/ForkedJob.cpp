@@ -103,7 +103,7 @@ void ForkedJob::start()
     if (opened && m_cell) {
         connect(m_cell, &TemplateCell::callRefused, this, &ForkedJob::onRefused);
         connect(m_cell, &TemplateCell::callDenied, this,
-                [this](const QList<SeccompDenial> &denials, qint64 unnamed) {
+                [this](const std::vector<SeccompDenial> &denials, qint64 unnamed) {
                     m_denials = denials;
                     m_deniedUnnamed = unnamed;
                 });
@@ -114,7 +114,7 @@ void ForkedJob::start()
     }
     if (!opened
         || !(m_cell
-             && m_cell->startCall(*m_spec.policy.uid, m_spec.standardInput, outWrite.get(),
+             && m_cell->startCall(m_spec.policy.uid, m_spec.standardInput, outWrite.get(),
                                   errWrite.get(), channelWrite.get(), &error))) {
         if (!m_cell)
             error = QStringLiteral("the template's cell is gone");
@@ -269,7 +269,7 @@ JobResult ForkedJob::collectResult() const
     result.error = m_error;
     result.channel = m_channelBytes;
     result.channelOverflowed = m_channelOverflowed;
-    result.layers = m_spec.policy.layers;
+    result.layers = jailLayerNames(m_spec.policy);
     if (m_timedOut)
         result.sandboxRefusals.append(timeLimitRefusal(m_spec.timeoutMs));
     if (m_refusal) {

@@ -39,7 +39,7 @@ public:
     void start() override;
     void cancel() override;
     bool isRunning() const override { return m_running; }
-    const QString &workspace() const override { return m_spec.policy.workspace; }
+    QString workspace() const override { return QString::fromStdString(m_spec.policy.workspace); }
 
     // After a kill, how long the cell has to say the call ended.
     static constexpr int kKillAnswerMs = 3000;
@@ -80,7 +80,7 @@ private:
     bool m_channelOverflowed = false;
     std::optional<cell_protocol::CallEnd> m_end;
     std::optional<JobRefusal> m_refusal;
-    QList<SeccompDenial> m_denials;
+    std::vector<SeccompDenial> m_denials;
     qint64 m_deniedUnnamed = 0;
     QString m_error; // the cell went away or could not take the call
     QTimer m_timeoutTimer;

@@ -22,6 +22,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -32,7 +33,7 @@ namespace cmcp {
 
 namespace {
 
-// The jail's policy parser refuses uids below this (jail/policy.h, kMinId): anything
+// The jail's policy parser refuses uids below this (jail/protocol/Policy.h, kMinId): anything
 // lower is not a pool uid and is never reaped.
 constexpr qint64 kLowestJobUid = 1000;
 
@@ -199,8 +200,7 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
         ends.channelWrite = std::move(channel->write);
         m_channelFd = std::move(channel->read);
         m_channelNotifier = watchReadEnd(m_channelFd.get(), &JailJob::readChannel);
-        policy.setEnv(QLatin1String(kResultChannelVariable),
-                      QString::number(ends.channelWrite.get()));
+        policy.setEnv(kResultChannelVariable, std::to_string(ends.channelWrite.get()));
     }
 
     if (policy.namespaces && policy.namespaces->egressPort) {
@@ -219,19 +219,17 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
 
     // The typed policy writes only keys the jail knows; should that ever break, the job fails
     // here, on the daemon's side, and no jail starts.
-    const QJsonObject policyJson = policy.toJson();
-    if (const QString unknown = unknownJailPolicyKey(policyJson); !unknown.isEmpty()) {
-        *error = QStringLiteral("the job's policy has what cmcp-jail does not know (%1); no jail "
-                                "was started")
-                         .arg(unknown);
+    QString refusal;
+    const QByteArray policyText = jailPolicyText(policy, &refusal);
+    if (policyText.isEmpty()) {
+        *error = QStringLiteral("cmcp-jail would refuse the job's policy (%1); no jail was started")
+                         .arg(refusal);
         return std::nullopt;
     }
     std::optional<PipePair> policyPipe = makePipe(error);
     if (!policyPipe)
         return std::nullopt;
-    const bool policyWritten =
-            writePolicy(policyPipe->write.get(),
-                        QJsonDocument(policyJson).toJson(QJsonDocument::Compact), error);
+    const bool policyWritten = writePolicy(policyPipe->write.get(), policyText, error);
     policyPipe->write.reset();
     if (!policyWritten)
         return std::nullopt;
@@ -465,7 +463,7 @@ void JailJob::onProcessFinished(int exitCode, QProcess::ExitStatus status)
     closeReportPipe();
     // A jail that ended without saying how (killed from outside) could not remove the cgroups.
     if (m_report.started() && !m_report.exit() && !m_report.refusal())
-        removeAbandonedCgroups(m_report.started()->cgroups);
+        removeAbandonedCgroups(fromJailStrings(m_report.started()->cgroups));
     // The job and everything it started are gone, so is every writer of the channel.
     readChannel();
     closeChannelPipe();
@@ -524,11 +522,12 @@ void JailJob::finishWithError(const QString &error)
 // that blocks the event loop, is then skipped.
 void JailJob::reapLeftovers()
 {
-    const qint64 uid = m_spec.policy.uid ? qint64(*m_spec.policy.uid) : -1;
+    const qint64 uid = m_spec.policy.uid;
     if (uid < kLowestJobUid || !UidReaper::canReap())
         return;
     const auto &started = m_report.started();
-    if (m_report.exit() && started && started->layers.contains(QLatin1String("namespaces")))
+    if (m_report.exit() && started
+        && std::ranges::find(started->layers, "namespaces") != started->layers.end())
         return;
     QString error;
     if (!UidReaper::killAllProcessesOf(uid_t(uid), &error)) {
@@ -554,7 +553,7 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
     result.channel = m_channel;
     result.channelOverflowed = m_channelOverflowed;
     if (const auto &started = m_report.started())
-        result.layers = started->layers;
+        result.layers = fromJailStrings(started->layers);
     result.sandboxRefusals = m_refusals;
     result.sandboxRefusalsLeftOut = m_refusalsLeftOut;
     // The timer's: a warm job's limit is given with its input, not in its spec.
@@ -562,7 +561,8 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
         result.sandboxRefusals.append(timeLimitRefusal(m_timeoutTimer.interval()));
 
     if (const auto &refusal = m_report.refusal()) {
-        result.refusal = JobRefusal{refusal->layer, refusal->code, refusal->message};
+        result.refusal = JobRefusal{QString::fromStdString(refusal->layer), refusal->code,
+                                    QString::fromStdString(refusal->message)};
     } else if (const auto &exit = m_report.exit()) {
         result.exitCode = exit->exitCode;
         result.signal = exit->signal;

@@ -76,7 +76,7 @@ public:
     void closeInput();
     void cancel() override;
     bool isRunning() const override { return m_running; }
-    const QString &workspace() const override { return m_spec.policy.workspace; }
+    QString workspace() const override { return QString::fromStdString(m_spec.policy.workspace); }
 
     // SIGTERM to SIGKILL.
     static constexpr int kKillGraceMs = 500;

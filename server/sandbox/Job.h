@@ -30,7 +30,7 @@ public:
     virtual void cancel() = 0;
     virtual bool isRunning() const = 0;
     // The workspace on the host the job runs in.
-    virtual const QString &workspace() const = 0;
+    virtual QString workspace() const = 0;
 
 Q_SIGNALS:
     // Bytes as they arrive, before any cap (to stream them as progress).

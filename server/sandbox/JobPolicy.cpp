@@ -6,7 +6,7 @@ namespace cmcp {
 
 namespace {
 
-// Where the jail mounts the workspace and links the allowed programs (jail/policy.h).
+// Where the jail mounts the workspace and links the allowed programs (jail/protocol/Policy.h).
 const QString kWorkspaceInside = QStringLiteral("/workspace");
 const QString kBinInside = QStringLiteral("/cmcp/bin");
 
@@ -69,20 +69,21 @@ JailPolicy JobPolicy::build(const JobPolicySpec &spec) const
             && apparmorProfileLoaded(spec.apparmorProfile);
 
     JailPolicy policy;
-    policy.workspace = m_workspace;
-    policy.cwd = spec.cwd;
-    policy.env = spec.environment;
-    policy.setEnv(QStringLiteral("PATH"), path(spec));
-    policy.layers = layers(apparmor);
+    policy.workspace = m_workspace.toStdString();
+    policy.cwd = spec.cwd.toStdString();
+    policy.env = toJailEnvironment(spec.environment);
+    policy.setEnv("PATH", path(spec).toStdString());
+    for (const QString &name : layers(apparmor))
+        policy.layers.push_back(*jail::layerNamed(name.toStdString()));
     const JobNetwork network =
             spec.network == JobNetwork::Gate && !namespaces ? JobNetwork::Off : spec.network;
     // Through the gate the job makes TCP connections, all of them inside its own namespace.
     const bool sockets = network != JobNetwork::Off;
     policy.seccomp.network = sockets;
     if (network == JobNetwork::Gate) {
-        const QString proxy = QStringLiteral("http://127.0.0.1:%1").arg(kEgressPort);
+        const std::string proxy = "http://127.0.0.1:" + std::to_string(kEgressPort);
         for (const char *name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
-            policy.setEnv(QLatin1String(name), proxy);
+            policy.setEnv(name, proxy);
     }
 
     // With a pids cgroup, that is the limit (it counts the forks it refuses, which the job's
@@ -91,58 +92,52 @@ JailPolicy JobPolicy::build(const JobPolicySpec &spec) const
     policy.limits.openFiles = kOpenFiles;
     policy.limits.fileSizeBytes = kFileSizeBytes;
     if (spec.cpuSeconds > 0)
-        policy.limits.cpuSeconds = spec.cpuSeconds;
+        policy.limits.cpuSeconds = std::uint64_t(spec.cpuSeconds);
     // Without a memory cgroup, address space is the only bound left for memory.
     if (spec.memoryBytes && !hasLayer("cgroup"))
-        policy.limits.addressSpaceBytes = *spec.memoryBytes;
+        policy.limits.addressSpaceBytes = std::uint64_t(*spec.memoryBytes);
 
     if (hasLayer("cgroup")) {
-        JailPolicy::CgroupPolicy cgroup;
+        jail::CgroupPolicy cgroup;
         cgroup.pids = kProcesses;
-        cgroup.memoryBytes = spec.memoryBytes;
+        if (spec.memoryBytes)
+            cgroup.memoryBytes = std::uint64_t(*spec.memoryBytes);
         policy.cgroup = cgroup;
     }
 
     if (namespaces) {
-        JailPolicy::NamespacesPolicy ns;
+        jail::NamespacesPolicy ns;
         ns.network = network == JobNetwork::HostUnsafe;
         if (network == JobNetwork::Gate)
             ns.egressPort = kEgressPort;
-        ns.workspaceAt = kWorkspaceInside;
+        ns.workspaceAt = kWorkspaceInside.toStdString();
         ns.tmpSizeMb = kTmpSizeMb;
         if (!spec.unrestrictedPrograms) {
-            ns.execPaths = spec.mappable;
-            QStringList bin;
+            ns.execPaths = toJailStrings(spec.mappable);
             for (const FoundProgram &program : spec.bin)
-                bin.append(program.path);
-            ns.bin = bin;
+                ns.bin.push_back(program.path.toStdString());
         }
         policy.namespaces = ns;
     }
 
     if (hasLayer("landlock")) {
-        JailPolicy::LandlockPolicy landlock;
+        jail::LandlockPolicy landlock;
         // Inside the minimal root everything readable is harmless (its /usr, a curated /etc,
         // the job's own /proc); on the host's root, only what programs need to start.
         landlock.read = namespaces
-                ? QStringList{QStringLiteral("/")}
-                : QStringList{QStringLiteral("/usr"),      QStringLiteral("/etc"),
-                              QStringLiteral("/lib"),      QStringLiteral("/lib64"),
-                              QStringLiteral("/bin"),      QStringLiteral("/sbin"),
-                              QStringLiteral("/dev/null"), QStringLiteral("/dev/urandom"),
-                              QStringLiteral("/dev/zero")};
-        landlock.write = namespaces
-                ? QStringList{QStringLiteral("/tmp"), QStringLiteral("/dev/shm"),
-                              QStringLiteral("/dev/null")}
-                : QStringList{QStringLiteral("/dev/null")};
-        landlock.execute =
-                spec.unrestrictedPrograms ? QStringList{QStringLiteral("/usr")} : spec.executables;
+                ? std::vector<std::string>{"/"}
+                : std::vector<std::string>{"/usr",  "/etc",      "/lib",         "/lib64",   "/bin",
+                                           "/sbin", "/dev/null", "/dev/urandom", "/dev/zero"};
+        landlock.write = namespaces ? std::vector<std::string>{"/tmp", "/dev/shm", "/dev/null"}
+                                    : std::vector<std::string>{"/dev/null"};
+        landlock.execute = spec.unrestrictedPrograms ? std::vector<std::string>{"/usr"}
+                                                     : toJailStrings(spec.executables);
         landlock.network = sockets;
         policy.landlock = landlock;
     }
 
     if (apparmor)
-        policy.apparmor = JailPolicy::ApparmorPolicy{spec.apparmorProfile};
+        policy.apparmor = jail::ApparmorPolicy{spec.apparmorProfile.toStdString()};
     return policy;
 }
 

@@ -46,7 +46,7 @@ struct JobPolicySpec
     QString apparmorProfile; // empty: no AppArmor layer
 };
 
-// Builds policies with every isolation layer this machine offers (jail/policy.h), so a
+// Builds policies with every isolation layer this machine offers (jail/protocol/Policy.h), so a
 // job is never less isolated than the machine allows. AppArmor is the exception: it is asked
 // for only when the spec names a profile and the kernel has that profile loaded.
 class JobPolicy

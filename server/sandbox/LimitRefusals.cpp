@@ -43,19 +43,22 @@ SandboxRefusal timeLimitRefusal(qint64 limitMs)
             QStringLiteral("the sandbox ended the job at its time limit of %1 ms").arg(limitMs)};
 }
 
-void appendSeccompRefusals(JobResult &result, const QList<SeccompDenial> &denials, qint64 unnamed)
+void appendSeccompRefusals(JobResult &result, const std::vector<SeccompDenial> &denials,
+                           qint64 unnamed)
 {
-    for (const SeccompDenial &denial : denials)
+    for (const SeccompDenial &denial : denials) {
+        const QString syscall = QString::fromStdString(denial.syscall);
         result.sandboxRefusals.append(
                 {QStringLiteral("seccomp"),
                  QStringLiteral("denied_syscall"),
                  {},
                  QStringLiteral("the sandbox's seccomp filter refused %1 %2 time(s) (%3)")
-                         .arg(denial.syscall)
+                         .arg(syscall)
                          .arg(denial.count)
-                         .arg(denial.errnoName),
-                 denial.syscall,
+                         .arg(QString::fromStdString(denial.errnoName)),
+                 syscall,
                  denial.count});
+    }
     if (unnamed > 0)
         result.sandboxRefusals.append(
                 {QStringLiteral("seccomp"),
@@ -79,7 +82,8 @@ void appendLimitRefusals(JobResult &result, const JailPolicy &policy, qint64 pid
                  QStringLiteral("the sandbox's memory limit%1 was reached: the kernel "
                                 "killed a process of the job")
                          .arg(cgroup && cgroup->memoryBytes
-                                      ? QStringLiteral(" (%1 MiB)").arg(*cgroup->memoryBytes >> 20)
+                                      ? QStringLiteral(" (%1 MiB)")
+                                                .arg(qulonglong(*cgroup->memoryBytes >> 20))
                                       : QString())});
     if (pidsRefused > 0)
         result.sandboxRefusals.append(
@@ -88,12 +92,13 @@ void appendLimitRefusals(JobResult &result, const JailPolicy &policy, qint64 pid
                  {},
                  QStringLiteral("the sandbox's process limit%1 refused %2 new process(es) "
                                 "(fork/clone failed with EAGAIN)")
-                         .arg(cgroup && cgroup->pids
-                                      ? QStringLiteral(" (%1 at once)").arg(*cgroup->pids)
-                                      : QString())
+                         .arg(cgroup && cgroup->pids ? QStringLiteral(" (%1 at once)")
+                                                               .arg(qulonglong(*cgroup->pids))
+                                                     : QString())
                          .arg(pidsRefused)});
     if (result.exitCode.value_or(0) != 0 || result.signal)
-        result.workspaceQuotaBytes = reachedWorkspaceQuota(policy.workspace);
+        result.workspaceQuotaBytes =
+                reachedWorkspaceQuota(QString::fromStdString(policy.workspace));
     if (result.workspaceQuotaBytes)
         result.sandboxRefusals.append(
                 {QStringLiteral("quota"),

@@ -14,7 +14,8 @@ SandboxRefusal timeLimitRefusal(qint64 limitMs);
 // The refusals of a job's seccomp filter, counted by the jail (a cold job's monitor, a
 // template call's cell): one per denied syscall, and one for the calls of syscalls beyond the
 // named ones (`unnamed`).
-void appendSeccompRefusals(JobResult &result, const QList<SeccompDenial> &denials, qint64 unnamed);
+void appendSeccompRefusals(JobResult &result, const std::vector<SeccompDenial> &denials,
+                           qint64 unnamed);
 
 // After a job's end, whichever way it ran: the refusals its limits made, appended to
 // result.sandboxRefusals, so that a bare "Killed" or "Disk quota exceeded" in its output can be

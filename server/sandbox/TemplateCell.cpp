@@ -116,7 +116,7 @@ void TemplateCell::readMessages()
                                          .replace(QLatin1Char('\n'), QStringLiteral(": "));
             Q_EMIT armFailed(text);
         } else if (message[0] == cells::kDenials) {
-            QList<SeccompDenial> denials;
+            std::vector<SeccompDenial> denials;
             qint64 unnamed = 0;
             const QByteArray text(message + 1, qsizetype(n) - 1);
             for (const QByteArray &line : text.split('\n')) {
@@ -126,8 +126,8 @@ void TemplateCell::readMessages()
                 if (fields[0] == "-")
                     unnamed = fields[2].toLongLong();
                 else
-                    denials.append({QString::fromUtf8(fields[0]), QString::fromUtf8(fields[1]),
-                                    fields[2].toLongLong()});
+                    denials.push_back({fields[0].toStdString(), fields[1].toStdString(),
+                                       fields[2].toLongLong()});
             }
             Q_EMIT callDenied(denials, unnamed);
         } else if (message[0] == cells::CallEnd::kEnded && n == ssize_t(sizeof(cells::CallEnd))) {

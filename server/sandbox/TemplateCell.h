@@ -46,7 +46,7 @@ Q_SIGNALS:
     // The call failed closed before any of its code ran; callEnded follows.
     void callRefused(int code, const QString &layer, const QString &message);
     // What the call's seccomp filter denied (when it denied anything); callEnded follows.
-    void callDenied(const QList<cmcp::SeccompDenial> &denials, qint64 unnamed);
+    void callDenied(const std::vector<cmcp::SeccompDenial> &denials, qint64 unnamed);
     // The call and every process it started are gone; the cell takes the next.
     void callEnded(const cmcp::cell_protocol::CallEnd &end);
     // The process armed for the next call failed before it came (why); the cell ends.

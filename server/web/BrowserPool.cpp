@@ -9,7 +9,6 @@
 #include "sandbox/ConfinedProcess.h"
 #include "sandbox/JailPolicy.h"
 #include "sandbox/JailReport.h"
-#include "jail/protocol/PolicyFields.h"
 
 #include <QElapsedTimer>
 #include <QJsonDocument>
@@ -80,36 +79,33 @@ JailPolicy confinedPolicy(const BrowserAccount &account,
                           const BrowserPool::Options::Confinement &confinement,
                           const QProcessEnvironment &environment)
 {
-    namespace layer = jail_protocol::policy;
     JailPolicy policy;
     policy.uid = account.uid();
     policy.gid = account.gid();
-    policy.workspace = account.home();
+    policy.workspace = account.home().toStdString();
     for (const QString &name : environment.keys())
-        policy.setEnv(name, environment.value(name));
-    policy.layers = {QLatin1String(layer::kLayerIdentity), QLatin1String(layer::kLayerRlimits),
-                     QLatin1String(layer::kLayerCgroup), QLatin1String(layer::kLayerNamespaces)};
-    policy.cgroup = JailPolicy::CgroupPolicy{};
-    policy.cgroup->memoryBytes = confinement.memoryBytes;
-    policy.cgroup->pids = confinement.pids;
-    JailPolicy::NamespacesPolicy namespaces;
+        policy.setEnv(name.toStdString(), environment.value(name).toStdString());
+    policy.layers = {jail::Layer::Identity, jail::Layer::Rlimits, jail::Layer::Cgroup,
+                     jail::Layer::Namespaces};
+    policy.cgroup = jail::CgroupPolicy{};
+    policy.cgroup->memoryBytes = std::uint64_t(confinement.memoryBytes);
+    policy.cgroup->pids = std::uint64_t(confinement.pids);
+    jail::NamespacesPolicy namespaces;
     namespaces.egressPort = confinedEgressPort;
-    namespaces.hostname = QStringLiteral("browser");
-    namespaces.workspaceAt = QLatin1String(confinedHome);
+    namespaces.hostname = "browser";
+    namespaces.workspaceAt = confinedHome;
     namespaces.tmpSizeMb = 256;
     namespaces.programFromHost = true;
     policy.namespaces = namespaces;
     if (confinement.landlock) {
-        policy.layers.append(QLatin1String(layer::kLayerLandlock));
-        policy.landlock =
-                JailPolicy::LandlockPolicy{{QStringLiteral("/usr"), QStringLiteral("/etc"),
-                                            QStringLiteral("/proc"), QStringLiteral("/dev")},
-                                           confinement.executables,
-                                           {QStringLiteral("/tmp"), QStringLiteral("/dev/shm")},
-                                           true};
+        policy.layers.push_back(jail::Layer::Landlock);
+        policy.landlock = jail::LandlockPolicy{{"/usr", "/etc", "/proc", "/dev"},
+                                               toJailStrings(confinement.executables),
+                                               {"/tmp", "/dev/shm"},
+                                               true};
     }
     if (confinement.seccomp) {
-        policy.layers.append(QLatin1String(layer::kLayerSeccomp));
+        policy.layers.push_back(jail::Layer::Seccomp);
         policy.seccomp.network = true;
     }
     return policy;
@@ -119,15 +115,16 @@ JailPolicy confinedPolicy(const BrowserAccount &account,
 // errno and count, once, when the worker has ended. Nothing when nothing was refused.
 void logSeccompDenials(const JailExit &exit)
 {
-    QStringList denied;
-    for (const SeccompDenial &count : exit.seccompDenied.value_or(QList<SeccompDenial>()))
-        denied.append(
-                QStringLiteral("%1 (%2) %3×").arg(count.syscall, count.errnoName).arg(count.count));
+    std::string denied;
+    const auto add = [&denied](const std::string &entry) {
+        denied += (denied.empty() ? "" : ", ") + entry;
+    };
+    for (const SeccompDenial &count : exit.seccompDenied.value_or(std::vector<SeccompDenial>()))
+        add(count.syscall + " (" + count.errnoName + ") " + std::to_string(count.count) + "×");
     if (exit.seccompDeniedUnnamed > 0)
-        denied.append(QStringLiteral("unnamed %1×").arg(exit.seccompDeniedUnnamed));
-    if (!denied.isEmpty())
-        spdlog::warn("web_browse: the browser worker's seccomp filter refused it: {}",
-                     denied.join(QStringLiteral(", ")).toStdString());
+        add("unnamed " + std::to_string(exit.seccompDeniedUnnamed) + "×");
+    if (!denied.empty())
+        spdlog::warn("web_browse: the browser worker's seccomp filter refused it: {}", denied);
 }
 
 QString describeEnd(const QProcess &process)
@@ -648,7 +645,8 @@ QString BrowserPool::jailVerdict(Worker *worker) const
     }
     if (const std::optional<JailRefusal> &refusal = report.refusal())
         return QStringLiteral("could not be started: cmcp-jail refused it (%1: %2)")
-                .arg(refusal->layer, refusal->message);
+                .arg(QString::fromStdString(refusal->layer),
+                     QString::fromStdString(refusal->message));
     return {};
 }
 

@@ -1,9 +1,9 @@
-// The jail's policy parser (jail/policy.cpp): any bytes as the policy cmcp-jail reads on
+// The jail's policy parser (jail/protocol/Policy.cpp): any bytes as the policy cmcp-jail reads on
 // --policy-fd. A refusal has a message of one line and leaves the caller's Policy as it was; an
-// accepted policy holds every promise of policy.h (ids, clean paths, a layer's object exactly when
+// accepted policy holds every promise of Policy.h (ids, clean paths, a layer's object exactly when
 // the layer is requested, the bounds) and parses the same way again.
 #include "FuzzSupport.h"
-#include "jail/policy.h"
+#include "jail/protocol/Policy.h"
 
 #include <algorithm>
 #include <cctype>

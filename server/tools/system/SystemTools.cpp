@@ -386,14 +386,15 @@ systemJobPolicies(const Settings &settings, const SandboxCapabilities &capabilit
             tools->bash.current()->prepare({QStringLiteral("true"), {}, {}}, false);
     QByteArray nonce;
     const PreparedJob python = tools->python.current()->prepare({QString(), {}, {}}, &nonce);
-    return QJsonObject{{QStringLiteral("command"),
-                        QJsonObject{{QStringLiteral("program"), command.request->program},
-                                    {QStringLiteral("arguments"),
-                                     QJsonArray::fromStringList(command.request->arguments)},
-                                    {QStringLiteral("policy"), command.request->policy.toJson()}}},
-                       {QStringLiteral("python"),
-                        QJsonObject{{QStringLiteral("program"), python.request->program},
-                                    {QStringLiteral("policy"), python.request->policy.toJson()}}}};
+    return QJsonObject{
+            {QStringLiteral("command"),
+             QJsonObject{{QStringLiteral("program"), command.request->program},
+                         {QStringLiteral("arguments"),
+                          QJsonArray::fromStringList(command.request->arguments)},
+                         {QStringLiteral("policy"), jailPolicyObject(command.request->policy)}}},
+            {QStringLiteral("python"),
+             QJsonObject{{QStringLiteral("program"), python.request->program},
+                         {QStringLiteral("policy"), jailPolicyObject(python.request->policy)}}}};
 }
 
 } // namespace cmcp

@@ -41,6 +41,12 @@ private:
         spec.arguments = arguments;
         spec.interactiveInput = interactive;
         spec.timeoutMs = 30000;
+        // A policy the jail would accept: the daemon reads it with the jail's parser before it
+        // starts even a stand-in.
+        spec.policy.uid = spec.policy.gid = 1000;
+        spec.policy.workspace = m_dir.path().toStdString();
+        spec.policy.env = {{"PATH", "/usr/bin:/bin"}};
+        spec.policy.layers = {jail::Layer::Identity};
         auto *jail = new JailJob(spec);
         auto log = std::make_unique<JobOutputLog>(
                 m_dir.filePath(QStringLiteral("log%1").arg(++m_serial)), 1024 * 1024);

@@ -41,9 +41,9 @@ class TestWarmJobPool : public QObject
         JobRequest request;
         request.program = QStringLiteral("/bin/sh");
         request.arguments = {QStringLiteral("-c"), script};
-        request.policy.workspace = m_workspace.path();
+        request.policy.workspace = m_workspace.path().toStdString();
         request.policy.env = {{"PATH", "/usr/bin:/bin"}};
-        request.policy.layers = {"identity", "rlimits", "seccomp"};
+        request.policy.layers = {jail::Layer::Identity, jail::Layer::Rlimits, jail::Layer::Seccomp};
         request.policy.limits.processes = 256;
         return request;
     }

@@ -28,6 +28,8 @@ namespace {
 
 const QString kJail = QStringLiteral(CMCP_JAIL_PATH);
 const QStringList kLayers{"identity", "rlimits", "seccomp"};
+const std::vector<jail::Layer> kJailLayers{jail::Layer::Identity, jail::Layer::Rlimits,
+                                           jail::Layer::Seccomp};
 
 QByteArray readFile(const QString &path)
 {
@@ -116,9 +118,9 @@ JailPolicy minimalPolicy(uid_t uid, const QString &workspace)
     JailPolicy policy;
     policy.uid = uid;
     policy.gid = uid;
-    policy.workspace = workspace;
+    policy.workspace = workspace.toStdString();
     policy.env = {{"PATH", "/usr/bin:/bin"}};
-    policy.layers = kLayers;
+    policy.layers = kJailLayers;
     policy.limits.processes = 256;
     return policy;
 }
@@ -224,7 +226,7 @@ exec ls -l /proc/self/fd
         QCOMPARE(lines[0], QByteArray("--policy-fd --report-fd -- /bin/sh"));
         const QList<QByteArray> pipes = lines[1].split(' ');
         QCOMPARE(pipes.size(), 2);
-        QCOMPARE(QJsonDocument::fromJson(lines[2]).object(), spec.policy.toJson());
+        QCOMPARE(QJsonDocument::fromJson(lines[2]).object(), jailPolicyObject(spec.policy));
         QList<int> fds;
         static const QRegularExpression fdLine(QStringLiteral(" (\\d+) -> (.*)$"));
         for (const QByteArray &line : lines.mid(3)) {
@@ -684,7 +686,7 @@ exec ls -l /proc/self/fd
         Workspace ws(uid);
         QVERIFY(ws.ok);
         JobSpec spec = shellJob(uid, ws.dir.path(), "touch ran");
-        QJsonObject policy = spec.policy.toJson();
+        QJsonObject policy = jailPolicyObject(spec.policy);
         policy.insert(key, value);
         QTemporaryDir jailDir;
         QVERIFY(jailDir.isValid());
@@ -752,10 +754,8 @@ exec ls -l /proc/self/fd
         JobRequest request;
         request.program = QStringLiteral("/bin/sh");
         request.arguments = {QStringLiteral("-c"), QStringLiteral("id -u; id -g; exec sleep 1000")};
-        JailPolicy policy = minimalPolicy(0, workspace.path());
-        policy.uid.reset();
-        policy.gid.reset();
-        request.policy = policy;
+        // uid and gid 0: the supervisor gives the job one of its pool.
+        request.policy = minimalPolicy(0, workspace.path());
 
         // Two principals: one alone may not take the pool's last uid (UidPool::reserve).
         QString error;

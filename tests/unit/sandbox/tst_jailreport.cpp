@@ -1,11 +1,22 @@
-// JailReport: the JSON lines cmcp-jail writes on --report-fd (jail/report.h), in any
-// split, and what is not a record.
+// JailReport: the JSON lines cmcp-jail writes on --report-fd (jail/protocol/Report.h), in any
+// split, and what is not a record; and that what the jail's writer writes, the daemon reads back
+// as the same record.
 
 #include "sandbox/JailReport.h"
 
 #include <QTest>
 
 using namespace cmcp;
+using Strings = std::vector<std::string>;
+
+// The records speak std::string: let failed comparisons show the values.
+namespace QTest {
+template<>
+inline char *toString(const std::string &text)
+{
+    return toString(QByteArray::fromStdString(text));
+}
+} // namespace QTest
 
 namespace {
 
@@ -37,8 +48,8 @@ private Q_SLOTS:
             QVERIFY2(report.errors().isEmpty(), qPrintable(report.errors().join(u'\n')));
             QVERIFY(report.started());
             QCOMPARE(report.started()->pid, 25865);
-            QCOMPARE(report.started()->layers, QStringList({"identity", "rlimits", "seccomp"}));
-            QCOMPARE(report.started()->cgroups, QStringList({"/sys/fs/cgroup/cmcp/job-25864"}));
+            QVERIFY(report.started()->layers == Strings({"identity", "rlimits", "seccomp"}));
+            QVERIFY(report.started()->cgroups == Strings({"/sys/fs/cgroup/cmcp/job-25864"}));
             QVERIFY(report.exit());
             QCOMPARE(report.exit()->exitCode, 0);
             QCOMPARE(report.exit()->signal, std::nullopt);
@@ -103,7 +114,7 @@ private Q_SLOTS:
         none.addBytes(head
                       + R"(,"seccomp_denied":[]})"
                         "\n");
-        QVERIFY(none.exit() && none.exit()->seccompDenied && none.exit()->seccompDenied->isEmpty());
+        QVERIFY(none.exit() && none.exit()->seccompDenied && none.exit()->seccompDenied->empty());
 
         JailReport uncounted; // a template's call, or a kernel without user notifications
         uncounted.addBytes(head + "}\n");
@@ -184,6 +195,41 @@ private Q_SLOTS:
         QVERIFY2(report.errors().first().contains(QStringLiteral("longer than")),
                  qPrintable(report.errors().first()));
         QVERIFY(report.exit());
+    }
+
+    // The jail's writer and the daemon's reader are one pair: every record, with every field set
+    // (and with the optional ones left out), comes back as it was written.
+    void whatTheJailWritesIsReadBackUnchanged()
+    {
+        const jail::Started started{25865, {"identity", "namespaces"}, {"/sys/fs/cgroup/cmcp/j"}};
+        const jail::Refusal refusal{"landlock", 94, "cmcp-jail: landlock: not supported"};
+        jail::Exit full;
+        full.signal = 9;
+        full.wallMs = 1002;
+        full.cpuMs = 7;
+        full.peakMemoryKb = 4096;
+        full.oomKilled = true;
+        full.pidsRefused = 3;
+        full.killed = true;
+        full.seccompDenied = std::vector<jail::SeccompDenial>{{"ptrace", "EPERM", 2},
+                                                              {"socket", "EAFNOSUPPORT", 1}};
+        full.seccompDeniedUnnamed = 5;
+        jail::Exit bare;
+        bare.exitCode = 0;
+
+        for (const jail::ReportRecord &record :
+             {jail::ReportRecord(started), jail::ReportRecord(refusal), jail::ReportRecord(full),
+              jail::ReportRecord(bare)}) {
+            JailReport report;
+            report.addBytes(QByteArray::fromStdString(jail::reportLine(record)));
+            QVERIFY2(report.errors().isEmpty(), qPrintable(report.errors().join(u'\n')));
+            if (const auto *written = std::get_if<jail::Started>(&record))
+                QVERIFY(report.started() && *report.started() == *written);
+            else if (const auto *written = std::get_if<jail::Refusal>(&record))
+                QVERIFY(report.refusal() && *report.refusal() == *written);
+            else
+                QVERIFY(report.exit() && *report.exit() == std::get<jail::Exit>(record));
+        }
     }
 
     void emptyReportHasNothing()

@@ -53,7 +53,7 @@ private Q_SLOTS:
                                  QStringLiteral("/usr/bin/ls")}};
         spec.memoryBytes = 64 * 1024 * 1024;
         spec.cwd = QStringLiteral("sub");
-        const QJsonObject policy = builder.build(spec).toJson();
+        const QJsonObject policy = jailPolicyObject(builder.build(spec));
         QCOMPARE(strings(policy[u"layers"]), kAllButApparmor);
         QCOMPARE(policy[u"workspace"].toString(), QStringLiteral("/srv/ws"));
         QCOMPARE(policy[u"cwd"].toString(), QStringLiteral("sub"));
@@ -79,7 +79,7 @@ private Q_SLOTS:
         spec.bin = {FoundProgram{QStringLiteral("ls"), QStringLiteral("/usr/bin/ls"),
                                  QStringLiteral("/usr/bin/ls")}};
         spec.memoryBytes = 64 * 1024 * 1024;
-        const QJsonObject policy = builder.build(spec).toJson();
+        const QJsonObject policy = jailPolicyObject(builder.build(spec));
         QVERIFY(!policy.contains(QLatin1String("namespaces")));
         QVERIFY(!policy.contains(QLatin1String("cgroup")));
         QCOMPARE(policy[u"env"][u"PATH"].toString(), QStringLiteral("/usr/bin"));
@@ -94,7 +94,7 @@ private Q_SLOTS:
         JobPolicySpec spec;
         spec.unrestrictedPrograms = true;
         spec.network = JobNetwork::HostUnsafe;
-        const QJsonObject policy = builder.build(spec).toJson();
+        const QJsonObject policy = jailPolicyObject(builder.build(spec));
         QCOMPARE(strings(policy[u"landlock"][u"execute"]), QStringList{"/usr"});
         QVERIFY(!policy[u"namespaces"].toObject().contains(QLatin1String("exec_paths")));
         QVERIFY(policy[u"env"][u"PATH"].toString().contains(QLatin1String("/usr/bin")));
@@ -112,10 +112,8 @@ private Q_SLOTS:
         QCOMPARE(JobPolicy::networkFromSetting(QStringLiteral("false")), JobNetwork::Off);
         JobPolicySpec spec;
         spec.network = JobNetwork::Gate;
-        const QJsonObject policy =
-                JobPolicy(machineWith(kAllButApparmor), QStringLiteral("/srv/ws"))
-                        .build(spec)
-                        .toJson();
+        const QJsonObject policy = jailPolicyObject(
+                JobPolicy(machineWith(kAllButApparmor), QStringLiteral("/srv/ws")).build(spec));
         QCOMPARE(policy[u"namespaces"][u"network"].toBool(true), false);
         QCOMPARE(policy[u"namespaces"][u"egress_port"].toInt(), JobPolicy::kEgressPort);
         QCOMPARE(policy[u"seccomp"][u"network"].toBool(), true);
@@ -124,11 +122,10 @@ private Q_SLOTS:
             QCOMPARE(policy[u"env"][QLatin1String(name)].toString(),
                      QStringLiteral("http://127.0.0.1:3128"));
 
-        const QJsonObject without =
+        const QJsonObject without = jailPolicyObject(
                 JobPolicy(machineWith({"identity", "rlimits", "landlock", "seccomp"}),
                           QStringLiteral("/srv/ws"))
-                        .build(spec)
-                        .toJson();
+                        .build(spec));
         QCOMPARE(without[u"seccomp"][u"network"].toBool(true), false);
         QCOMPARE(without[u"landlock"][u"network"].toBool(true), false);
         QVERIFY(!without[u"env"].toObject().contains(QLatin1String("HTTP_PROXY")));
@@ -141,10 +138,10 @@ private Q_SLOTS:
         const JobPolicy builder(machineWith(kAllButApparmor + QStringList{"apparmor"}),
                                 QStringLiteral("/srv/ws"));
         JobPolicySpec spec;
-        QVERIFY(!strings(builder.build(spec).toJson()[u"layers"])
+        QVERIFY(!strings(jailPolicyObject(builder.build(spec))[u"layers"])
                          .contains(QStringLiteral("apparmor")));
         spec.apparmorProfile = QStringLiteral("cmcp-no-such-profile");
-        QVERIFY(!strings(builder.build(spec).toJson()[u"layers"])
+        QVERIFY(!strings(jailPolicyObject(builder.build(spec))[u"layers"])
                          .contains(QStringLiteral("apparmor")));
     }
 };

@@ -1,6 +1,6 @@
 // Policy parsing: strict JSON, every key known, every type checked. Nothing here touches
 // process state; main.cpp decides what to do with a refused policy.
-#include "jail/policy.h"
+#include "jail/protocol/Policy.h"
 
 #include "jail/protocol/PolicyFields.h"
 
@@ -270,7 +270,7 @@ bool readPathsBeneathUsr(const json &v, const std::string &where, std::vector<st
     return true;
 }
 
-// The "landlock" object; see LandlockPolicy in policy.h for the semantics.
+// The "landlock" object; see LandlockPolicy in Policy.h for the semantics.
 bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &out,
                    std::string &error)
 {
@@ -328,7 +328,7 @@ bool parseLandlock(const json &v, const std::string &workspace, LandlockPolicy &
     return true;
 }
 
-// The "seccomp" object; see SeccompPolicy in policy.h.
+// The "seccomp" object; see SeccompPolicy in Policy.h.
 bool parseSeccomp(const json &v, SeccompPolicy &out, std::string &error)
 {
     if (!v.is_object()) {
@@ -346,7 +346,7 @@ bool parseSeccomp(const json &v, SeccompPolicy &out, std::string &error)
     return true;
 }
 
-// The "namespaces" object; see NamespacesPolicy in policy.h.
+// The "namespaces" object; see NamespacesPolicy in Policy.h.
 bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
 {
     if (!v.is_object()) {
@@ -421,7 +421,7 @@ bool parseNamespaces(const json &v, NamespacesPolicy &out, std::string &error)
     return true;
 }
 
-// The "cgroup" object; see CgroupPolicy in policy.h.
+// The "cgroup" object; see CgroupPolicy in Policy.h.
 bool parseCgroup(const json &v, CgroupPolicy &out, std::string &error)
 {
     if (!v.is_object()) {
@@ -470,7 +470,7 @@ bool parseCgroup(const json &v, CgroupPolicy &out, std::string &error)
     return true;
 }
 
-// The "apparmor" object; see ApparmorPolicy in policy.h.
+// The "apparmor" object; see ApparmorPolicy in Policy.h.
 bool parseApparmor(const json &v, ApparmorPolicy &out, std::string &error)
 {
     if (!v.is_object() || v.size() != 1 || !v.contains(field::kProfile)) {
@@ -499,6 +499,33 @@ const char *layerName(Layer layer)
         if (e.layer == layer)
             return e.name;
     return "?";
+}
+
+std::optional<Layer> layerNamed(std::string_view name)
+{
+    for (const auto &e : kLayers)
+        if (name == e.name)
+            return e.layer;
+    return std::nullopt;
+}
+
+void Policy::setEnv(const std::string &name, const std::string &value)
+{
+    for (auto &[existing, current] : env) {
+        if (existing == name) {
+            current = value;
+            return;
+        }
+    }
+    env.emplace_back(name, value);
+}
+
+const std::string *Policy::envValue(std::string_view name) const
+{
+    for (const auto &[existing, value] : env)
+        if (existing == name)
+            return &value;
+    return nullptr;
 }
 
 const std::string &Policy::jobWorkspace() const

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace cmcp::jail {
 enum class Layer { Identity, Rlimits, Cgroup, Namespaces, Landlock, Seccomp, Apparmor };
 
 const char *layerName(Layer layer);
+// The layer of that name; nullopt for a name the jail does not know.
+std::optional<Layer> layerNamed(std::string_view name);
 
 struct Limits
 {
@@ -25,6 +28,7 @@ struct Limits
     std::optional<std::uint64_t> openFiles; // RLIMIT_NOFILE
     std::optional<std::uint64_t> processes; // RLIMIT_NPROC (per host uid)
     std::optional<std::uint64_t> addressSpaceBytes; // RLIMIT_AS
+    bool operator==(const Limits &) const = default;
 };
 
 // "landlock": {"read": [...], "execute": [...], "write": [...], "network": false}
@@ -55,6 +59,7 @@ struct LandlockPolicy
 {
     std::vector<std::string> read, execute, write;
     bool network = false;
+    bool operator==(const LandlockPolicy &) const = default;
 };
 
 // "seccomp": {"network": false}. Optional (the defaults apply when the "seccomp" layer is
@@ -64,6 +69,7 @@ struct LandlockPolicy
 struct SeccompPolicy
 {
     bool network = false;
+    bool operator==(const SeccompPolicy &) const = default;
 };
 
 // "namespaces": {"network": false, "hostname": "sandbox", "workspace_at": "/workspace",
@@ -106,6 +112,7 @@ struct NamespacesPolicy
     std::optional<std::vector<std::string>> execPaths;
     std::vector<std::string> bin;
     bool programFromHost = false;
+    bool operator==(const NamespacesPolicy &) const = default;
 };
 
 // The uid and gid a job has inside its user namespace.
@@ -126,6 +133,7 @@ struct CgroupPolicy
     std::optional<std::uint64_t> pids;
     std::optional<std::uint64_t> cpuPercent;
     std::string name;
+    bool operator==(const CgroupPolicy &) const = default;
 };
 
 // "apparmor": {"profile": "cmcp-job-bash"}. Required iff the "apparmor" layer is requested:
@@ -133,6 +141,7 @@ struct CgroupPolicy
 struct ApparmorPolicy
 {
     std::string profile;
+    bool operator==(const ApparmorPolicy &) const = default;
 };
 
 struct Policy
@@ -152,9 +161,14 @@ struct Policy
             layers; // requested, in the order given (the jail applies them in its own order)
 
     bool wants(Layer layer) const;
+    // Sets `name` in env, replacing its value where it is already there.
+    void setEnv(const std::string &name, const std::string &value);
+    // The value of `name` in env; nullptr when it is not set.
+    const std::string *envValue(std::string_view name) const;
     // The workspace as the job sees it: namespaces->workspaceAt with the namespaces layer,
     // else the host path.
     const std::string &jobWorkspace() const;
+    bool operator==(const Policy &) const = default;
 };
 
 // Lowest uid/gid a policy may name: system accounts and root are refused.
@@ -164,6 +178,13 @@ inline constexpr std::uint64_t kMinId = 1000;
 // the offending key and, quoted, the offending value (control characters escaped, cut after 200
 // bytes).
 bool parsePolicy(const std::string &text, Policy &out, std::string &error);
+
+// The policy as the JSON parsePolicy reads: the one writer of the jail's keys, for the daemon,
+// which refuses whatever parsePolicy would refuse before it starts a jail. A field at its
+// default is written all the same, except those the parser would refuse to see: "uid" and "gid"
+// when 0 (not chosen yet), "cwd" and the cgroup's "name" when empty, "seccomp" without its
+// layer, and "program_from_host" when false.
+std::string policyJson(const Policy &policy);
 
 // Reads the whole of `fd` (at most 1 MiB) / the file at `path`.
 bool readPolicyFd(int fd, std::string &text, std::string &error);
