@@ -43,9 +43,11 @@ class TestCallTemplate : public QObject
                 QStringLiteral("--norc"), QStringLiteral("--noprofile"), QStringLiteral("-c"),
                 QStringLiteral("umask 002; enable -f /proc/self/fd/%1 cmcp_zygote && cmcp_zygote")
                         .arg(cell_protocol::kZygoteLibraryFd)};
-        request.policy.workspace = workspace();
+        request.policy.workspace = workspace().toStdString();
         request.policy.env = {{"PATH", "/usr/bin:/bin"}};
-        request.policy.layers = {"identity", "namespaces", "rlimits", "seccomp"};
+        request.policy.layers = {jail::Layer::Identity, jail::Layer::Namespaces,
+                                 jail::Layer::Rlimits, jail::Layer::Seccomp};
+        request.policy.namespaces = jail::NamespacesPolicy{};
         request.policy.limits.processes = 256;
         return request;
     }
