@@ -2,9 +2,9 @@
 
 #include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
-#include "web/EgressGate.h"
-#include "web/EgressPolicy.h"
-#include "web/EgressProxy.h"
+#include "egress/EgressGate.h"
+#include "egress/EgressPolicy.h"
+#include "egress/EgressProxy.h"
 #include "web/MemoryCgroup.h"
 #include "sandbox/ConfinedProcess.h"
 #include "sandbox/JailPolicy.h"

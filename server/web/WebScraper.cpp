@@ -1,6 +1,6 @@
 #include "web/WebScraper.h"
 
-#include "web/html/CssSelector.h"
+#include "html/CssSelector.h"
 #include "web/PageText.h"
 
 #include <QDateTime>

@@ -1,7 +1,7 @@
 // web_scrape's selector argument: any bytes to css::parseSelectorList, the parser a model's text
 // reaches first. Checks that a refusal says why, and that an accepted list keeps the limits and
 // the shape the matcher relies on.
-#include "web/html/CssSelector.h"
+#include "html/CssSelector.h"
 #include "FuzzSupport.h"
 
 #include <cstdint>

@@ -10,11 +10,11 @@
 // any nesting of any tags (shapes gumbo's tree builder never makes included), attributes, text
 // with multi-byte characters, comments and templates, with the parent and index links gumbo
 // guarantees. That covers all of our own code that reads a page.
-#include "web/html/CssMatcher.h"
-#include "web/html/CssSelector.h"
+#include "html/CssMatcher.h"
+#include "html/CssSelector.h"
 #include "FuzzSupport.h"
-#include "web/html/HtmlText.h"
-#include "web/html/UrlResolution.h"
+#include "html/HtmlText.h"
+#include "html/UrlResolution.h"
 
 #include <gumbo.h>
 

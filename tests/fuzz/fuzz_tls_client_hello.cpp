@@ -1,7 +1,7 @@
 // A tunnel's first bytes, which a job or a page controls entirely, to tls::scanClientHello: the
 // scan stays within its bound, says why it refuses, and a hello it accepts is judged the same
 // however the bytes are cut into segments (every shorter cut of it asks for more).
-#include "web/TlsClientHello.h"
+#include "egress/tls/TlsClientHello.h"
 #include "FuzzSupport.h"
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 #include "workers/browser/BrowsePage.h"
 
-#include "web/EgressPolicy.h"
-#include "web/EgressProxy.h"
+#include "egress/EgressPolicy.h"
+#include "egress/EgressProxy.h"
 #include "workers/browser/GateInterceptor.h"
 
 #include <QBuffer>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "web/EgressPolicy.h"
+#include "egress/EgressPolicy.h"
 
 #include <QWebEngineUrlRequestInterceptor>
 

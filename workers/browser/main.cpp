@@ -14,8 +14,8 @@
 //                     [--max-bytes N] [--timeout-ms N] [--uid UID --gid GID] [--egress-port N]
 
 #include "workers/browser/BrowserWorker.h"
-#include "web/EgressGate.h"
-#include "web/EgressProxy.h"
+#include "egress/EgressGate.h"
+#include "egress/EgressProxy.h"
 #include "workers/browser/SandboxProbe.h"
 #include "workers/browser/WorkerUser.h"
 

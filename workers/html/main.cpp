@@ -13,7 +13,7 @@
 // bytes of UTF-8 HTML; the answer is one JSON line {"ok", "error", "title", "text", "matches",
 // "truncated"}. The helper exits at the end of its input.
 
-#include "web/html/HtmlText.h"
+#include "html/HtmlText.h"
 #include "posix/WriteAll.h"
 
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 #include "tools/system/JobNetworkGate.h"
 
 #include "common/Settings.h"
-#include "web/EgressGate.h"
-#include "web/EgressProxy.h"
+#include "egress/EgressGate.h"
+#include "egress/EgressProxy.h"
 
 #include <limits>
 

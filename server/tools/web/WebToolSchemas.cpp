@@ -1,6 +1,6 @@
 #include "tools/web/WebToolSchemas.h"
 
-#include "web/html/CssSelector.h"
+#include "html/CssSelector.h"
 #include "tools/common/ToolBuilding.h"
 
 #include <QJsonArray>

@@ -7,7 +7,7 @@
 #include "common/HelperProgram.h"
 #include "web/BrowserAccount.h"
 #include "web/BrowserPool.h"
-#include "web/EgressGate.h"
+#include "egress/EgressGate.h"
 #include "web/HtmlWorkerPool.h"
 #include "common/LiveSettings.h"
 #include "common/LiveSnapshot.h"

@@ -2,9 +2,9 @@
 // are not the web, host names that only look allowed, and names that resolve (or rebind) to
 // refused addresses. Each refusal must name the rule that refused it.
 
-#include "web/AddressRanges.h"
-#include "web/EgressGate.h"
-#include "web/EgressPolicy.h"
+#include "egress/AddressRanges.h"
+#include "egress/EgressGate.h"
+#include "egress/EgressPolicy.h"
 #include "support/FakeResolver.h"
 
 #include <QSignalSpy>

@@ -4,7 +4,7 @@
 // A tunnel's TLS ClientHello must name the host the tunnel was granted for (no fronting), and
 // a tunnel nothing moves on is closed.
 
-#include "web/EgressProxy.h"
+#include "egress/EgressProxy.h"
 #include "support/FakeResolver.h"
 #include "support/LoopbackHttpServer.h"
 #include "TlsHelloBuilder.h"

@@ -3,7 +3,7 @@
 // field made wrong in turn. A tunnel's first bytes come from the job or the page, so nothing
 // here may be trusted.
 
-#include "web/TlsClientHello.h"
+#include "egress/tls/TlsClientHello.h"
 #include "TlsHelloBuilder.h"
 
 #include <QDir>

@@ -2,9 +2,9 @@
 // an id): each supported form picks exactly the elements a browser's querySelectorAll picks, and
 // each unsupported or broken selector is refused with a message saying so.
 
-#include "web/html/CssMatcher.h"
-#include "web/html/CssSelector.h"
-#include "web/html/HtmlDocument.h"
+#include "html/CssMatcher.h"
+#include "html/CssSelector.h"
+#include "html/HtmlDocument.h"
 
 #include <gumbo.h>
 

@@ -1,10 +1,10 @@
 // HTML to readable text and Markdown, and the parse limits that keep a hostile page from
 // holding a thread: deep nesting stops at the time limit, large pages at the memory limit.
 
-#include "web/html/CssMatcher.h"
-#include "web/html/CssSelector.h"
-#include "web/html/HtmlDocument.h"
-#include "web/html/HtmlText.h"
+#include "html/CssMatcher.h"
+#include "html/CssSelector.h"
+#include "html/HtmlDocument.h"
+#include "html/HtmlText.h"
 
 #include <QElapsedTimer>
 #include <QTest>

@@ -2,7 +2,7 @@
 // to play a rebinding name, and a count of the lookups made.
 #pragma once
 
-#include "web/HostResolver.h"
+#include "egress/HostResolver.h"
 
 #include <QHash>
 #include <QMetaObject>

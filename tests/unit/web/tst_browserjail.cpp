@@ -10,9 +10,9 @@
 #include "tools/web/BrowserConfinement.h"
 #include "web/BrowserAccount.h"
 #include "web/BrowserPool.h"
-#include "web/EgressGate.h"
-#include "web/EgressPolicy.h"
-#include "web/HostResolver.h"
+#include "egress/EgressGate.h"
+#include "egress/EgressPolicy.h"
+#include "egress/HostResolver.h"
 
 #include <QTest>
 

@@ -2,7 +2,7 @@
 // resolution its Markdown links use (RFC 3986's own examples).
 
 #include "web/PageText.h"
-#include "web/html/UrlResolution.h"
+#include "html/UrlResolution.h"
 
 #include <QTest>
 

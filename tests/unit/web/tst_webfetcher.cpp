@@ -2,7 +2,7 @@
 // the host in the Host header and in TLS), redirects are decided again hop by hop, and the size
 // and time limits stop a download while it runs.
 
-#include "web/EgressGate.h"
+#include "egress/EgressGate.h"
 #include "support/FakeResolver.h"
 #include "support/LoopbackHttpServer.h"
 #include "web/WebFetcher.h"

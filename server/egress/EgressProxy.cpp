@@ -1,7 +1,7 @@
-#include "web/EgressProxy.h"
+#include "egress/EgressProxy.h"
 
-#include "web/LoopbackPeer.h"
-#include "web/TlsClientHello.h"
+#include "egress/LoopbackPeer.h"
+#include "egress/tls/TlsClientHello.h"
 
 #include <QPointer>
 #include <QTcpSocket>

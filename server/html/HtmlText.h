@@ -5,7 +5,7 @@
 // only inside cmcp-html. A fuzzer will find that abort first.
 #pragma once
 
-#include "web/html/HtmlDocument.h"
+#include "html/HtmlDocument.h"
 
 #include <functional>
 #include <string>

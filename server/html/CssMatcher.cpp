@@ -1,4 +1,4 @@
-#include "web/html/CssMatcher.h"
+#include "html/CssMatcher.h"
 
 #include <gumbo.h>
 

@@ -1,4 +1,4 @@
-#include "web/EgressGate.h"
+#include "egress/EgressGate.h"
 
 #include <QMetaObject>
 #include <QObject>

@@ -1,7 +1,7 @@
-#include "web/html/HtmlText.h"
+#include "html/HtmlText.h"
 
-#include "web/html/CssMatcher.h"
-#include "web/html/UrlResolution.h"
+#include "html/CssMatcher.h"
+#include "html/UrlResolution.h"
 
 #include <gumbo.h>
 

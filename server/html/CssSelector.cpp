@@ -1,4 +1,4 @@
-#include "web/html/CssSelector.h"
+#include "html/CssSelector.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "web/TlsClientHello.h"
+#include "egress/tls/TlsClientHello.h"
 
 #include <bitset>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "web/AddressRanges.h"
+#include "egress/AddressRanges.h"
 
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
-#include "web/EgressPolicy.h"
+#include "egress/EgressPolicy.h"
 
-#include "web/AddressRanges.h"
+#include "egress/AddressRanges.h"
 #include "common/Settings.h"
 
 #include <algorithm>

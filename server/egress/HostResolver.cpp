@@ -1,4 +1,4 @@
-#include "web/HostResolver.h"
+#include "egress/HostResolver.h"
 
 #include <QHostInfo>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "web/EgressGate.h"
+#include "egress/EgressGate.h"
 
 #include <QHostAddress>
 #include <QObject>

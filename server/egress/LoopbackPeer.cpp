@@ -1,4 +1,4 @@
-#include "web/LoopbackPeer.h"
+#include "egress/LoopbackPeer.h"
 
 #include <QHostAddress>
 #include <QTcpSocket>

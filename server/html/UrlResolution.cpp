@@ -1,4 +1,4 @@
-#include "web/html/UrlResolution.h"
+#include "html/UrlResolution.h"
 
 #include <optional>
 

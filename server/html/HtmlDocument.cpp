@@ -1,4 +1,4 @@
-#include "web/html/HtmlDocument.h"
+#include "html/HtmlDocument.h"
 
 #include <gumbo.h>
 

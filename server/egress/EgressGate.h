@@ -1,7 +1,7 @@
 #pragma once
 
-#include "web/EgressPolicy.h"
-#include "web/HostResolver.h"
+#include "egress/EgressPolicy.h"
+#include "egress/HostResolver.h"
 
 #include <QHostAddress>
 #include <QList>

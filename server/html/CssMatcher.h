@@ -1,7 +1,7 @@
 // Matching parsed CSS selectors (CssSelector.h) against a gumbo tree.
 #pragma once
 
-#include "web/html/CssSelector.h"
+#include "html/CssSelector.h"
 
 #include <cstddef>
 #include <vector>
