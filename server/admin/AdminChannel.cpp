@@ -2,7 +2,7 @@
 
 #include "admin/AdminServer.h"
 #include "admin/AdminSettings.h"
-#include "common/Logging.h"
+#include "base/Logging.h"
 #include "mcp/McpServer.h"
 #include "sandbox/SandboxProbe.h"
 #include "workspace/SessionWorkspaces.h"

@@ -1,7 +1,7 @@
 #include "admin/AdminSettings.h"
 
 #include "posix/DirectorySync.h"
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/AdminSettingRecords.h"
-#include "common/LiveSettings.h"
+#include "base/LiveSettings.h"
 #include "common/Settings.h"
 
 #include <QList>

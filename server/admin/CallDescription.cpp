@@ -1,6 +1,6 @@
 #include "admin/CallDescription.h"
 
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 #include "mcp/ToolResult.h"
 
 #include <QJsonArray>

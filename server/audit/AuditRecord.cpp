@@ -1,7 +1,7 @@
 #include "audit/AuditRecord.h"
 
 #include "audit/AuditChain.h"
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 #include "mcp/JsonWriter.h"
 #include "mcp/ToolResult.h"
 

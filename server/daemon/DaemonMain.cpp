@@ -6,7 +6,7 @@
 #include "daemon/DaemonMain.h"
 
 #include "daemon/CommandLine.h"
-#include "common/Logging.h"
+#include "base/Logging.h"
 #include "daemon/EventLoopChoice.h"
 #include "daemon/ProcessSetup.h"
 #include "daemon/ServerWiring.h"

@@ -3,8 +3,8 @@
 #include "jobs/JobRegistry.h"
 #include "jobs/JobServices.h"
 #include "mcp/ToolCall.h"
-#include "common/ReplicaHandle.h"
-#include "common/UnguessableId.h"
+#include "base/ReplicaHandle.h"
+#include "base/UnguessableId.h"
 
 #include <QDir>
 #include <QPointer>

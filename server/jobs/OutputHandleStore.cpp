@@ -1,6 +1,6 @@
 #include "jobs/OutputHandleStore.h"
 
-#include "common/ReplicaHandle.h"
+#include "base/ReplicaHandle.h"
 
 #include <QFile>
 

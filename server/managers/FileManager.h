@@ -1,7 +1,7 @@
 #pragma once
 
 #include "managers/FileOptions.h"
-#include "common/LiveSnapshot.h"
+#include "base/LiveSnapshot.h"
 #include "workspace/Workspace.h"
 
 #include <QByteArray>

@@ -3,7 +3,7 @@
 #include "mcp/ProtocolVersion.h"
 #include "mcp/SchemaValidator.h"
 #include "mcp/methods/JsonFields.h"
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 
 #include <QJsonArray>
 #include <QSet>

@@ -5,7 +5,7 @@
 #include "mcp/ClientInput.h"
 #include "mcp/JsonRpc.h"
 #include "mcp/Session.h"
-#include "common/ReplicaHandle.h"
+#include "base/ReplicaHandle.h"
 
 #include <QDir>
 #include <QFile>

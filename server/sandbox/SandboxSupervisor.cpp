@@ -1,6 +1,6 @@
 #include "sandbox/SandboxSupervisor.h"
 
-#include "common/HelperProgram.h"
+#include "base/HelperProgram.h"
 #include "common/Settings.h"
 
 #include <QDir>

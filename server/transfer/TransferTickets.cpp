@@ -1,7 +1,7 @@
 #include "transfer/TransferTickets.h"
 
 #include "common/Settings.h"
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 #include "posix/ErrnoText.h"
 #include "workspace/RegularFile.h"
 

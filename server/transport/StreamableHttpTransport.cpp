@@ -6,7 +6,7 @@
 #include "mcp/ProtocolVersion.h"
 #include "mcp/RequestMeta.h"
 #include "transport/MirroredHeaders.h"
-#include "common/ReplicaHandle.h"
+#include "base/ReplicaHandle.h"
 #include "transport/ResumableStream.h"
 #include "transport/SseStream.h"
 
@@ -95,7 +95,7 @@ private:
     bool stateless() const { return m_sessionHeader.isEmpty(); }
 
     // A stateless answer names the replica that gave it, so that a balancer learns where the
-    // handles it makes live (common/ReplicaHandle.h); a session's requests follow its id.
+    // handles it makes live (server/base/ReplicaHandle.h); a session's requests follow its id.
     http::Headers headers() const
     {
         if (!stateless())

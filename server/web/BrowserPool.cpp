@@ -1,6 +1,6 @@
 #include "web/BrowserPool.h"
 
-#include "common/HelperProgram.h"
+#include "base/HelperProgram.h"
 #include "web/BrowserAccount.h"
 #include "egress/EgressGate.h"
 #include "egress/EgressPolicy.h"

@@ -1,6 +1,6 @@
 #include "web/HtmlWorkerPool.h"
 
-#include "common/HelperProgram.h"
+#include "base/HelperProgram.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "web/HtmlWorkerPool.h"
-#include "common/LiveSnapshot.h"
+#include "base/LiveSnapshot.h"
 #include "web/WebFetcher.h"
 #include "web/WebPolicy.h"
 

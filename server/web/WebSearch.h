@@ -1,6 +1,6 @@
 #pragma once
 
-#include "common/LiveSnapshot.h"
+#include "base/LiveSnapshot.h"
 #include "web/SearchBackends.h"
 #include "web/WebPolicy.h"
 

@@ -1,7 +1,7 @@
 #include "workspace/NamedWorkspaces.h"
 
 #include "common/Settings.h"
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 #include "posix/Btrfs.h"
 #include "posix/DirectorySync.h"
 #include "posix/ErrnoText.h"

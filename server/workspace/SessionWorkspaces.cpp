@@ -1,7 +1,7 @@
 #include "workspace/SessionWorkspaces.h"
 
 #include "common/Settings.h"
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 #include "mcp/McpServer.h"
 #include "mcp/ToolCall.h"
 #include "posix/Btrfs.h"

@@ -1,6 +1,6 @@
 #include "workspace/WorkspaceCheckpoints.h"
 
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 #include "posix/Btrfs.h"
 #include "posix/DirectorySync.h"
 #include "posix/ErrnoText.h"

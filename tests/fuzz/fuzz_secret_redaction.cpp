@@ -2,7 +2,7 @@
 // and the admin channel see them: it must take time linear in the text whatever the text (the
 // fuzzer's timeout catches a pattern that backtracks), redact alike with either observer's
 // placeholder, and lose a secret assigned on a line of its own whatever comes before it.
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 #include "FuzzSupport.h"
 
 #include <cstdint>

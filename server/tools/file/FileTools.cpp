@@ -9,7 +9,7 @@
 #include "managers/FileSearcher.h"
 #include "tools/common/ToolWorkers.h"
 #include "tools/file/FileToolSchemas.h"
-#include "common/LiveSettings.h"
+#include "base/LiveSettings.h"
 #include "mcp/McpServer.h"
 #include "tools/file/SessionFileManagers.h"
 #include "workspace/SessionWorkspaces.h"

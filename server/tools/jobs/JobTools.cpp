@@ -164,7 +164,7 @@ void outputRead(const JobServices &services, const std::shared_ptr<ToolCall> &ca
 }
 
 // The handle a request names is mirrored into an Mcp-Param-Handle header by clients of the
-// 2026-07-28 era, which is what a balancer routes on (common/ReplicaHandle.h).
+// 2026-07-28 era, which is what a balancer routes on (server/base/ReplicaHandle.h).
 QJsonObject jobIdInput()
 {
     return tools::schema(

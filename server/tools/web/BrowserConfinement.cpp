@@ -1,6 +1,6 @@
 #include "tools/web/BrowserConfinement.h"
 
-#include "common/HelperProgram.h"
+#include "base/HelperProgram.h"
 #include "common/Settings.h"
 #include "sandbox/ProgramFiles.h"
 #include "sandbox/SandboxProbe.h"

@@ -2,7 +2,7 @@
 
 #include "audit/AuditChain.h"
 #include "audit/AuditRecord.h"
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 #include "mcp/ToolResult.h"
 
 #include <QDateTime>

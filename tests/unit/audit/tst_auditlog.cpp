@@ -2,7 +2,7 @@
 #include "audit/AuditLog.h"
 #include "audit/AuditRecord.h"
 #include "audit/AuditVerifier.h"
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 #include "mcp/ToolResult.h"
 
 #include <QDir>

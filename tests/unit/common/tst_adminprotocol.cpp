@@ -2,7 +2,7 @@
 // read and write.
 
 #include "common/AdminProtocol.h"
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,5 +1,5 @@
 #include "common/EnvFile.h"
-#include "common/Logging.h"
+#include "base/Logging.h"
 #include "common/Settings.h"
 #include "common/SettingsTable.h"
 

@@ -7,7 +7,7 @@
 #include "sandbox/JailJob.h"
 #include "jobs/JobOutputLog.h"
 #include "jobs/JobRegistry.h"
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 
 #include <QFile>
 #include <QPointer>

@@ -1,4 +1,4 @@
-#include "common/Logging.h"
+#include "base/Logging.h"
 
 #include <QByteArray>
 #include <QMessageLogContext>

@@ -1,4 +1,4 @@
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>

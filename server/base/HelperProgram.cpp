@@ -1,4 +1,4 @@
-#include "common/HelperProgram.h"
+#include "base/HelperProgram.h"
 
 #include <QCoreApplication>
 #include <QDir>

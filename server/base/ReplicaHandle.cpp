@@ -1,6 +1,6 @@
-#include "common/ReplicaHandle.h"
+#include "base/ReplicaHandle.h"
 
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 
 #include <QRegularExpression>
 

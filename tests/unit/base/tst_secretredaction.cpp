@@ -8,7 +8,7 @@
 #include "audit/AuditChain.h"
 #include "audit/AuditRecord.h"
 #include "admin/CallDescription.h"
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

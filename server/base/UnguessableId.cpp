@@ -1,4 +1,4 @@
-#include "common/UnguessableId.h"
+#include "base/UnguessableId.h"
 
 #include <QByteArray>
 #include <QRandomGenerator>

@@ -1,6 +1,6 @@
 #include "RedactionReference.h"
 
-#include "common/SecretRedaction.h"
+#include "base/SecretRedaction.h"
 
 #include <QRegularExpression>
 
