@@ -105,13 +105,14 @@ bool registerToolFamilies(McpServer &mcp, const Settings &settings,
                           const SandboxCapabilities &sandbox, LiveSettings &live,
                           TransferTickets &transfers, QString *error)
 {
-    if (!registerFileTools(mcp, settings, error, &live))
-        return false;
-    registerJobTools(mcp, settings);
-    registerWorkspaceTools(mcp, settings);
-    registerTransferTools(mcp, settings, transfers);
-    return registerSystemTools(mcp, settings, sandbox, error, &live)
-            && registerWebTools(mcp, settings, sandbox, error, &live);
+    const ToolFamily family{mcp, settings, sandbox, &live, &transfers};
+    for (const RegisterToolFamily registerFamily :
+         {registerFileTools, registerJobTools, registerWorkspaceTools, registerTransferTools,
+          registerSystemTools, registerWebTools}) {
+        if (!registerFamily(family, error))
+            return false;
+    }
+    return true;
 }
 
 QString httpBase(const QString &host, quint16 port)

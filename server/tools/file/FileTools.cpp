@@ -276,9 +276,11 @@ ToolDefinition fileTool(ToolWorkers *runner, SessionFileManagers *managers, cons
 
 } // namespace
 
-bool registerFileTools(McpServer &server, const Settings &settings, QString *error,
-                       LiveSettings *live)
+bool registerFileTools(const ToolFamily &family, QString *error)
 {
+    McpServer &server = family.server;
+    const Settings &settings = family.settings;
+    LiveSettings *live = family.live;
     const Workspace workspace = Workspace::fromSettings(settings);
     if (!workspace.ensureExists(error))
         return false;

@@ -220,9 +220,10 @@ QJsonObject withProperties(QJsonObject properties, const QJsonObject &more,
 
 } // namespace
 
-void registerJobTools(McpServer &server, const Settings &settings)
+bool registerJobTools(const ToolFamily &family, QString *)
 {
-    const JobServices services = JobRunner::of(server, settings).services();
+    McpServer &server = family.server;
+    const JobServices services = JobRunner::of(server, family.settings).services();
     ToolRegistry &registry = server.tools();
     const auto handler = [services](void (*run)(const JobServices &,
                                                 const std::shared_ptr<ToolCall> &)) {
@@ -314,6 +315,7 @@ void registerJobTools(McpServer &server, const Settings &settings)
                                       QLatin1String("next_offset")}),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             handler(outputRead)));
+    return true;
 }
 
 } // namespace cmcp

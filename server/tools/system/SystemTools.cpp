@@ -317,10 +317,12 @@ void registerLiveSystemSettings(LiveSettings &live, const std::shared_ptr<System
 
 } // namespace
 
-bool registerSystemTools(McpServer &server, const Settings &settings,
-                         const SandboxCapabilities &capabilities, QString *error,
-                         LiveSettings *live)
+bool registerSystemTools(const ToolFamily &family, QString *error)
 {
+    McpServer &server = family.server;
+    const Settings &settings = family.settings;
+    const SandboxCapabilities &capabilities = family.sandbox;
+    LiveSettings *live = family.live;
     const std::shared_ptr<SystemTools> tools = createSystemTools(settings, capabilities, error);
     if (!tools)
         return false;

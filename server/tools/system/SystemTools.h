@@ -1,5 +1,7 @@
 #pragma once
 
+#include "tools/common/ToolFamily.h"
+
 #include <QJsonObject>
 #include <QString>
 
@@ -7,18 +9,11 @@
 
 namespace cmcp {
 
-class LiveSettings;
-class McpServer;
-class Settings;
-struct SandboxCapabilities;
-
 // Registers system_run_command, system_run_python and system_env_var on `server`. Resolves the
 // allowed programs and the interpreter (with the files each needs) once, here; false with a
 // reason when one cannot be used, which must stop start-up. With `live`, the BASH_* and PYTHON_*
 // policies can be replaced while the daemon runs. The jobs run through the server's JobRunner.
-bool registerSystemTools(McpServer &server, const Settings &settings,
-                         const SandboxCapabilities &capabilities, QString *error,
-                         LiveSettings *live = nullptr);
+bool registerSystemTools(const ToolFamily &family, QString *error);
 
 // {"command": {"program", "arguments", "policy"}, "python": {"program", "policy"}}: the
 // programs and policies (a command job reads its command on standard input) (without uid and gid)

@@ -63,8 +63,11 @@ void issue(TransferTickets &transfers, SessionWorkspaces &workspaces, const Sett
 
 } // namespace
 
-void registerTransferTools(McpServer &server, const Settings &settings, TransferTickets &transfers)
+bool registerTransferTools(const ToolFamily &family, QString *)
 {
+    McpServer &server = family.server;
+    const Settings &settings = family.settings;
+    TransferTickets &transfers = *family.transfers;
     SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
     server.tools().add(tools::makeTool(
             "file_transfer", "A URL to download or upload a file",
@@ -88,6 +91,7 @@ void registerTransferTools(McpServer &server, const Settings &settings, Transfer
             [&transfers, &workspaces, &settings](const std::shared_ptr<ToolCall> &call) {
                 issue(transfers, workspaces, settings, call);
             }));
+    return true;
 }
 
 } // namespace cmcp

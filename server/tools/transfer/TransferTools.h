@@ -1,14 +1,12 @@
 #pragma once
 
-namespace cmcp {
+#include "tools/common/ToolFamily.h"
 
-class McpServer;
-class Settings;
-class TransferTickets;
+namespace cmcp {
 
 // Registers file_transfer on `server`: a short-lived URL, a ticket of `transfers` that the HTTP
 // door serves (TransferEndpoint), to download or upload one file of the workspace the call works
 // in, without base64. `transfers` outlives `server`'s calls.
-void registerTransferTools(McpServer &server, const Settings &settings, TransferTickets &transfers);
+bool registerTransferTools(const ToolFamily &family, QString *error);
 
 } // namespace cmcp

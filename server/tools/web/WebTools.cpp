@@ -204,9 +204,12 @@ void registerLiveWebSettings(LiveSettings &live,
 
 } // namespace
 
-bool registerWebTools(McpServer &server, const Settings &settings,
-                      const SandboxCapabilities &sandbox, QString *error, LiveSettings *live)
+bool registerWebTools(const ToolFamily &family, QString *error)
 {
+    McpServer &server = family.server;
+    const Settings &settings = family.settings;
+    const SandboxCapabilities &sandbox = family.sandbox;
+    LiveSettings *live = family.live;
     const auto resolver = std::make_shared<SystemHostResolver>();
     const std::optional<WebRules> rules = webRulesFromSettings(settings, resolver, error);
     if (!rules)

@@ -165,14 +165,16 @@ void deleteCheckpoint(SessionWorkspaces &workspaces, int maxCount,
 
 } // namespace
 
-void registerWorkspaceTools(McpServer &server, const Settings &settings)
+bool registerWorkspaceTools(const ToolFamily &family, QString *)
 {
+    McpServer &server = family.server;
+    const Settings &settings = family.settings;
     SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
     const bool checkpoints =
             WorkspaceCheckpoints(Workspace::fromSettings(settings)).unsupportedReason().isEmpty();
     registerNamedWorkspaceTools(server, settings, checkpoints);
     if (!checkpoints)
-        return;
+        return true;
     const int maxCount = int(settings.integer(u"SANDBOX_WORKSPACE_CHECKPOINTS_MAX"));
     const auto handler = [&workspaces, maxCount](void (*run)(SessionWorkspaces &, int,
                                                              const std::shared_ptr<ToolCall> &)) {
@@ -249,6 +251,7 @@ void registerWorkspaceTools(McpServer &server, const Settings &settings)
                                  R"(["success","checkpoint_id"])"),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             handler(deleteCheckpoint)));
+    return true;
 }
 
 } // namespace cmcp
