@@ -6,6 +6,7 @@
 #include "egress/EgressPolicy.h"
 #include "egress/EgressProxy.h"
 #include "web/MemoryCgroup.h"
+#include "web/WorkerQueue.h"
 #include "sandbox/ConfinedProcess.h"
 #include "sandbox/JailPolicy.h"
 #include "sandbox/JailReport.h"
@@ -227,12 +228,8 @@ quint64 BrowserPool::browse(const BrowseCall &call, Callback callback)
 
 void BrowserPool::cancel(quint64 id)
 {
-    for (qsizetype i = 0; i < m_queue.size(); ++i) {
-        if (m_queue.at(i).id == id) {
-            m_queue.removeAt(i);
-            return;
-        }
-    }
+    if (removeQueued(m_queue, id))
+        return;
     for (Worker *worker : std::as_const(m_workers)) {
         if (worker->inFlight.remove(id)) {
             worker->deadlines.remove(id);

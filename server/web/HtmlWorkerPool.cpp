@@ -1,6 +1,7 @@
 #include "web/HtmlWorkerPool.h"
 
 #include "base/HelperProgram.h"
+#include "web/WorkerQueue.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -68,12 +69,8 @@ quint64 HtmlWorkerPool::run(HtmlTask task, Callback callback)
 
 void HtmlWorkerPool::cancel(quint64 id)
 {
-    for (qsizetype i = 0; i < m_queue.size(); ++i) {
-        if (m_queue.at(i).id == id) {
-            m_queue.removeAt(i);
-            return;
-        }
-    }
+    if (removeQueued(m_queue, id))
+        return;
     for (Worker *worker : std::as_const(m_workers)) {
         if (worker->taskId == id) {
             // Its answer is no longer wanted and the parse may run for seconds: end it.
