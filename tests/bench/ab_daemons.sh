@@ -7,7 +7,7 @@
 #   tests/bench/ab_daemons.sh OLD_CMCPD NEW_CMCPD [ROUNDS] [OUT]
 #
 # Each daemon is a cmcpd-conformance (the clients call its test tools), given with the build
-# tree it came from (its cmcp-jail is in jail/ beside it).
+# tree it came from (its cmcp-jail and the templates' zygote library are in jail/ beside it).
 # The binaries are copied into OUT first, so that a rebuild during the run changes nothing. A
 # daemon reads the default layer of the source tree it was built from, unless one is installed
 # at ../share/container-mcp/default.env beside it: for a daemon whose tree has moved on (new
@@ -24,6 +24,8 @@ for side in a b; do
     mkdir -p -- "$out/$side/bin/jail"
     cp -- "$daemon" "$out/$side/bin/cmcpd"
     cp -- "$from/jail/cmcp-jail" "$out/$side/bin/jail/cmcp-jail"
+    # The templates' zygote library, without which every call would start a jail of its own.
+    cp -- "$from/jail/libcmcp-zygote.so" "$out/$side/bin/jail/"
     if [[ -f $from/../share/container-mcp/default.env ]]; then
         mkdir -p -- "$out/$side/share/container-mcp"
         cp -- "$from/../share/container-mcp/default.env" "$out/$side/share/container-mcp/"
