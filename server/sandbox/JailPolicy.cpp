@@ -57,10 +57,4 @@ QStringList jailLayerNames(const JailPolicy &policy)
     return names;
 }
 
-QString jailEnvValue(const JailPolicy &policy, const char *name)
-{
-    const std::string *value = policy.envValue(name);
-    return value ? QString::fromStdString(*value) : QString();
-}
-
 } // namespace cmcp

@@ -36,7 +36,5 @@ std::vector<std::pair<std::string, std::string>>
 toJailEnvironment(const QList<QPair<QString, QString>> &environment);
 // The names of the layers the policy asks for, in its order.
 QStringList jailLayerNames(const JailPolicy &policy);
-// The value of `name` in the policy's environment; null when it is not set.
-QString jailEnvValue(const JailPolicy &policy, const char *name);
 
 } // namespace cmcp
