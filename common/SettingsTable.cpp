@@ -221,6 +221,11 @@ QList<SettingSpec> buildTable()
             integer(sandbox, "SANDBOX_GID", "0", 0, 4294967293,
                     "Host gid every job runs with; 0 means the same number as SANDBOX_UID_BASE.",
                     NoFlags),
+            integer(sandbox, "SANDBOX_WORKSPACE_UID", "0", 0, 4294967293,
+                    "Host uid that owns every workspace's files on disk, never a job's; each job "
+                    "sees them as its own user's through an idmapped mount. 0 means the first uid "
+                    "after the pool (SANDBOX_UID_BASE + SANDBOX_UID_COUNT).",
+                    NoFlags),
             integer(sandbox, "SANDBOX_OUTPUT_CAP_KB", "256", 1, 65536,
                     "Output of a job kept in its result, per stream, in kilobytes; beyond it the "
                     "first and last halves are kept and the whole output goes to a spill file.",

@@ -16,8 +16,6 @@
 
 namespace cmcp::jail {
 
-namespace {
-
 bool enterWorkdir(const Policy &policy, const Launch &launch, std::string &error)
 {
     // Inside the minimal root the workspace is the bind at workspace_at (noexec), not the host's
@@ -67,6 +65,8 @@ bool enterWorkdir(const Policy &policy, const Launch &launch, std::string &error
     }
     return true;
 }
+
+namespace {
 
 // The program as given if it contains a slash; otherwise the first executable regular file
 // along the policy's PATH (not the jail's own, which the job never sees).
@@ -120,8 +120,6 @@ bool resolveProgram(const Policy &policy, const std::string &program, std::strin
 
 bool execJob(const Policy &policy, const Launch &launch, char *const argv[], std::string &error)
 {
-    if (!enterWorkdir(policy, launch, error))
-        return false;
     std::string program;
     if (!resolveProgram(policy, argv[0], program, error))
         return false;

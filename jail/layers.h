@@ -46,6 +46,11 @@ struct Launch
     // User namespaces the job may make below its own (max_user_namespaces there): none for a
     // job; a template makes one per call (template.h).
     unsigned nestedUserNamespaces = 0;
+    // --workspace-view-fd: a detached idmapped mount of the workspace the supervisor made for
+    // this job, in which the workspace's owner on disk shows as the job's uid (so as uid 1000
+    // inside). The minimal root attaches it at workspace_at instead of binding workspaceFd.
+    // -1: the workspace is bound as it is on disk.
+    int workspaceViewFd = -1;
 };
 
 // workspace.cpp, around the clone. enterWorkspace runs in the monitor, still privileged, just
@@ -122,6 +127,9 @@ bool writeIdMap(pid_t pid, uid_t insideUid, uid_t outsideUid, uid_t uidCount, gi
 // at `proc`. The owner of a user namespace may set it; a job sets 0 for its own, and has no
 // capability left afterwards to raise it (seccomp refuses the syscalls too).
 bool limitNestedUserNamespaces(const std::string &proc, unsigned count, std::string &error);
+// Attaches the detached mount `viewFd` (Launch::workspaceViewFd) at `target`: the caller needs
+// CAP_SYS_ADMIN over its mount namespace only, not over the file system.
+bool attachWorkspaceView(int viewFd, const std::string &target, std::string &error);
 // For a template's cell (template.h), in its new mount, pid (and network) namespaces below the
 // template's minimal root: a fresh /proc of its own pid namespace that shows each process to
 // its own uid only, a fresh /tmp (tmp_size_mb) and /dev/shm, loopback up without network.
@@ -168,9 +176,11 @@ int applySeccomp(const SeccompProgram &program, std::string &error);
 bool seccompUserNotifAvailable();
 
 // exec.cpp: chdir into workspace/cwd (beneath the workspace, as the job's uid: inside the
-// minimal root by its path there, without one through launch.workspaceFd), resolve the program
-// through the policy's PATH, execve with exactly the policy environment.
-// Returns only on failure.
+// minimal root by its path there, without one through launch.workspaceFd), before seccomp,
+// which refuses openat2 (RESOLVE_BENEATH needs it).
+bool enterWorkdir(const Policy &policy, const Launch &launch, std::string &error);
+// exec.cpp: resolve the program through the policy's PATH, execve with exactly the policy
+// environment. Returns only on failure.
 bool execJob(const Policy &policy, const Launch &launch, char *const argv[], std::string &error);
 // exec.cpp, before the identity switch: launch.programFd for `program` (see Launch).
 void holdProgram(const Policy &policy, const char *program, Launch &launch);

@@ -1,7 +1,8 @@
 // cmcp-jail: applies a job policy's isolation layers in a fixed order, then execs the job.
 //
 //   cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] [--pass-fd N] [--egress-fd N]
-//             [--serve-template SOCKET --template-uids FIRST:COUNT] -- PROGRAM [ARGS...]
+//             [--workspace-view-fd N] [--serve-template SOCKET --template-uids FIRST:COUNT] --
+//             PROGRAM [ARGS...]
 //
 // --serve-template builds the jail once as a template, whose cells run PROGRAM once each and
 // fork every call from it (template.h).
@@ -38,7 +39,8 @@ namespace {
     refuse("usage", kExitUsage,
            message
                    + " (usage: cmcp-jail (--policy-fd N | --policy FILE) [--report-fd N] "
-                     "[--pass-fd N] [--egress-fd N] [--serve-template SOCKET --template-uids "
+                     "[--pass-fd N] [--egress-fd N] [--workspace-view-fd N] [--serve-template "
+                     "SOCKET --template-uids "
                      "FIRST:COUNT] -- PROGRAM [ARGS...])");
 }
 
@@ -118,6 +120,9 @@ void runJob(const JobProcess &job)
     if (launch.passFd >= 0 && ::fcntl(launch.passFd, F_SETFD, 0) != 0)
         failJob(job.monitorFd, "identity", kExitIdentity,
                 errnoText("--pass-fd " + std::to_string(launch.passFd), errno));
+    //    The working directory, beneath the workspace (openat2, which seccomp refuses).
+    if (!enterWorkdir(policy, launch, error))
+        failJob(job.monitorFd, "exec", kExitExec, error);
     // 7. seccomp, compiled by the monitor, loaded last; the listener of a filter that notifies
     //    goes to the monitor, which answers every denied call, and the job keeps no copy.
     if (policy.wants(Layer::Seccomp)) {
@@ -145,7 +150,7 @@ void runJob(const JobProcess &job)
 int main(int argc, char *argv[])
 {
     // --- command line ---------------------------------------------------------------------
-    int policyFd = -1, passFd = -1, reportFd = -1, egressFd = -1;
+    int policyFd = -1, passFd = -1, reportFd = -1, egressFd = -1, workspaceViewFd = -1;
     const char *policyFile = nullptr;
     TemplateOptions serveTemplate;
     int i = 1;
@@ -172,6 +177,12 @@ int main(int argc, char *argv[])
                 usage("--egress-fd: not a descriptor above 2");
             if (::fcntl(egressFd, F_SETFD, FD_CLOEXEC) != 0)
                 usage("--egress-fd " + std::to_string(egressFd) + ": " + std::strerror(errno));
+        } else if (a == "--workspace-view-fd") {
+            if (!parseFd(argv[++i], workspaceViewFd) || workspaceViewFd <= 2)
+                usage("--workspace-view-fd: not a descriptor above 2");
+            if (::fcntl(workspaceViewFd, F_SETFD, FD_CLOEXEC) != 0)
+                usage("--workspace-view-fd " + std::to_string(workspaceViewFd) + ": "
+                      + std::strerror(errno));
         } else if (a == "--serve-template") {
             serveTemplate.socketPath = argv[++i];
         } else if (a == "--template-uids") {
@@ -220,6 +231,11 @@ int main(int argc, char *argv[])
         usage("namespaces.egress_port cannot be served by a template: each such job listens in a "
               "network namespace of its own");
 
+    // A template's calls are given their views one by one (zygote_call.cpp).
+    if (workspaceViewFd >= 0
+        && (!policy.wants(Layer::Namespaces) || !serveTemplate.socketPath.empty()))
+        usage("--workspace-view-fd needs the namespaces layer, and no --serve-template");
+
     // --- compiled here, once, while allocating is harmless; loaded by the job last --------
     // Denials notify a listener that counts them: a cold start's monitor, a template call's
     // cell.
@@ -231,5 +247,5 @@ int main(int argc, char *argv[])
         runTemplateMonitor(policy, text, seccomp, serveTemplate, jobArgv);
 
     // --- the monitor: cgroup, clone into the namespaces, go, wait, report -----------------
-    runMonitor(policy, seccomp, jobArgv, passFd, egressFd, runJob);
+    runMonitor(policy, seccomp, jobArgv, {passFd, egressFd, workspaceViewFd}, runJob);
 }

@@ -130,9 +130,11 @@ bool awaitPlacement(const Launch &launch, std::string &error)
     return false;
 }
 
-void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv, int passFd,
-                int egressFd, JobBody body)
+void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv,
+                const HandedDescriptors &handed, JobBody body)
 {
+    const int passFd = handed.passFd;
+    const int egressFd = handed.egressFd;
     const sigset_t signals = monitoredSignals();
     ::sigprocmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN); // a vanished supervisor must not kill the monitor mid-report
@@ -167,9 +169,9 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
         ::close(signalFd);
         if (listenerChannel.read >= 0)
             ::close(listenerChannel.read);
-        JobProcess job{policy,        seccomp,
-                       argv,          Launch{-1, passFd, egressFd, -1, workspaceErrno},
-                       failure.write, listenerChannel.write};
+        Launch launch{-1, passFd, egressFd, -1, workspaceErrno};
+        launch.workspaceViewFd = handed.workspaceViewFd;
+        JobProcess job{policy, seccomp, argv, launch, failure.write, listenerChannel.write};
         startJob(job, go, body);
     }
     // The workspace was the monitor's working directory only for the clone to carry it.
@@ -182,6 +184,8 @@ void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv
         ::close(passFd); // the job's alone: its reader sees end-of-file when the job is gone
     if (egressFd >= 0)
         ::close(egressFd); // the job's alone too: the supervisor sees end-of-file if it fails
+    if (handed.workspaceViewFd >= 0)
+        ::close(handed.workspaceViewFd);
 
     auto abandon = [&](const char *layer, int code, const std::string &message) {
         killJob(pid, cgroup);

@@ -39,8 +39,17 @@ bool readFromMonitor(int fd, char expected);
 // while the job builds its root). Must come before anything of the job runs.
 bool awaitPlacement(const Launch &launch, std::string &error);
 
+// The descriptors of the supervisor's the monitor hands the job (Launch says what each is);
+// -1: none. The monitor keeps no copy once the job has them.
+struct HandedDescriptors
+{
+    int passFd = -1;
+    int egressFd = -1;
+    int workspaceViewFd = -1;
+};
+
 // Never returns: exits with the job's status (128 + N for signal N), or a refusal's code.
 [[noreturn]] void runMonitor(const Policy &policy, const SeccompProgram &seccomp, char **argv,
-                             int passFd, int egressFd, JobBody body);
+                             const HandedDescriptors &handed, JobBody body);
 
 } // namespace cmcp::jail

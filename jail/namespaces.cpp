@@ -291,6 +291,30 @@ bool loopbackUp(std::string &error)
 
 } // namespace
 
+bool attachWorkspaceView(int viewFd, const std::string &target, std::string &error)
+{
+    if (::syscall(SYS_move_mount, viewFd, "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH)
+        != 0) {
+        error = errnoText("attaching the workspace's idmapped view at " + target, errno);
+        return false;
+    }
+    return true;
+}
+
+namespace {
+
+// The workspace at `target`: the supervisor's idmapped view of it when there is one, else a
+// bind of the workspace as it is on disk.
+bool mountWorkspace(const Launch &launch, const std::string &source, const std::string &target,
+                    std::string &error)
+{
+    if (launch.workspaceViewFd >= 0)
+        return attachWorkspaceView(launch.workspaceViewFd, target, error);
+    return mountOrFail(source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr, error);
+}
+
+} // namespace
+
 bool limitNestedUserNamespaces(const std::string &proc, unsigned count, std::string &error)
 {
     return createFile(proc + "/sys/user/max_user_namespaces", std::to_string(count), error);
@@ -400,9 +424,7 @@ bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &e
             && makeDirs(root + "/tmp", error)
             && mountOrFail("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                            tmpOptions.c_str(), error)
-            && makeDirs(inner, error)
-            && mountOrFail(workspaceSource.c_str(), inner, nullptr, MS_BIND | MS_REC, nullptr,
-                           error)
+            && makeDirs(inner, error) && mountWorkspace(launch, workspaceSource, inner, error)
             && setAttributes(inner, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true,
                              error);
     if (!ok)

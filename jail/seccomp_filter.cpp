@@ -10,7 +10,13 @@
 //           comparisons on one argument, which libseccomp 2.5 refuses.)
 //           ioctl creating a btrfs subvolume or snapshot (a subvolume made inside a workspace
 //           would be a qgroup of its own, outside the workspace's quota).
-//   ENOSYS  clone3 (its flags live in memory the filter cannot read: libc falls back to clone)
+//           A mode with the set-user-ID bit, given to chmod, fchmod, fchmodat, fchmodat2, creat,
+//           mknod, mknodat, or to open and openat creating a file: a job owns its workspace's
+//           files (the workspace uid, through an idmapped mount), and a set-user-ID file of
+//           that uid would, run on the host, act as the owner of every workspace.
+//   ENOSYS  clone3 (its flags live in memory the filter cannot read: libc falls back to clone);
+//           openat2 (its mode, too, lives in memory: libc's open never uses it, and callers
+//           that try it first fall back to openat)
 //   EAFNOSUPPORT  socket() for any family but AF_UNIX, when the network is off.
 //   kill    any syscall of a foreign ABI: i386 (int 0x80) and x32 are not in the filter's
 //           architecture list, and the bad-architecture action kills the whole process.
@@ -23,7 +29,9 @@
 
 #include <linux/btrfs.h>
 #include <linux/sched.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -102,6 +110,9 @@ constexpr scmp_datum_t kCloneNamespaceFlags[] = {
         CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
 };
 
+// fchmodat2 on x86_64 (Linux 6.6), which libseccomp 2.5 cannot name.
+constexpr int kFchmodat2 = 452;
+
 int resolve(const char *name, std::string &error)
 {
     int nr = seccomp_syscall_resolve_name(name);
@@ -156,7 +167,7 @@ bool exportBpf(scmp_filter_ctx ctx, std::vector<sock_filter> &out, std::string &
 
 int deniedErrno(long syscallNumber)
 {
-    if (syscallNumber == SYS_clone3)
+    if (syscallNumber == SYS_clone3 || syscallNumber == SYS_openat2)
         return ENOSYS;
     if (syscallNumber == SYS_socket)
         return EAFNOSUPPORT;
@@ -193,11 +204,8 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
     // which answers with that same errno. clone3 always fails at once: its ENOSYS is libc's cue
     // to fall back to clone (every new thread and posix_spawn asks it), not a refusal worth
     // counting; the clone it falls back to is judged, and counted, by its flags.
-    auto add = [&](const char *name, unsigned count, const scmp_arg_cmp *cmps) {
-        int nr = resolve(name, error);
-        if (nr == __NR_SCMP_ERROR)
-            return false;
-        const uint32_t action = options.notify && nr != SYS_clone3
+    auto addNumber = [&](const char *name, int nr, unsigned count, const scmp_arg_cmp *cmps) {
+        const uint32_t action = options.notify && nr != SYS_clone3 && nr != SYS_openat2
                 ? SCMP_ACT_NOTIFY
                 : SCMP_ACT_ERRNO(unsigned(deniedErrno(nr)));
         int r = seccomp_rule_add_array(ctx.get(), action, nr, count, cmps);
@@ -206,6 +214,10 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
             return false;
         }
         return true;
+    };
+    auto add = [&](const char *name, unsigned count, const scmp_arg_cmp *cmps) {
+        int nr = resolve(name, error);
+        return nr != __NR_SCMP_ERROR && addNumber(name, nr, count, cmps);
     };
 
     for (const char *name : kDenyEperm)
@@ -230,6 +242,37 @@ std::optional<std::vector<sock_filter>> buildJobFilter(const FilterOptions &opti
         if (!add("ioctl", 1, &cmp))
             return std::nullopt;
     }
+
+    // The set-user-ID bit in a mode argument (the header says why). x86_64 numbers the mode
+    // argument of each as listed; fchmodat2 is newer than this libseccomp's table.
+    struct ModeArgument
+    {
+        const char *name;
+        unsigned index;
+    };
+    const scmp_datum_t setUid = S_ISUID;
+    for (const ModeArgument call :
+         {ModeArgument{"chmod", 1}, ModeArgument{"fchmod", 1}, ModeArgument{"fchmodat", 2},
+          ModeArgument{"creat", 1}, ModeArgument{"mknod", 1}, ModeArgument{"mknodat", 2}}) {
+        const scmp_arg_cmp cmp{call.index, SCMP_CMP_MASKED_EQ, setUid, setUid};
+        if (!add(call.name, 1, &cmp))
+            return std::nullopt;
+    }
+    {
+        const scmp_arg_cmp cmp{2, SCMP_CMP_MASKED_EQ, setUid, setUid};
+        if (!addNumber("fchmodat2", kFchmodat2, 1, &cmp))
+            return std::nullopt;
+    }
+    for (const scmp_datum_t creating : {scmp_datum_t(O_CREAT), scmp_datum_t(__O_TMPFILE)}) {
+        const scmp_arg_cmp open[] = {{1, SCMP_CMP_MASKED_EQ, creating, creating},
+                                     {2, SCMP_CMP_MASKED_EQ, setUid, setUid}};
+        const scmp_arg_cmp openat[] = {{2, SCMP_CMP_MASKED_EQ, creating, creating},
+                                       {3, SCMP_CMP_MASKED_EQ, setUid, setUid}};
+        if (!add("open", 2, open) || !add("openat", 2, openat))
+            return std::nullopt;
+    }
+    if (!add("openat2", 0, nullptr))
+        return std::nullopt;
 
     if (!options.network) {
         // The family is an int: a value with garbage in the upper half is "not AF_UNIX" to

@@ -172,7 +172,8 @@ bool keepCellCapabilities(std::string &error)
     if (!keepCellCapabilities(error))
         cellFails(kCellSocketFd, "identity", kExitIdentity, error);
     const Launch launch{};
-    execJob(policy, launch, program, error);
+    if (enterWorkdir(policy, launch, error))
+        execJob(policy, launch, program, error);
     cellFails(kCellSocketFd, "exec", kExitExec, error);
 }
 

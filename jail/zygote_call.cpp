@@ -33,23 +33,26 @@ bool writeProcFile(const char *path, const std::string &text, std::string &error
 
 // The descriptors an armed call's process keeps (zygote_call.h), at their numbers; every other
 // one of the cell's is closed (its counters, its signal descriptor, the library's).
-bool keepArmedDescriptors(int socket, int report, std::string &error)
+bool keepArmedDescriptors(int socket, int report, int view, std::string &error)
 {
     const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     constexpr int kParking = 64;
     // Every source out of the way of the numbers it goes to.
-    const int parked[3] = {null < 0 ? -1 : ::fcntl(report, F_DUPFD_CLOEXEC, kParking),
+    const int parked[4] = {null < 0 ? -1 : ::fcntl(report, F_DUPFD_CLOEXEC, kParking),
                            ::fcntl(socket, F_DUPFD_CLOEXEC, kParking),
-                           null < 0 ? -1 : ::fcntl(null, F_DUPFD_CLOEXEC, kParking)};
-    if (null < 0 || parked[0] < 0 || parked[1] < 0 || parked[2] < 0
+                           null < 0 ? -1 : ::fcntl(null, F_DUPFD_CLOEXEC, kParking),
+                           view < 0 ? -1 : ::fcntl(view, F_DUPFD_CLOEXEC, kParking)};
+    if (null < 0 || parked[0] < 0 || parked[1] < 0 || parked[2] < 0 || (view >= 0 && parked[3] < 0)
         || ::dup3(parked[0], kCallReportFd, O_CLOEXEC) < 0
         || ::dup3(parked[1], kArmedSocketFd, O_CLOEXEC) < 0
-        || ::dup3(parked[2], kArmedNullFd, O_CLOEXEC) < 0) {
+        || ::dup3(parked[2], kArmedNullFd, O_CLOEXEC) < 0
+        || (view >= 0 && ::dup3(parked[3], kArmedViewFd, O_CLOEXEC) < 0)) {
         error = errnoText("placing the armed call's descriptors", errno);
         return false;
     }
+    const int lastKept = view >= 0 ? kArmedViewFd : kArmedNullFd;
     if (::close_range(3, kCallReportFd - 1, 0) != 0
-        || ::close_range(kArmedNullFd + 1, ~0u, 0) != 0) {
+        || ::close_range(unsigned(lastKept) + 1, ~0u, 0) != 0) {
         error = errnoText("close_range", errno);
         return false;
     }
@@ -57,11 +60,12 @@ bool keepArmedDescriptors(int socket, int report, std::string &error)
 }
 
 // A user namespace of the caller's own mapping 1000 to exactly its uid and gid, and an IPC
-// namespace of its own: no SysV object or message queue of an earlier call.
-bool enterUserNamespace(uid_t uid, std::string &error)
+// namespace of its own: no SysV object or message queue of an earlier call. `extraFlags`: a
+// mount namespace of its own too, for a call that attaches its workspace's view.
+bool enterUserNamespace(uid_t uid, int extraFlags, std::string &error)
 {
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0) {
-        error = errnoText("unshare(CLONE_NEWUSER | CLONE_NEWIPC)", errno);
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWIPC | extraFlags) != 0) {
+        error = errnoText("unshare of the call's own namespaces", errno);
         return false;
     }
     // The credential changes left the process not dumpable, which gives its /proc files to the
@@ -78,15 +82,31 @@ bool enterUserNamespace(uid_t uid, std::string &error)
 }
 
 // The call's pool uid in the template's user namespace (where the pool's gid is 1000), then a
-// user namespace of its own.
-bool enterOwnNamespaces(uid_t uid, std::string &error)
+// user namespace of its own; with a view of the workspace, a mount namespace of its own in
+// which the view covers the cell's workspace, and the call starts there. The cell's own
+// workspace stays beneath, out of reach: the call holds no descriptor of it and, once sealed,
+// no capability to unmount what covers it.
+bool enterOwnNamespaces(const Policy &policy, uid_t uid, bool hasView, std::string &error)
 {
     if (::setgroups(0, nullptr) != 0 || ::setresgid(kInsideId, kInsideId, kInsideId) != 0
         || ::setresuid(uid, uid, uid) != 0) {
         error = errnoText("switching to uid " + std::to_string(uid), errno);
         return false;
     }
-    return enterUserNamespace(uid, error);
+    if (!enterUserNamespace(uid, hasView ? CLONE_NEWNS : 0, error))
+        return false;
+    if (!hasView)
+        return true;
+    const std::string &workspace = policy.jobWorkspace();
+    const bool attached = attachWorkspaceView(kArmedViewFd, workspace, error);
+    ::close(kArmedViewFd);
+    if (!attached)
+        return false;
+    if (::chdir(workspace.c_str()) != 0) {
+        error = errnoText("chdir into the workspace's view", errno);
+        return false;
+    }
+    return true;
 }
 
 } // namespace
@@ -106,7 +126,7 @@ std::string probeCallNamespaces()
     if (child == 0) {
         ::close(report[0]);
         std::string error;
-        if (enterUserNamespace(::getuid(), error))
+        if (enterUserNamespace(::getuid(), 0, error))
             ::_exit(0);
         (void)!::write(report[1], error.data(), error.size());
         ::_exit(1);
@@ -123,7 +143,8 @@ std::string probeCallNamespaces()
                  : "the probe of a call's user namespace failed";
 }
 
-bool armCall(const CellSetup &setup, uid_t uid, int socket, int report, CallRefusal &refusal)
+bool armCall(const CellSetup &setup, uid_t uid, int workspaceView, int socket, int report,
+             CallRefusal &refusal)
 {
     const Policy &policy = setup.policy;
     std::string error;
@@ -131,9 +152,9 @@ bool armCall(const CellSetup &setup, uid_t uid, int socket, int report, CallRefu
         refusal = {layer, code, error};
         return false;
     };
-    if (!keepArmedDescriptors(socket, report, error))
+    if (!keepArmedDescriptors(socket, report, workspaceView, error))
         return fail("identity", kExitIdentity);
-    if (!enterOwnNamespaces(uid, error))
+    if (!enterOwnNamespaces(policy, uid, workspaceView >= 0, error))
         return fail("namespaces", kExitNamespaces);
     // From here as a cold job: the identity switch keeps the new namespace's capabilities for
     // the steps that need them, the seal drops them.

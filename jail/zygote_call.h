@@ -28,11 +28,13 @@ struct CellSetup
 // Where a call's process keeps, while it is armed (before its request came), the socket back
 // to the cell (a refusal goes there as "<layer>\n<message>", and the listener of a seccomp filter
 // that notifies as a descriptor, posix/DescriptorPassing.h), the cell's socket (its request comes
-// there) and /dev/null (its standard input to be). The cell's own standard output and error stay
-// at 1 and 2 until then; nothing else is open.
+// there), /dev/null (its standard input to be) and, when it has one, the workspace's view. The
+// cell's own standard output and error stay at 1 and 2 until then; nothing else is open.
 inline constexpr int kCallReportFd = kCallChannelFd + 1;
 inline constexpr int kArmedSocketFd = kCallReportFd + 1;
 inline constexpr int kArmedNullFd = kArmedSocketFd + 1;
+// The workspace's idmapped view, from the arm request, until the call's process attaches it.
+inline constexpr int kArmedViewFd = kArmedNullFd + 1;
 
 // Why a call could not be made, before any of its code ran.
 struct CallRefusal
@@ -47,7 +49,10 @@ struct CallRefusal
 // rlimits, AppArmor, Landlock, no capability, no_new_privs, seccomp), with the descriptors above
 // (`socket` and `report` are the cell's and this process's ends). On failure the process must
 // end; on success it may only take its request (armedCall's) and then finishCall.
-bool armCall(const CellSetup &setup, uid_t uid, int socket, int report, CallRefusal &refusal);
+// `workspaceView`: the idmapped view of the workspace the daemon made for `uid`, or -1 (the
+// call sees the workspace as the cell does).
+bool armCall(const CellSetup &setup, uid_t uid, int workspaceView, int socket, int report,
+             CallRefusal &refusal);
 
 // The call's descriptors as its request brought them.
 struct CallDescriptors

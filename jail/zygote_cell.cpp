@@ -255,14 +255,23 @@ void send(const Cell &cell, const void *data, std::size_t size)
     (void)!::send(cell.socket, data, size, MSG_NOSIGNAL);
 }
 
-// The uid of the next call, from the daemon (cell_protocol::ArmRequest); nothing once the
-// daemon closed the cell. A stray kill between calls is passed over.
-std::optional<uid_t> awaitArm(const Cell &cell)
+// What the daemon arms the next call with (cell_protocol::ArmRequest): its uid, and the
+// workspace's view made for it (-1: none; the cell closes it once the call's process has it).
+struct Arm
+{
+    uid_t uid = 0;
+    int workspaceView = -1;
+};
+
+// The next call's arm, from the daemon; nothing once the daemon closed the cell. A stray kill
+// between calls is passed over.
+std::optional<Arm> awaitArm(const Cell &cell)
 {
     for (;;) {
         cells::ArmRequest arm;
-        const ssize_t n = ::recv(cell.socket, &arm, sizeof arm, 0);
-        if (n < 0 && errno == EINTR)
+        std::vector<int> received;
+        const ssize_t n = receiveWithFds(cell.socket, &arm, sizeof arm, received, 1);
+        if (n < 0 && (errno == EINTR || errno == EMSGSIZE))
             continue;
         if (n <= 0)
             return std::nullopt;
@@ -270,8 +279,11 @@ std::optional<uid_t> awaitArm(const Cell &cell)
         const bool inPool = uid >= cell.setup.poolFirst
                 && uid - cell.setup.poolFirst < cell.setup.poolCount
                 && uid != cell.setup.templateUid;
-        if (n == ssize_t(sizeof arm) && arm.kind == cells::ArmRequest::kArm && inPool)
-            return uid;
+        const bool hasView = arm.flags & cells::ArmRequest::kHasWorkspaceView;
+        if (n == ssize_t(sizeof arm) && arm.kind == cells::ArmRequest::kArm && inPool
+            && received.size() == (hasView ? 1u : 0u))
+            return Arm{uid, hasView ? received.front() : -1};
+        closeAll(received);
     }
 }
 
@@ -290,10 +302,11 @@ std::optional<uid_t> awaitArm(const Cell &cell)
 // it can (armCall), takes the request from the daemon (the cell reads nothing from its socket
 // meanwhile), tells the cell ('t'), and finishes. Returns in the call's process only, with
 // `payloadSize` set; ends the process otherwise.
-void takeCall(Cell &cell, uid_t uid, int report, char **payload, long &payloadSize)
+void takeCall(Cell &cell, const Arm &arm, int report, char **payload, long &payloadSize)
 {
+    const uid_t uid = arm.uid;
     CallRefusal refusal;
-    if (!armCall(cell.setup, uid, cell.socket, report, refusal))
+    if (!armCall(cell.setup, uid, arm.workspaceView, cell.socket, report, refusal))
         refuseCall(refusal, report);
     Request request;
     for (;;) {
@@ -319,7 +332,7 @@ void takeCall(Cell &cell, uid_t uid, int report, char **payload, long &payloadSi
 // it copies are then off the call's path), waits for it to take a call and end (or kills it
 // when the daemon asks), leaves nothing of it behind and answers. Returns in the call's process
 // with `payloadSize` set; in the cell false when it cannot take another call.
-bool runCall(Cell &cell, uid_t uid, char **payload, long &payloadSize)
+bool runCall(Cell &cell, const Arm &arm, char **payload, long &payloadSize)
 {
     const std::vector<CounterFile> &counters = cell.setup.counters;
     const bool peakReset = resetPeakMemory(counters);
@@ -330,9 +343,11 @@ bool runCall(Cell &cell, uid_t uid, char **payload, long &payloadSize)
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(report[0]);
-        takeCall(cell, uid, report[1], payload, payloadSize);
+        takeCall(cell, arm, report[1], payload, payloadSize);
         return true;
     }
+    if (arm.workspaceView >= 0)
+        ::close(arm.workspaceView); // the call's alone
     ::close(report[1]);
     if (pid < 0) {
         ::close(report[0]);
@@ -528,11 +543,11 @@ long serveCells(char **payload)
     if (::send(cell.socket, "r", 1, MSG_NOSIGNAL) != 1)
         ::_exit(0); // the monitor gave up on this cell
     for (;;) {
-        const std::optional<uid_t> uid = awaitArm(cell);
-        if (!uid)
+        const std::optional<Arm> arm = awaitArm(cell);
+        if (!arm)
             ::_exit(0); // the daemon closed the cell
         long payloadSize = -1;
-        const bool goOn = runCall(cell, *uid, payload, payloadSize);
+        const bool goOn = runCall(cell, *arm, payload, payloadSize);
         if (payloadSize >= 0)
             return payloadSize; // in the call's process
         if (!goOn)

@@ -57,12 +57,17 @@ inline constexpr char kCellGone = 'g';
 // at once, which makes itself the call as far as it can before the call comes (its uid, its
 // namespaces, Landlock, seccomp): that work is then off the call's path. Each call is preceded
 // by one, and its CallRequest names the same uid.
+// With kHasWorkspaceView, riding on it: a detached idmapped view of the template's workspace
+// made for that uid (the daemon's sandbox/WorkspaceIdmap), which the call's process attaches
+// over the workspace in a mount namespace of its own, so the workspace's files are its user's.
 struct ArmRequest
 {
     char kind = kArm;
-    std::uint8_t reserved[3] = {};
+    std::uint8_t flags = 0;
+    std::uint8_t reserved[2] = {};
     std::uint32_t uid = 0;
     static constexpr char kArm = 'a';
+    static constexpr std::uint8_t kHasWorkspaceView = 1;
 };
 
 // Cell -> daemon: the process armed for the next call failed before its call came; the text

@@ -18,6 +18,7 @@
 #include "daemon/ProcessSetup.h"
 #include "sandbox/SandboxRequirements.h"
 #include "sandbox/SandboxSupervisor.h"
+#include "sandbox/WorkspaceIdmap.h"
 #include "common/Settings.h"
 #include "daemon/StartupChecks.h"
 #include "daemon/StartupFailure.h"
@@ -27,6 +28,7 @@
 #include "mcp/ToolResult.h"
 #include "tools/web/WebTools.h"
 #include "tools/workspace/WorkspaceTools.h"
+#include "workspace/Workspace.h"
 #include "workspace/WorkspaceVolume.h"
 
 #include <QFile>
@@ -169,18 +171,43 @@ SandboxLayer templatesLayer(const SandboxCapabilities &sandbox, const Settings &
     return layer;
 }
 
+// Whether a job sees its workspace's files as its own user's (WorkspaceIdmap): what a root
+// daemon can show through idmapped mounts of the file system that keeps the workspaces.
+SandboxLayer idmapLayer(const SandboxCapabilities &sandbox, const Settings &settings)
+{
+    SandboxLayer layer;
+    layer.name = QStringLiteral("idmap");
+    const SandboxOptions options = SandboxOptions::fromSettings(settings);
+    layer.detail = QStringLiteral("workspace files are the job's own user's (stored as uid %1)")
+                           .arg(options.workspaceUid);
+    const SandboxLayer *namespaces = sandbox.layer(u"namespaces");
+    if (!namespaces || namespaces->state != SandboxLayerState::Available) {
+        layer.reason = QStringLiteral("needs the namespaces layer");
+        return layer;
+    }
+    layer.reason = WorkspaceIdmap::unavailableReason(
+            Workspace::fromSettings(settings).storeDirectory(), options.workspaceUid, options.gid);
+    if (layer.reason.isEmpty())
+        layer.state = SandboxLayerState::Available;
+    return layer;
+}
+
 // /health says whether workspaces have their quota; one asked for and unavailable is a
 // degradation (the tools work, without the limit). The default that cannot be had here (not
 // root, no btrfs or loop devices) is said in workspace_quota and the start-up table only.
-void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
+QJsonObject layerStatus(const SandboxLayer &layer)
 {
-    const SandboxLayer layer = quotaLayer(volume);
     QJsonObject status{{QStringLiteral("state"), sandboxLayerStateName(layer.state)}};
     if (!layer.detail.isEmpty())
         status.insert(QStringLiteral("detail"), layer.detail);
     if (!layer.reason.isEmpty())
         status.insert(QStringLiteral("reason"), layer.reason);
-    health.describe(QStringLiteral("workspace_quota"), status);
+    return status;
+}
+
+void reportWorkspaceQuota(ServiceHealth &health, const WorkspaceVolume &volume)
+{
+    health.describe(QStringLiteral("workspace_quota"), layerStatus(quotaLayer(volume)));
     if (volume.state() == WorkspaceVolume::State::Unavailable && volume.askedFor())
         health.report({QStringLiteral("workspace quota"),
                        volume.reason(),
@@ -197,6 +224,7 @@ SandboxCapabilities probeSandbox(const WorkspaceVolume &volume, const Settings &
     SandboxCapabilities sandbox = SandboxProbe::run();
     sandbox.layers.append(quotaLayer(volume));
     sandbox.layers.append(templatesLayer(sandbox, settings));
+    sandbox.layers.append(idmapLayer(sandbox, settings));
     for (const QString &line : sandbox.table().split(QLatin1Char('\n')))
         spdlog::info("sandbox: {}", line.toStdString());
     return sandbox;
@@ -287,6 +315,9 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     if (const QString refusal = jobLayoutRefusal(settings, sandbox); !refusal.isEmpty())
         return startupFailure(1, refusal);
     reportUnusableResources(mcp.health(), settings, sandbox);
+    // Whether jobs see their workspace's files as their own user's (the idmap layer).
+    if (const SandboxLayer *home = sandbox.layer(u"idmap"))
+        mcp.health().describe(QStringLiteral("workspace_home"), layerStatus(*home));
     const AuditLogStart audit = startAuditLog(mcp, settings);
     if (const auto *refused = std::get_if<AuditLogRefused>(&audit))
         return startupFailure(1, refused->reason + QStringLiteral(" (AUDIT_REQUIRED=true)"));

@@ -182,7 +182,19 @@ bool CallTemplate::arm(TemplateCell *cell, const QString &principal)
         return true;
     QString error;
     std::optional<UidLease> lease = m_supervisor.leaseUid(principal, &error);
-    return lease && cell->arm(std::move(*lease));
+    if (!lease)
+        return false;
+    UniqueFd view;
+    if (m_supervisor.showsWorkspacesAsOwn()) {
+        view = m_supervisor.workspaceView(QString::fromStdString(m_request.policy.workspace),
+                                          lease->uid(), &error);
+        if (!view.isValid()) {
+            spdlog::warn("sandbox: a cell of the {} template cannot be armed: {}",
+                         m_request.program.toStdString(), error.toStdString());
+            return false;
+        }
+    }
+    return cell->arm(std::move(*lease), std::move(view));
 }
 
 void CallTemplate::onCellFailed(const QString &why)

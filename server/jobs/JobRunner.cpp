@@ -58,6 +58,11 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
     m_templatesWanted = settings.flag(u"JOB_CALL_TEMPLATES")
             && m_supervisor.options().templatesUnavailable().isEmpty();
     m_templateDirectory = Workspace::sandboxRoot(settings) + QStringLiteral("/templates");
+    if (const QString why = m_supervisor.showWorkspacesAsOwn(
+                Workspace::fromSettings(settings).storeDirectory());
+        !why.isEmpty())
+        spdlog::info("sandbox: jobs see workspace files as they are on disk: {}",
+                     why.toStdString());
     server.health().describeLive(QStringLiteral("call_templates"),
                                  [this] { return templatesStatus(); });
     JobServices &jobs = m_services;

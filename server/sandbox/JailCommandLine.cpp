@@ -16,6 +16,8 @@ QStringList jailArguments(const JailDescriptors &descriptors, const QStringList 
         jail << QStringLiteral("--pass-fd") << QString::number(descriptors.pass);
     if (descriptors.egress >= 0)
         jail << QStringLiteral("--egress-fd") << QString::number(descriptors.egress);
+    if (descriptors.workspaceView >= 0)
+        jail << QStringLiteral("--workspace-view-fd") << QString::number(descriptors.workspaceView);
     jail << extra << QStringLiteral("--") << program << arguments;
     return jail;
 }
@@ -23,8 +25,8 @@ QStringList jailArguments(const JailDescriptors &descriptors, const QStringList 
 void keepOnlyJailDescriptors(const JailDescriptors &descriptors)
 {
     ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-    for (const int fd :
-         {descriptors.policy, descriptors.report, descriptors.pass, descriptors.egress})
+    for (const int fd : {descriptors.policy, descriptors.report, descriptors.pass,
+                         descriptors.egress, descriptors.workspaceView})
         if (fd >= 0)
             ::fcntl(fd, F_SETFD, 0);
 }

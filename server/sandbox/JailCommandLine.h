@@ -16,6 +16,7 @@ struct JailDescriptors
     int report = -1; // --report-fd: the jail's JSON-lines report
     int pass = -1; // --pass-fd: left open for the job (a call's result channel)
     int egress = -1; // --egress-fd: the listener of the job's network namespace comes over it
+    int workspaceView = -1; // --workspace-view-fd: the workspace as the job's own (WorkspaceIdmap)
 };
 
 // cmcp-jail's arguments: the descriptors, `extra` (a template's options), then "--", the

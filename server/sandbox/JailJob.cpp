@@ -217,6 +217,15 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
         m_egressNotifier = watchReadEnd(m_egressFd.get(), &JailJob::readEgress);
     }
 
+    // A template's calls get their views one by one, as they are armed (CallTemplate).
+    if (m_spec.workspaceIdmap && policy.wants(jail::Layer::Namespaces)
+        && m_spec.serveTemplate.isEmpty()) {
+        ends.workspaceView = m_spec.workspaceIdmap->viewFor(
+                QString::fromStdString(policy.workspace), policy.uid, error);
+        if (!ends.workspaceView.isValid())
+            return std::nullopt;
+    }
+
     // The typed policy writes only keys the jail knows; should that ever break, the job fails
     // here, on the daemon's side, and no jail starts.
     QString refusal;
@@ -255,7 +264,8 @@ QSocketNotifier *JailJob::watchReadEnd(int fd, void (JailJob::*read)())
 void JailJob::launchJail(const JailEnds &ends)
 {
     const JailDescriptors descriptors{ends.policy.get(), ends.reportWrite.get(),
-                                      ends.channelWrite.get(), ends.egress.get()};
+                                      ends.channelWrite.get(), ends.egress.get(),
+                                      ends.workspaceView.get()};
     QStringList templateOptions;
     if (!m_spec.serveTemplate.isEmpty())
         templateOptions << QStringLiteral("--serve-template") << m_spec.serveTemplate

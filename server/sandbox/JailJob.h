@@ -6,6 +6,7 @@
 #include "sandbox/JobResult.h"
 #include "sandbox/OutputCapture.h"
 #include "sandbox/UidPool.h"
+#include "sandbox/WorkspaceIdmap.h"
 #include "posix/UniqueFd.h"
 #include "sandbox/JobRequest.h"
 
@@ -37,6 +38,8 @@ struct JobSpec : JobRequest
     // The uid pool a template maps (serveTemplate).
     uid_t poolFirst = 0;
     uid_t poolCount = 0;
+    // Shows the workspace to the job as its own user's; null: the job sees it as it is on disk.
+    std::shared_ptr<WorkspaceIdmap> workspaceIdmap;
 };
 
 // One job under cmcp-jail, run asynchronously: the policy goes to the jail on a pipe, its
@@ -101,6 +104,7 @@ private:
         UniqueFd reportWrite;
         UniqueFd channelWrite; // invalid without a result channel
         UniqueFd egress; // the jail's end of the egress channel; invalid without one
+        UniqueFd workspaceView; // the workspace as the job's own; invalid: bound as on disk
     };
 
     void createOutputCaptures();

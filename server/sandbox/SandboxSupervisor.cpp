@@ -1,6 +1,7 @@
 #include "sandbox/SandboxSupervisor.h"
 
 #include "base/HelperProgram.h"
+#include "common/SandboxIds.h"
 #include "common/Settings.h"
 
 #include <QDir>
@@ -14,10 +15,11 @@ SandboxOptions SandboxOptions::fromSettings(const Settings &settings)
 {
     SandboxOptions options;
     options.jailProgram = defaultJailProgram();
-    options.uidBase = uid_t(settings.integer(u"SANDBOX_UID_BASE"));
-    options.uidCount = uid_t(settings.integer(u"SANDBOX_UID_COUNT"));
-    const qint64 gid = settings.integer(u"SANDBOX_GID");
-    options.gid = gid == 0 ? gid_t(options.uidBase) : gid_t(gid);
+    const SandboxIds ids = SandboxIds::fromSettings(settings);
+    options.uidBase = ids.uidBase;
+    options.uidCount = ids.uidCount;
+    options.gid = ids.gid;
+    options.workspaceUid = ids.workspaceUid;
     options.outputCapBytes = settings.integer(u"SANDBOX_OUTPUT_CAP_KB") * 1024;
     options.insecure = settings.flag(u"SANDBOX_INSECURE");
     return options;
@@ -46,6 +48,20 @@ SandboxSupervisor::SandboxSupervisor(SandboxOptions options)
     : m_options(std::move(options)),
       m_pool(UidPool::create(m_options.uidBase, m_options.uidCount, m_options.gid))
 {
+}
+
+QString SandboxSupervisor::showWorkspacesAsOwn(const QString &directory)
+{
+    const QString unavailable =
+            WorkspaceIdmap::unavailableReason(directory, m_options.workspaceUid, m_options.gid);
+    if (unavailable.isEmpty())
+        m_idmap = std::make_shared<WorkspaceIdmap>(m_options.workspaceUid, m_options.gid);
+    return unavailable;
+}
+
+UniqueFd SandboxSupervisor::workspaceView(const QString &path, uid_t uid, QString *error)
+{
+    return m_idmap ? m_idmap->viewFor(path, uid, error) : UniqueFd();
 }
 
 std::optional<UidLease> SandboxSupervisor::leaseUid(const QString &holder, QString *error)
@@ -84,6 +100,9 @@ JobSpec SandboxSupervisor::specFor(const JobRequest &request, const UidLease &le
     spec.egress = m_options.egress;
     spec.poolFirst = m_options.uidBase;
     spec.poolCount = m_options.uidCount;
+    // A daemon that is not root runs every job as itself, the workspace's owner already.
+    if (root)
+        spec.workspaceIdmap = m_idmap;
     spec.workspaceHold.reset(); // given to the job itself, to go with its uid lease
     return spec;
 }

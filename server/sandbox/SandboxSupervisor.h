@@ -24,6 +24,7 @@ struct SandboxOptions
     uid_t uidBase = 100000;
     uid_t uidCount = 1000;
     gid_t gid = 100000;
+    uid_t workspaceUid = 101000; // owns the workspaces' files on disk (WorkspaceIdmap)
     qint64 outputCapBytes = 256 * 1024; // per stream
     QString spillDirectory; // empty: overflowing output is not kept
     bool insecure = false;
@@ -53,6 +54,15 @@ public:
     void setEgress(std::shared_ptr<JobEgress> egress) { m_options.egress = std::move(egress); }
     uid_t uidsAvailable() const { return m_pool->available(); }
 
+    // From now on every job sees its workspace as its own user's (WorkspaceIdmap), when the
+    // workspaces kept in `directory` can be shown so here; otherwise why not (and jobs see
+    // workspaces as they are on disk).
+    QString showWorkspacesAsOwn(const QString &directory);
+    bool showsWorkspacesAsOwn() const { return m_idmap != nullptr; }
+    // The workspace at `path` as a job of `uid` sees it as its own, detached (for a template's
+    // cell to arm a call with); invalid when workspaces are shown as on disk, or with `error`.
+    UniqueFd workspaceView(const QString &path, uid_t uid, QString *error);
+
     // A job ready to start (connect its signals, then start()), owned by `parent`, its uid
     // counted against request.principal. Refused, with nullptr and a message a model can act
     // on, when the pool has no uid for that principal (UidPool::acquire).
@@ -74,6 +84,7 @@ private:
 
     SandboxOptions m_options;
     std::shared_ptr<UidPool> m_pool;
+    std::shared_ptr<WorkspaceIdmap> m_idmap;
     // Every job made and not yet deleted; shared with each job's destruction, which may come
     // after this object's.
     std::shared_ptr<QSet<Job *>> m_jobs = std::make_shared<QSet<Job *>>();

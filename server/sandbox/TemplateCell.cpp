@@ -73,13 +73,17 @@ bool TemplateCell::startCall(uid_t uid, const QByteArray &payload, int output, i
     return true;
 }
 
-bool TemplateCell::arm(UidLease lease)
+bool TemplateCell::arm(UidLease lease, UniqueFd workspaceView)
 {
     cells::ArmRequest request;
     request.uid = lease.uid();
-    if (!m_socket.isValid()
-        || ::send(m_socket.get(), &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT)
-                != ssize_t(sizeof request))
+    std::vector<int> fds;
+    if (workspaceView.isValid()) {
+        request.flags |= cells::ArmRequest::kHasWorkspaceView;
+        fds.push_back(workspaceView.get());
+    }
+    // The cell reads one arm at a time and waits for it: the message goes into an empty buffer.
+    if (!m_socket.isValid() || !sendWithFds(m_socket.get(), &request, sizeof request, fds))
         return false;
     m_lease = std::move(lease);
     return true;

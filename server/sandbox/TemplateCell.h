@@ -29,8 +29,9 @@ public:
 
     // Gives the cell the uid of its next call, which it prepares that call's process with
     // before the call comes (cell_protocol::ArmRequest). The lease is the cell's until
-    // takeLease(), or until the cell is gone.
-    bool arm(UidLease lease);
+    // takeLease(), or until the cell is gone. `workspaceView`: the template's workspace as that
+    // uid's own (SandboxSupervisor::workspaceView), which the call attaches; invalid: none.
+    bool arm(UidLease lease, UniqueFd workspaceView);
     bool isArmed() const { return m_lease.isValid(); }
     // The armed uid's lease, for the call's job (which then gives it back when it ends).
     UidLease takeLease() { return std::move(m_lease); }

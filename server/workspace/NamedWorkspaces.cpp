@@ -46,8 +46,9 @@ QString NamedWorkspaces::noSuchWorkspace(const QString &nameOrId)
 }
 
 NamedWorkspaces::NamedWorkspaces(const Workspace &pattern, Limits limits)
-    : m_directory(QFileInfo(pattern.path()).absolutePath() + QStringLiteral("/named")),
+    : m_directory(pattern.storeDirectory() + QStringLiteral("/named")),
       m_sandboxGid(pattern.sandboxGid()),
+      m_owner(pattern.owner()),
       m_defaultQuotaBytes(pattern.quotaBytes()),
       m_limits(limits)
 {
@@ -121,7 +122,7 @@ int NamedWorkspaces::load()
         m_byId.insert(id,
                       {id, name, owner, created,
                        Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid,
-                                 m_defaultQuotaBytes > 0 ? quotaBytes : 0),
+                                 m_defaultQuotaBytes > 0 ? quotaBytes : 0, m_owner),
                        lastUsed.isValid() ? lastUsed : created});
         m_lastUsedOnDisk.insert(id, m_byId.value(id).lastUsed);
     }
@@ -253,10 +254,11 @@ std::optional<NamedWorkspace> NamedWorkspaces::create(const Principal &owner, co
         return std::nullopt;
     const QString id = unguessableId("ws_");
     const QDateTime now = QDateTime::currentDateTimeUtc();
-    return complete({id, name, owner.name(), now,
-                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes),
-                     now},
-                    error);
+    return complete(
+            {id, name, owner.name(), now,
+             Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes, m_owner),
+             now},
+            error);
 }
 
 std::optional<NamedWorkspace> NamedWorkspaces::fork(const Principal &owner, const QString &name,
@@ -287,10 +289,11 @@ std::optional<NamedWorkspace> NamedWorkspaces::fork(const Principal &owner, cons
         return std::nullopt;
     }
     const QDateTime now = QDateTime::currentDateTimeUtc();
-    return complete({id, name, owner.name(), now,
-                     Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes),
-                     now},
-                    error);
+    return complete(
+            {id, name, owner.name(), now,
+             Workspace(m_directory + QLatin1Char('/') + id, m_sandboxGid, *quotaBytes, m_owner),
+             now},
+            error);
 }
 
 std::optional<NamedWorkspace> NamedWorkspaces::find(const Principal &owner, const QString &nameOrId,

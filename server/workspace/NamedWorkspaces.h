@@ -109,6 +109,7 @@ private:
 
     QString m_directory;
     gid_t m_sandboxGid = 0;
+    WorkspaceOwner m_owner;
     qint64 m_defaultQuotaBytes = 0;
     Limits m_limits;
     QHash<QString, NamedWorkspace> m_byId;

@@ -188,6 +188,8 @@ std::optional<Workspace> SessionWorkspaces::forCall(const ToolCall &call, QStrin
         return std::nullopt;
     }
     m_named.touch(named->id);
+    if (QString why; !named->workspace.takeOwnership(&why))
+        spdlog::warn("workspaces: {}", why.toStdString());
     return named->workspace;
 }
 

@@ -1,8 +1,10 @@
 #include "workspace/Workspace.h"
 
+#include "common/SandboxIds.h"
 #include "common/Settings.h"
 #include "posix/Btrfs.h"
 #include "posix/ErrnoText.h"
+#include "posix/TreeOwnership.h"
 #include "posix/TreeRemoval.h"
 #include "posix/UniqueFd.h"
 #include "workspace/WorkspaceCheckpoints.h"
@@ -20,10 +22,11 @@
 
 namespace cmcp {
 
-Workspace::Workspace(QString path, gid_t sandboxGid, qint64 quotaBytes)
+Workspace::Workspace(QString path, gid_t sandboxGid, qint64 quotaBytes, WorkspaceOwner owner)
     : m_path(std::move(path)),
       m_sandboxGid(sandboxGid),
-      m_quotaBytes(quotaBytes)
+      m_quotaBytes(quotaBytes),
+      m_owner(owner)
 {
 }
 
@@ -36,19 +39,23 @@ QString Workspace::sandboxRoot(const Settings &settings)
 Workspace Workspace::fromSettings(const Settings &settings)
 {
     const QString root = sandboxRoot(settings);
-    const qint64 gid = settings.integer(u"SANDBOX_GID");
-    const qint64 uidBase = settings.integer(u"SANDBOX_UID_BASE");
-    const gid_t sandboxGid = gid_t(gid == 0 ? uidBase : gid);
+    const SandboxIds ids = SandboxIds::fromSettings(settings);
+    const WorkspaceOwner owner{ids.workspaceUid, ids.uidBase, ids.uidCount};
     const qint64 quotaMb = settings.integer(u"SANDBOX_WORKSPACE_QUOTA_MB");
     if (const QString volume = WorkspaceVolume::mountPathFor(settings);
         quotaMb > 0 && WorkspaceVolume::isMountedAt(volume))
-        return Workspace(volume + QStringLiteral("/workspace"), sandboxGid, quotaMb << 20);
-    return Workspace(root + QStringLiteral("/workspace"), sandboxGid);
+        return Workspace(volume + QStringLiteral("/workspace"), ids.gid, quotaMb << 20, owner);
+    return Workspace(root + QStringLiteral("/workspace"), ids.gid, 0, owner);
+}
+
+QString Workspace::storeDirectory() const
+{
+    return QFileInfo(m_path).absolutePath();
 }
 
 Workspace Workspace::sibling(const QString &directory) const
 {
-    return Workspace(directory, m_sandboxGid, m_quotaBytes);
+    return Workspace(directory, m_sandboxGid, m_quotaBytes, m_owner);
 }
 
 namespace {
@@ -127,6 +134,13 @@ bool Workspace::ensureExists(QString *error) const
                           .arg(m_path, errnoText(openError));
         return false;
     }
+    // A tree whose top is not the workspace owner's was written before workspaces had one owner
+    // (by root's tools and by jobs as their pool uids, or restored from such a checkpoint): its
+    // files become the owner's, or the jobs, which see only the owner's files as their own,
+    // would find them all owned by nobody.
+    QString reowned;
+    if (!takeOwnership(fd, &reowned))
+        spdlog::warn("workspace {}: {}", m_path.toStdString(), reowned.toStdString());
     // The top directory is ours: make it shared with the jobs even when it already existed.
     const bool adopted = adoptCreated(fd, true);
     ::close(fd);
@@ -140,11 +154,42 @@ bool Workspace::ensureExists(QString *error) const
     return true;
 }
 
+bool Workspace::takeOwnership(QString *error) const
+{
+    if (!ownershipApplies() || m_owner.uid == uid_t(-1))
+        return true;
+    const UniqueFd top(::open(QFile::encodeName(m_path).constData(),
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top.isValid()) {
+        *error = QStringLiteral("cannot open the workspace %1: %2").arg(m_path, errnoText(errno));
+        return false;
+    }
+    if (!takeOwnership(top.get(), error))
+        return false;
+    return ::fchown(top.get(), m_owner.uid, gid_t(-1)) == 0;
+}
+
+bool Workspace::takeOwnership(int topFd, QString *error) const
+{
+    struct stat top = {};
+    if (!ownershipApplies() || m_owner.uid == uid_t(-1) || ::fstat(topFd, &top) != 0
+        || top.st_uid == m_owner.uid)
+        return true;
+    const WorkspaceOwner owner = m_owner;
+    return giveTreeTo(
+            topFd, owner.uid,
+            [owner](uid_t uid) {
+                return uid == 0
+                        || (uid >= owner.jobUidBase && uid - owner.jobUidBase < owner.jobUidCount);
+            },
+            error);
+}
+
 bool Workspace::adoptCreated(int fd, bool isDirectory) const
 {
     if (!ownershipApplies())
         return true;
-    if (::fchown(fd, uid_t(-1), m_sandboxGid) != 0)
+    if (::fchown(fd, m_owner.uid, m_sandboxGid) != 0)
         return false;
     // After fchown: changing the group clears the setgid bit.
     return ::fchmod(fd, isDirectory ? 02775 : 0664) == 0;

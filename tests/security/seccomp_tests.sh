@@ -58,6 +58,14 @@ def int80_getpid():
     m.write(code)
     f = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
     return 0 if f() == os.getpid() else 3
+AT_FDCWD = (1 << 64) - 100
+_names = []
+def path(name):
+    buffer = ctypes.create_string_buffer(name)
+    _names.append(buffer)
+    return ctypes.addressof(buffer)
+def own(name):
+    os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o644))
 def sock(family):
     try:
         socket.socket(family, socket.SOCK_STREAM).close()
@@ -86,6 +94,15 @@ probes = {
     "perf_event_open": lambda: sc(298, 0, 0, 0xffffffff, 0xffffffff, 0),  # EFAULT
     "process_vm_readv": lambda: sc(310, os.getpid(), 0, 0, 0, 0, 1),       # bad flags: EINVAL
     "clone3": lambda: sc(435, 0, 0),                           # size 0: EINVAL
+    # The set-user-ID bit in a mode, on a file of the job's own (made first): chmod, fchmodat,
+    # fchmodat2 and creating a file with it; a mode without it is the control.
+    "chmod_plain": lambda: (own(b"plain"), sc(90, path(b"plain"), 0o755))[1],
+    "chmod_suid": lambda: (own(b"c1"), sc(90, path(b"c1"), 0o4755))[1],
+    "fchmodat_suid": lambda: (own(b"c2"), sc(268, AT_FDCWD, path(b"c2"), 0o4755))[1],
+    "fchmodat2_suid": lambda: (own(b"c3"), sc(452, AT_FDCWD, path(b"c3"), 0o4755, 0))[1],
+    "openat_suid": lambda: sc(257, AT_FDCWD, path(b"c4"), os.O_CREAT | os.O_WRONLY, 0o4755),
+    "creat_suid": lambda: sc(85, path(b"c5"), 0o4755),
+    "openat2": lambda: sc(437, AT_FDCWD, path(b"."), ctypes.addressof(ctypes.create_string_buffer(24)), 24),
     "int80": lambda: in_child(int80_getpid),
     "x32": lambda: in_child(lambda: 0 if sc(0x40000000 | 39)[0] in ("ok", "errno") else 3),
 }
@@ -165,7 +182,14 @@ bpf) need_seccomp; deny_rows "errno EPERM" bpf perf_event_open ;;
 io_uring) need_seccomp; deny_rows "errno EPERM" io_uring_setup ;;
 userfaultfd) need_seccomp; deny_rows "errno EPERM" userfaultfd ;;
 keyctl) need_seccomp; deny_rows "errno EPERM" keyctl request_key ;;
-clone3) need_seccomp; deny_rows "errno ENOSYS" clone3 ;;
+clone3) need_seccomp; deny_rows "errno ENOSYS" clone3 openat2 ;;
+setuid)
+    # A job owns its workspace's files on disk as the workspace uid: no set-user-ID file of it.
+    need_seccomp
+    probe "$SECC" chmod_plain
+    [ "$(result chmod_plain)" = "ok 0" ] || fail "chmod 755 under seccomp: $(result chmod_plain)"
+    deny_rows "errno EPERM" chmod_suid fchmodat_suid fchmodat2_suid openat_suid creat_suid
+    ;;
 socket) need_seccomp; deny_rows "errno EAFNOSUPPORT" inet inet6 netlink ;;
 
 clone-newuser)
