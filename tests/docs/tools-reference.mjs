@@ -37,9 +37,11 @@ async function rpc(daemon, sessionId, id, method, params) {
 
 // Every tool of tools/list (all pages) and the daemon's /health, from a daemon of our own.
 async function listTools() {
+    // Making the workspace volume on a busy machine can take a while.
     const daemon = await startDaemon({
         fixtures: false,
-        settings: { JOB_CALL_TEMPLATES: 'false', BASH_WARM_JOBS: '0', PYTHON_WARM_JOBS: '0', LOG_LEVEL: 'warning' },
+        timeoutMs: 60_000,
+        settings: { JOB_CALL_TEMPLATES: 'false', BASH_WARM_JOBS: '0', PYTHON_WARM_JOBS: '0' },
     });
     try {
         const init = await rpc(daemon, null, 1, 'initialize', {

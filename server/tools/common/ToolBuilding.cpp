@@ -40,7 +40,7 @@ QJsonObject succeeded(QJsonObject value)
 QJsonObject withWorkspaceArgument(QJsonObject input)
 {
     static const QJsonObject argument = schema(
-            R"({"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Named workspace to work in (default: the session's)."})");
+            R"({"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Named workspace (default: this session's)."})");
     QJsonObject properties = input.value(QLatin1String("properties")).toObject();
     properties.insert(QLatin1String("workspace"), argument);
     input.insert(QLatin1String("properties"), properties);

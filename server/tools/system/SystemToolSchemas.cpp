@@ -63,9 +63,9 @@ QJsonObject commandInput()
 {
     return tools::schema(
             R"({"type":"object","required":["command"],"additionalProperties":false,"properties":{
-        "command":{"type":"string","description":"The bash command; only allowed programs run."},
-        "background":{"type":"boolean","description":"Return a job_id at once; follow it with job_output and job_status."},
-        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long; if still running, return its job_id and go on in the background."},
+        "command":{"type":"string","description":"The bash command."},
+        "background":{"type":"boolean","description":"Return a job_id at once, for job_output and job_status."},
+        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long, then return a job_id if still running."},
         "interactive":{"type":"boolean","description":"Background, with stdin open for job_write_stdin."},
         "working_dir":{"type":"string","description":"Directory relative to the workspace root."},
         "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds."}}})");
@@ -85,8 +85,8 @@ QJsonObject pythonInput()
     return tools::schema(
             R"({"type":"object","required":["code"],"additionalProperties":false,"properties":{
         "code":{"type":"string","description":"Python 3 code, run as __main__; set _ to return a value. With interactive, job_write_stdin then feeds the interpreter."},
-        "background":{"type":"boolean","description":"Return a job_id at once; follow it with job_output and job_status."},
-        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long; if still running, return its job_id and go on in the background."},
+        "background":{"type":"boolean","description":"Return a job_id at once, for job_output and job_status."},
+        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long, then return a job_id if still running."},
         "interactive":{"type":"boolean","description":"Background, with stdin open for job_write_stdin."},
         "working_dir":{"type":"string","description":"Directory relative to the workspace root."},
         "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds."}}})");
