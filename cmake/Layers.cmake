@@ -3,7 +3,7 @@
 # top of the tree: common/, console/, jail/, workers/browser/), and each library puts on its include path one directory of its own, made here,
 # holding a link to each of its folders and nothing else. A library reaches another's headers
 # only by linking it, which CMake allows only downwards (a cycle fails the link), so an include
-# that runs upwards is not found and the build fails. ARCHITECTURE.md says which layer is where.
+# that runs upwards is not found and the build fails. docs/architecture.md says which layer is where.
 #
 #   cmcp_layer(<target> <folder>...)   e.g. cmcp_layer(cmcp_mcp server/mcp)
 function(cmcp_layer target)

@@ -10,7 +10,7 @@ namespace cmcp {
 enum class SettingType { Text, Integer, Boolean, List, Choice };
 
 // One setting: the single place its name, type, default, range and help live.
-// --help, the README table, config/default.env and the loader all follow it.
+// --help, the table in docs/configuration.md, config/default.env and the loader all follow it.
 struct SettingSpec
 {
     const char *name = nullptr;

@@ -36,7 +36,7 @@ int main(int argc, char *argv[])
     const QCommandLineOption screenshotOption(
             QStringLiteral("screenshot"),
             QStringLiteral("Save a picture of the window to FILE after --screenshot-after "
-                           "milliseconds, then quit (for the README)."),
+                           "milliseconds, then quit (for the documentation)."),
             QStringLiteral("FILE"));
     const QCommandLineOption screenshotAfterOption(
             QStringLiteral("screenshot-after"),

@@ -402,7 +402,7 @@ bool enterMinimalRoot(const Policy &policy, const Launch &launch, std::string &e
     // above it. The job's mountinfo still names the workspace's path within its file system
     // (the kernel prints a bind's root so, whatever clone or namespace it came from): on the
     // workspace volume that is /sessions/ws_… of the volume, on a plain directory its host
-    // path (README, "What a job learns of the host's paths").
+    // path (docs/security-model.md, "What a job learns of the host's paths").
     if (launch.workspaceFd < 0) {
         error = workspaceError(policy, launch);
         return false;

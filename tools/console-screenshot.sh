@@ -1,5 +1,5 @@
 #!/bin/sh
-# Takes the README's picture of cmcp-console: starts a real cmcpd in a scratch directory, makes
+# Takes the picture of cmcp-console in docs/console.md: starts a real cmcpd in a scratch directory, makes
 # live MCP calls over HTTP with curl (some succeed, one fails, one keeps running), and has the
 # real console save its window under Xvfb.
 #   tools/console-screenshot.sh [BUILD_DIR] [OUTPUT_PNG] [TAB]

@@ -81,7 +81,7 @@ std::variant<ExitStatus, CommandLine> parseCommandLine(const QStringList &argume
             QStringLiteral("Print the effective settings and where each came from, then exit."));
     const QCommandLineOption markdownOption(
             QStringLiteral("settings-markdown"),
-            QStringLiteral("Print the settings table as Markdown (for the README), then exit."));
+            QStringLiteral("Print the settings table as Markdown, then exit."));
     const QCommandLineOption jobPoliciesOption(
             QStringLiteral("print-job-policies"),
             QStringLiteral("Print the programs and jail policies of the system tools' jobs as "

@@ -16,7 +16,7 @@ inline bool isWhitespace(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
-// What web_scrape's selector argument accepts (the tool's description and the README quote it).
+// What web_scrape's selector argument accepts (its description and docs/web-tools.md quote it).
 extern const char *const supportedSyntax;
 
 struct AttributeSelector

@@ -5,7 +5,7 @@
 //
 //   node tests/bench/checkpoint_bench.mjs [--cmcpd build/server/cmcpd] [--rounds 5]
 //
-// Prints a Markdown table; see BENCHMARKS.md.
+// Prints a Markdown table; see docs/benchmarks.md.
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';

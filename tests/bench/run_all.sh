@@ -4,7 +4,7 @@
 #
 #   tests/bench/run_all.sh [BUILD_DIR]        (default: build)
 #
-# Results are printed and kept in BUILD_DIR/bench-results/. See BENCHMARKS.md.
+# Results are printed and kept in BUILD_DIR/bench-results/. See docs/benchmarks.md.
 set -u
 build=${1:-build}
 out="$build/bench-results"

@@ -1,6 +1,6 @@
 // End-to-end tools/call latency of a trivial tool (test_simple_text) with the official MCP
 // TypeScript SDK client, over Streamable HTTP, legacy SSE and stdio, against a cmcpd this script
-// spawns. Shows the SDK-bound figures beside cmcp-bench's lean-client ones (see BENCHMARKS.md).
+// spawns. Shows the SDK-bound figures beside cmcp-bench's lean-client ones (see docs/benchmarks.md).
 //
 //   node tests/bench/sdk_latency.mjs [--cmcpd PATH] [--n N] [--warmup W] [--repeat R]
 //                                    [--transports http,sse,stdio]
@@ -54,7 +54,7 @@ function parseArgs(argv) {
         }
     }
     if (!options.cmcpd) {
-        // The build directories BENCHMARKS.md names, newest binary first.
+        // The build directories docs/benchmarks/history.md names, newest binary first.
         const candidates = ['build', 'build-bench'].map((dir) => resolve(here, '../..', dir, 'server/cmcpd-conformance'));
         options.cmcpd = candidates.find((path) => existsSync(path)) ?? candidates[0];
     }

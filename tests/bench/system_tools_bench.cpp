@@ -2,12 +2,12 @@
 // run and interleaved (bare, tool, bare, tool, ...), so both sides see the same machine noise:
 //   system_run_command {"command":"echo hi"}  vs  bash -c 'echo hi'
 //   system_run_python  {"code":"print(1)"}    vs  python3 -I -S -c 'print(1)'
-// The client is a single keep-alive HTTP/1.1 connection written here (no SDK: see BENCHMARKS.md
-// for what the SDK adds), the bare programs are started with posix_spawn and their output read
-// to the end. A third column runs the same program under cmcp-jail alone, with the policy the
-// daemon uses (cmcpd --print-job-policies), started the same way: the difference between it and
-// the tool is the daemon's share (HTTP, JSON, the supervisor, the Python runner), the
-// difference between it and the bare program the jail's.
+// The client is a single keep-alive HTTP/1.1 connection written here (no SDK: see
+// docs/benchmarks.md for what the SDK adds), the bare programs are started with posix_spawn and
+// their output read to the end. A third column runs the same program under cmcp-jail alone, with
+// the policy the daemon uses (cmcpd --print-job-policies), started the same way: the difference
+// between it and the tool is the daemon's share (HTTP, JSON, the supervisor, the Python runner),
+// the difference between it and the bare program the jail's.
 //
 //   cmcp-system-bench [--cmcpd PATH] [--n N] [--warmup W] [--gap-ms G] [--sessions S]
 //                     [--seconds T]

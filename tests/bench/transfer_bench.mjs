@@ -6,7 +6,7 @@
 //
 //   node tests/bench/transfer_bench.mjs [--cmcpd build/server/cmcpd] [--mb 1024] [--part-mb 32]
 //
-// Prints a Markdown table; see BENCHMARKS.md.
+// Prints a Markdown table; see docs/benchmarks.md.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';

@@ -1,12 +1,12 @@
-// The README's client snippets work: every sh, js, json and python block of README.md is run
-// against a daemon this test starts (its own working directory, SANDBOX_ROOT, audit log, admin
-// socket and uid pool; daemon.mjs), with the daemon's port for 8000. A block that cannot run here
-// says why in a comment before it (<!-- docs-test: skip REASON -->); its addresses are still
-// checked. JSON blocks are MCP host configurations: each server's URL must answer MCP initialize,
-// and a server started as cmcpd is started with its arguments and must answer it over stdio.
-// The Python block runs where python3 has the official SDK (`import mcp`) and skips, saying so,
-// elsewhere. A comment at the end of a line that prints (`// hello`, `# 42`) is output the block
-// must print.
+// The client snippets work: every sh, js, json and python block of README.md, docs/clients.md
+// and docs/protocol.md is run against a daemon this test starts (its own working directory,
+// SANDBOX_ROOT, audit log, admin socket and uid pool; daemon.mjs), with the daemon's port for
+// 8000. A block that cannot run here says why in a comment before it
+// (<!-- docs-test: skip REASON -->); its addresses are still checked. JSON blocks are MCP host
+// configurations: each server's URL must answer MCP initialize, and a server started as cmcpd is
+// started with its arguments and must answer it over stdio. The Python block runs where python3
+// has the official SDK (`import mcp`) and skips, saying so, elsewhere. A comment at the end of a
+// line that prints (`// hello`, `# 42`) is output the block must print.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -17,7 +17,8 @@ import { cleanEnv, cmcpdPath, scratchDir, startDaemon } from '../integration/lib
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '../..');
-const readmePath = join(root, 'README.md');
+// The pages whose snippets a newcomer copies: the README, the clients' page and the protocol's.
+const pages = ['README.md', 'docs/clients.md', 'docs/protocol.md'];
 const clientModules = join(root, 'tests/clients/node_modules');
 const documentedBase = 'http://127.0.0.1:8000';
 const languages = new Set(['sh', 'bash', 'js', 'json', 'python']);
@@ -42,8 +43,8 @@ function fencedBlocks(text) {
     return blocks.filter(block => languages.has(block.language));
 }
 
-const blocks = fencedBlocks(readFileSync(readmePath, 'utf8'));
-const name = block => `README.md:${block.line} (${block.language})`;
+const blocks = pages.flatMap(page => fencedBlocks(readFileSync(join(root, page), 'utf8')).map(block => ({ ...block, page })));
+const name = block => `${block.page}:${block.line} (${block.language})`;
 
 // The output the block promises: the text of `// X` or `# X` after a print on the same line.
 function promisedOutput(block) {
@@ -126,7 +127,7 @@ function ownSettings(dir) {
     };
 }
 
-test('README snippets', { timeout: 240_000 }, async t => {
+test('client snippets', { timeout: 240_000 }, async t => {
     // The jobs' uids must reach the workspace: its parent is 0755, not mkdtemp's 0700.
     const sandboxParent = scratchDir();
     chmodSync(sandboxParent, 0o755);
@@ -134,13 +135,10 @@ test('README snippets', { timeout: 240_000 }, async t => {
     const rewrite = text => text.replaceAll(documentedBase, daemon.base)
         .replace(/(^|[\s'"])(?:\.\/)?build\/server\/cmcpd\b/g, `$1${cmcpdPath()}`);
     try {
-        const counts = {};
-        for (const block of blocks)
-            counts[block.language] = (counts[block.language] ?? 0) + 1;
         // What a newcomer is promised: a shell check, host configurations, a TypeScript and a
-        // Python client.
+        // Python client, each in the README itself.
         for (const language of ['sh', 'json', 'js', 'python'])
-            assert.ok(counts[language] > 0, `README.md has no ${language} block`);
+            assert.ok(blocks.some(block => block.page === 'README.md' && block.language === language), `README.md has no ${language} block`);
 
         await t.test('every documented address answers', async () => {
             const urls = new Set(blocks.flatMap(block => localUrls(block.body)));

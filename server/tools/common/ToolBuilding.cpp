@@ -40,7 +40,7 @@ QJsonObject succeeded(QJsonObject value)
 QJsonObject withWorkspaceArgument(QJsonObject input)
 {
     static const QJsonObject argument = schema(
-            R"({"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"A named workspace of yours (workspace_list) to work in, instead of this session's."})");
+            R"({"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Named workspace (default: this session's)."})");
     QJsonObject properties = input.value(QLatin1String("properties")).toObject();
     properties.insert(QLatin1String("workspace"), argument);
     input.insert(QLatin1String("properties"), properties);

@@ -21,7 +21,7 @@ class ToolCall;
 // a tree a job wrote never stalls the event loop, and finishes each call back on the loop's
 // thread. Work known to be cheap (a small file read) may run on the loop at once: the hop to a
 // worker and back costs more than such a read (measured: 65 µs against 95 to 190 µs per 1 KB
-// file_read, BENCHMARKS.md).
+// file_read, docs/benchmarks/history.md).
 //
 // The workers are shared by every session, but one session holds at most MaxWorkersPerSession
 // of them at a time; its further calls wait in its own queue. So a session that starts many slow

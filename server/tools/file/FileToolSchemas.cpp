@@ -12,10 +12,10 @@ QJsonObject readInput()
 {
     return tools::schema(
             R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
-        "path":{"type":"string","description":"File path relative to the workspace root (a leading / is the root)."},
-        "encoding":{"type":"string","default":"utf-8","description":"Text encoding (utf-8, latin-1, utf-16, ...) or base64 for binary content."},
-        "offset":{"type":"integer","minimum":0,"description":"Lines to skip before the first line returned (text only)."},
-        "limit":{"type":"integer","minimum":1,"description":"Most lines returned (text only); with offset, pages through files larger than FILE_MAX_SIZE_MB."}}})");
+        "path":{"type":"string","description":"Relative to the workspace root."},
+        "encoding":{"type":"string","default":"utf-8","description":"utf-8, latin-1, utf-16, ..., or base64 for binary."},
+        "offset":{"type":"integer","minimum":0,"description":"Lines to skip (text only)."},
+        "limit":{"type":"integer","minimum":1,"description":"Most lines returned (text only); pages through large files."}}})");
 }
 
 QJsonObject readOutput()
@@ -36,10 +36,10 @@ QJsonObject writeInput()
 {
     return tools::schema(
             R"({"type":"object","required":["path","content"],"additionalProperties":false,"properties":{
-        "path":{"type":"string","description":"File path relative to the workspace root; missing parent directories are created."},
+        "path":{"type":"string","description":"Relative to the workspace root."},
         "content":{"type":"string","description":"The whole new content."},
-        "encoding":{"type":"string","default":"utf-8","description":"Text encoding of content, or base64 for binary content."},
-        "if_match":{"type":"string","pattern":"^([0-9a-fA-F]{64})?$","description":"Write only if the file's current sha256 is this (from file_read); the empty string means the file must not exist yet."}}})");
+        "encoding":{"type":"string","default":"utf-8","description":"Encoding of content, or base64 for binary."},
+        "if_match":{"type":"string","pattern":"^([0-9a-fA-F]{64})?$","description":"Write only if the file's sha256 is this (from file_read); empty: only if it does not exist."}}})");
 }
 
 QJsonObject writeOutput()
@@ -55,9 +55,9 @@ QJsonObject writeOutput()
 QJsonObject listInput()
 {
     return tools::schema(R"({"type":"object","additionalProperties":false,"properties":{
-        "path":{"type":"string","default":"/","description":"Directory relative to the workspace root."},
+        "path":{"type":"string","default":"/","description":"Relative to the workspace root."},
         "pattern":{"type":"string","description":"Glob on entry names, e.g. *.py."},
-        "recursive":{"type":"boolean","default":false,"description":"List subdirectories too (symbolic links are not entered); bounded by FILE_LIST_MAX_ENTRIES."}}})");
+        "recursive":{"type":"boolean","default":false}}})");
 }
 
 QJsonObject listOutput()
@@ -80,7 +80,7 @@ QJsonObject deleteInput()
 {
     return tools::schema(
             R"({"type":"object","required":["path"],"additionalProperties":false,"properties":{
-        "path":{"type":"string","description":"File, symbolic link or empty directory to delete."}}})");
+        "path":{"type":"string"}}})");
 }
 
 QJsonObject deleteOutput()
@@ -94,7 +94,7 @@ QJsonObject moveInput()
     return tools::schema(
             R"({"type":"object","required":["source","destination"],"additionalProperties":false,"properties":{
         "source":{"type":"string"},
-        "destination":{"type":"string","description":"New path; missing parent directories are created."},
+        "destination":{"type":"string"},
         "overwrite":{"type":"boolean","default":false,"description":"Replace an existing destination."}}})");
 }
 
@@ -109,12 +109,12 @@ QJsonObject editInput()
 {
     return tools::schema(
             R"({"type":"object","required":["path","edits"],"additionalProperties":false,"properties":{
-        "path":{"type":"string","description":"UTF-8 text file to edit, relative to the workspace root."},
-        "edits":{"type":"array","minItems":1,"description":"Applied in order, each to the result of the ones before. Each old_text must occur exactly once: first compared exactly, then line by line ignoring line endings and trailing whitespace (leading whitespace must match). new_text takes the file's line ending.","items":{"type":"object","required":["old_text","new_text"],"additionalProperties":false,"properties":{
-            "old_text":{"type":"string","minLength":1,"description":"Text to replace, quoted from the file with enough context to be unique."},
-            "new_text":{"type":"string","description":"Replacement text."}}}},
+        "path":{"type":"string","description":"Relative to the workspace root."},
+        "edits":{"type":"array","minItems":1,"description":"Applied in order. old_text is matched exactly, else line by line ignoring trailing whitespace and line endings.","items":{"type":"object","required":["old_text","new_text"],"additionalProperties":false,"properties":{
+            "old_text":{"type":"string","minLength":1,"description":"Quoted from the file, with enough context to occur once."},
+            "new_text":{"type":"string"}}}},
         "dry_run":{"type":"boolean","default":false,"description":"Return the diff without writing."},
-        "if_match":{"type":"string","pattern":"^[0-9a-fA-F]{64}$","description":"Edit only if the file's current sha256 is this (from file_read)."}}})");
+        "if_match":{"type":"string","pattern":"^[0-9a-fA-F]{64}$","description":"Edit only if the file's sha256 is this (from file_read)."}}})");
 }
 
 QJsonObject editOutput()
@@ -135,12 +135,12 @@ QJsonObject searchInput()
 {
     return tools::schema(
             R"({"type":"object","required":["pattern"],"additionalProperties":false,"properties":{
-        "pattern":{"type":"string","minLength":1,"maxLength":1000,"description":"Text to find; literal unless regex is true."},
-        "path":{"type":"string","default":"/","description":"Directory searched recursively (symbolic links are not followed), or one file."},
+        "pattern":{"type":"string","minLength":1,"maxLength":1000},
+        "path":{"type":"string","default":"/","description":"Directory searched recursively, or one file."},
         "glob":{"type":"string","description":"Glob on file names, e.g. *.py."},
-        "regex":{"type":"boolean","default":false,"description":"Treat pattern as a Perl-compatible regular expression, matched against each line (its first 4096 characters)."},
+        "regex":{"type":"boolean","default":false,"description":"pattern is a Perl-compatible regular expression."},
         "ignore_case":{"type":"boolean","default":false},
-        "max_results":{"type":"integer","minimum":1,"maximum":1000,"default":100,"description":"Most matching lines returned."}}})");
+        "max_results":{"type":"integer","minimum":1,"maximum":1000,"default":100}}})");
 }
 
 QJsonObject searchOutput()

@@ -316,9 +316,8 @@ bool registerFileTools(const ToolFamily &family, QString *error)
     ToolRegistry &tools = server.tools();
     tools.add(fileTool(
             runner, managers, "file_read", "Read a file",
-            "Reads a file of the workspace. Returns content, size, modified and sha256 "
-            "(pass it as if_match to file_write). offset/limit read a window of lines; "
-            "encoding base64 reads binary files.",
+            "Reads a file of the workspace: content, size, modified and sha256 (file_write's "
+            "if_match). offset/limit read a window of lines; encoding base64 reads binary.",
             fileschemas::readInput(), fileschemas::readOutput(),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             [](FileManager &f, const QJsonObject &a) { return *readFile(f, a, std::nullopt); },
@@ -326,8 +325,7 @@ bool registerFileTools(const ToolFamily &family, QString *error)
     tools.add(fileTool(
             runner, managers, "file_write", "Write a file",
             "Writes a whole file of the workspace atomically, creating missing parent "
-            "directories. With if_match the write happens only if the file still has "
-            "that sha256, so concurrent writers cannot overwrite each other unknowingly.",
+            "directories; if_match guards against concurrent changes.",
             fileschemas::writeInput(), fileschemas::writeOutput(),
             {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
             [resources](FileManager &f, const QJsonObject &a) {
@@ -335,9 +333,8 @@ bool registerFileTools(const ToolFamily &family, QString *error)
             }));
     tools.add(fileTool(
             runner, managers, "file_list", "List a directory",
-            "Lists a directory of the workspace: name, path, is_directory, size and "
-            "modified of each entry; pattern filters names by glob; recursive descends "
-            "into subdirectories. Symbolic links are listed, not followed.",
+            "Lists a directory of the workspace: name, path, is_directory, size and modified "
+            "of each entry. Symbolic links are listed, not followed.",
             fileschemas::listInput(), fileschemas::listOutput(),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             [](FileManager &f, const QJsonObject &a) { return listFiles(f, a); }));
@@ -353,8 +350,7 @@ bool registerFileTools(const ToolFamily &family, QString *error)
     tools.add(fileTool(
             runner, managers, "file_move", "Move or rename a file",
             "Moves or renames a file or directory within the workspace, creating missing "
-            "parent directories. An existing destination is replaced only with "
-            "overwrite: true.",
+            "parent directories.",
             fileschemas::moveInput(), fileschemas::moveOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [resources](FileManager &f, const QJsonObject &a) {
@@ -363,9 +359,7 @@ bool registerFileTools(const ToolFamily &family, QString *error)
     tools.add(fileTool(
             runner, managers, "file_edit", "Edit a file",
             "Replaces text in a UTF-8 file of the workspace and returns a unified diff. Each "
-            "edit's old_text must occur exactly once; it is matched exactly, or else line by line "
-            "ignoring line endings and trailing whitespace. The file keeps its line endings. "
-            "dry_run shows the diff without writing; if_match guards against concurrent changes.",
+            "old_text must occur exactly once. Prefer it to rewriting a file with file_write.",
             fileschemas::editInput(), fileschemas::editOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
             [resources](FileManager &f, const QJsonObject &a) {
@@ -373,11 +367,9 @@ bool registerFileTools(const ToolFamily &family, QString *error)
             }));
     tools.add(fileTool(
             runner, managers, "file_search", "Search file contents",
-            "Finds the lines of the workspace's text files that contain pattern: "
-            "literal text by default, a regular expression with regex: true. Returns "
-            "path, line, column and the line's text for each match, up to max_results; "
-            "glob filters file names. Binary files, files over FILE_MAX_SIZE_MB and "
-            "symbolic links are skipped; truncated says when a limit stopped it early.",
+            "Finds the lines of the workspace's text files that contain pattern (literal, or "
+            "a regular expression with regex: true): path, line, column and text of each. "
+            "Binary files and symbolic links are skipped.",
             fileschemas::searchInput(), fileschemas::searchOutput(),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             [](FileManager &f, const QJsonObject &a) { return searchFiles(f, a); }));

@@ -169,7 +169,7 @@ QJsonObject jobIdInput()
 {
     return tools::schema(
             R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
-        "job_id":{"type":"string","x-mcp-header":"Handle","description":"The id system_run_command or system_run_python returned."}}})");
+        "job_id":{"type":"string","x-mcp-header":"Handle"}}})");
 }
 
 // job_status's and job_kill's answer; job_list's entries.
@@ -232,22 +232,20 @@ bool registerJobTools(const ToolFamily &family, QString *)
     // Annotations: {readOnly, destructive, idempotent, openWorld}.
     registry.add(tools::makeTool(
             "job_status", "Background job status",
-            "The state of a background job of this session (running, exited, killed, "
-            "timed_out, failed), how long it has run, how much output it has, and once ended "
-            "the tool's result without its output.",
+            "A background job's state (running, exited, killed, timed_out, failed), run time, "
+            "output size, and once ended the tool's result without its output.",
             jobIdInput(), statusOutput(),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             handler(jobStatus)));
     registry.add(tools::makeTool(
             "job_output", "Read a background job's output",
-            "Reads a background job's output (stdout and stderr interleaved, as they arrived) "
-            "from a byte offset, at most limit bytes (default 65536, at most 1 MiB). Continue "
-            "from next_offset; complete says the job has ended and everything was read.",
+            "Reads a background job's output (stdout and stderr interleaved) from a byte "
+            "offset. Continue from next_offset; complete: the job ended and all was read.",
             tools::schema(
                     R"({"type":"object","required":["job_id"],"additionalProperties":false,"properties":{
         "job_id":{"type":"string","x-mcp-header":"Handle"},
-        "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
-        "limit":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),
+        "offset":{"type":"integer","minimum":0,"default":0},
+        "limit":{"type":"integer","minimum":1,"default":65536,"description":"Most bytes (at most 1048576)."}}})"),
             withProperties(
                     windowProperties(),
                     tools::schema(R"({"job_id":{"type":"string"},"running":{"type":"boolean"},
@@ -258,14 +256,13 @@ bool registerJobTools(const ToolFamily &family, QString *)
             handler(jobOutput)));
     registry.add(tools::makeTool(
             "job_write_stdin", "Write to a background job's input",
-            "Writes data to the standard input of an interactive background job (started with "
-            "interactive: true), e.g. a line for a Python REPL; include the newline. close: true "
-            "closes the input afterwards. Read the answer with job_output.",
+            "Writes to the stdin of a job started with interactive: true (include the newline); "
+            "read the answer with job_output.",
             tools::schema(
                     R"({"type":"object","required":["job_id","data"],"additionalProperties":false,"properties":{
         "job_id":{"type":"string","x-mcp-header":"Handle"},
-        "data":{"type":"string","description":"Text to write, as UTF-8."},
-        "close":{"type":"boolean","description":"Close the job's standard input after writing."}}})"),
+        "data":{"type":"string"},
+        "close":{"type":"boolean","description":"Close stdin after writing."}}})"),
             withProperties(tools::schema(R"({"success":{"const":true},"job_id":{"type":"string"},
                                              "bytes_written":{"type":"number"},"closed":{"type":"boolean"}})"),
                            {},
@@ -274,24 +271,20 @@ bool registerJobTools(const ToolFamily &family, QString *)
             handler(jobWriteStdin)));
     registry.add(tools::makeTool(
             "job_kill", "Stop a background job",
-            "Kills a background job of this session with everything it started, and returns its "
-            "final status. Its output stays readable.",
+            "Kills a background job with everything it started; its output stays readable.",
             jobIdInput(), statusOutput(),
             {.readOnly = false, .destructive = true, .idempotent = true, .openWorld = false},
             handler(jobKill)));
     registry.add(tools::makeTool(
             "job_attach", "Take over a job of an ended session",
-            "Makes a background job whose session has ended (a client that reconnected with a "
-            "new session) this session's, by the job_id the old session was given. Jobs are kept "
-            "for this only JOB_KEEP_SECONDS after their session ends (0 by default: they are "
-            "killed then).",
+            "Makes a running job of an ended session of yours (before a reconnect) this "
+            "session's, by its job_id.",
             jobIdInput(), statusOutput(),
             {.readOnly = false, .destructive = false, .idempotent = true, .openWorld = false},
             handler(jobAttach)));
     registry.add(tools::makeTool(
             "job_list", "List background jobs",
-            "The background jobs of this session, running and recently ended, oldest first, "
-            "each with its status.",
+            "This session's background jobs, running and recently ended, with their status.",
             tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
             withProperties(
                     tools::schema(
@@ -301,15 +294,13 @@ bool registerJobTools(const ToolFamily &family, QString *)
             handler(jobList)));
     registry.add(tools::makeTool(
             "output_read", "Read a truncated output",
-            "Reads the complete output behind a handle that a tool returned when its output was "
-            "cut to fit (stdout_handle, stderr_handle), from a byte offset, at most length bytes "
-            "(default 65536, at most 1 MiB). Handles belong to the session that received them "
-            "and expire after OUTPUT_HANDLE_SECONDS.",
+            "Reads the whole output behind a stdout_handle or stderr_handle (given when output "
+            "was cut to fit) from a byte offset. Handles expire.",
             tools::schema(
                     R"({"type":"object","required":["handle"],"additionalProperties":false,"properties":{
         "handle":{"type":"string","x-mcp-header":"Handle"},
-        "offset":{"type":"integer","minimum":0,"description":"Byte offset to read from (default 0)."},
-        "length":{"type":"integer","minimum":1,"description":"Most bytes to return (default 65536, at most 1048576)."}}})"),
+        "offset":{"type":"integer","minimum":0,"default":0},
+        "length":{"type":"integer","minimum":1,"default":65536,"description":"Most bytes (at most 1048576)."}}})"),
             withProperties(windowProperties(), tools::schema(R"({"handle":{"type":"string"}})"),
                            QJsonArray{QLatin1String("success"), QLatin1String("output"),
                                       QLatin1String("next_offset")}),

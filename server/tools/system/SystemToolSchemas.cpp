@@ -63,12 +63,12 @@ QJsonObject commandInput()
 {
     return tools::schema(
             R"({"type":"object","required":["command"],"additionalProperties":false,"properties":{
-        "command":{"type":"string","description":"The bash command. Only the programs named in BASH_ALLOWED_COMMANDS can run."},
-        "background":{"type":"boolean","description":"Return a job_id at once and run on in the background (time limit JOB_TIMEOUT_MAX); read it with job_output and job_status."},
-        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long for the result; a job still running then goes on in the background and its job_id is returned."},
-        "interactive":{"type":"boolean","description":"Run in the background with standard input kept open for job_write_stdin (implies background)."},
-        "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
-        "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default BASH_TIMEOUT_DEFAULT, at most BASH_TIMEOUT_MAX)."}}})");
+        "command":{"type":"string","description":"The bash command."},
+        "background":{"type":"boolean","description":"Return a job_id at once, for job_output and job_status."},
+        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long, then return a job_id if still running."},
+        "interactive":{"type":"boolean","description":"Background, with stdin open for job_write_stdin."},
+        "working_dir":{"type":"string","description":"Directory relative to the workspace root."},
+        "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds."}}})");
 }
 
 QJsonObject commandOutput()
@@ -84,12 +84,12 @@ QJsonObject pythonInput()
 {
     return tools::schema(
             R"({"type":"object","required":["code"],"additionalProperties":false,"properties":{
-        "code":{"type":"string","description":"Python 3 code (standard library only), run as __main__. Set _ to return a value. With interactive, it runs first and the interpreter then reads statements from job_write_stdin, echoing values."},
-        "background":{"type":"boolean","description":"Return a job_id at once and run on in the background (time limit JOB_TIMEOUT_MAX); read it with job_output and job_status."},
-        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long for the result; a job still running then goes on in the background and its job_id is returned."},
-        "interactive":{"type":"boolean","description":"Run in the background with standard input kept open for job_write_stdin (implies background)."},
-        "working_dir":{"type":"string","description":"Directory to run in, relative to the workspace root (default: the root)."},
-        "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds (default PYTHON_TIMEOUT_DEFAULT, at most PYTHON_TIMEOUT_MAX)."}}})");
+        "code":{"type":"string","description":"Python 3 code, run as __main__; set _ to return a value. With interactive, job_write_stdin then feeds the interpreter."},
+        "background":{"type":"boolean","description":"Return a job_id at once, for job_output and job_status."},
+        "yield_ms":{"type":"integer","minimum":0,"description":"Wait this long, then return a job_id if still running."},
+        "interactive":{"type":"boolean","description":"Background, with stdin open for job_write_stdin."},
+        "working_dir":{"type":"string","description":"Directory relative to the workspace root."},
+        "timeout":{"type":"integer","minimum":1,"description":"Time limit in seconds."}}})");
 }
 
 QJsonObject pythonOutput()

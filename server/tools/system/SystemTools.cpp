@@ -346,11 +346,10 @@ bool registerSystemTools(const ToolFamily &family, QString *error)
     ToolRegistry &registry = server.tools();
     registry.add(tools::makeTool(
             "system_run_command", "Run a shell command",
-            "Runs a bash command in a sandbox, in the workspace shared with the file tools. "
-            "Only the programs listed in BASH_ALLOWED_COMMANDS can run; the network is off, or "
-            "with BASH_NETWORK=true an HTTP proxy (HTTP_PROXY) to JOB_NETWORK_ALLOWED_DOMAINS. "
-            "Anything the sandbox refused is listed in sandbox_refusals. "
-            "Returns stdout, stderr, exit_code and success, with the job's accounting.",
+            "Runs a bash command in a sandbox, in the workspace the file tools see. Only the "
+            "allowed programs run (a refusal names them); no network unless the operator allows "
+            "it. Returns stdout, stderr, exit_code and success; sandbox_refusals lists what the "
+            "sandbox refused.",
             tools::withWorkspaceArgument(systemschemas::commandInput()),
             systemschemas::commandOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
@@ -358,11 +357,9 @@ bool registerSystemTools(const ToolFamily &family, QString *error)
             TaskSupport::Optional));
     registry.add(tools::makeTool(
             "system_run_python", "Run Python code",
-            "Runs Python 3 code (standard library only) in a sandbox, in the workspace shared "
-            "with the file tools, with a memory limit (PYTHON_MEMORY_LIMIT) and no network unless "
-            "PYTHON_NETWORK=true (then an HTTP proxy to JOB_NETWORK_ALLOWED_DOMAINS). Set "
-            "the variable _ to return a value as result. Returns output, error, result and "
-            "success, with the job's accounting.",
+            "Runs Python 3 code (standard library only) in a sandbox, in the workspace the file "
+            "tools see, with a memory limit and no network unless the operator allows it. Set _ "
+            "to return a value as result. Returns output, error, result and success.",
             tools::withWorkspaceArgument(systemschemas::pythonInput()),
             systemschemas::pythonOutput(),
             {.readOnly = false, .destructive = true, .idempotent = false, .openWorld = false},
@@ -370,8 +367,8 @@ bool registerSystemTools(const ToolFamily &family, QString *error)
             TaskSupport::Optional));
     registry.add(tools::makeTool(
             "system_env_var", "Sandbox environment variables",
-            "Returns the environment variables sandboxed commands and code see, and the value "
-            "of var_name as requested_var (null when it is not set there).",
+            "The environment variables sandboxed commands and code see, and var_name's value "
+            "as requested_var (null when unset).",
             systemschemas::envInput(), systemschemas::envOutput(),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = false},
             [tools](const std::shared_ptr<ToolCall> &call) { envVar(*tools, call); }));

@@ -71,17 +71,13 @@ bool registerTransferTools(const ToolFamily &family, QString *)
     SessionWorkspaces &workspaces = SessionWorkspaces::of(server, settings);
     server.tools().add(tools::makeTool(
             "file_transfer", "A URL to download or upload a file",
-            "Returns a URL of this server, valid for TRANSFER_URL_SECONDS, for one file of the "
-            "workspace, to move it without base64 and beyond FILE_MAX_SIZE_MB (up to "
-            "TRANSFER_MAX_MB); FILE_ALLOWED_EXTENSIONS applies as to the file tools. Send the same "
-            "Authorization header as to the MCP endpoint. "
-            "download: GET it (a Range header resumes a broken download). upload: PUT the whole "
-            "file, or parts of it in order, each with Content-Range: bytes first-last/total (a "
-            "409 names the bytes received, to resume from); the file appears, atomically, when "
-            "the last byte has arrived, and the URL is spent.",
+            "A short-lived URL of this server to move one file of the workspace without base64 "
+            "and beyond the file tools' size limit, with the MCP endpoint's Authorization header. "
+            "download: GET it (Range resumes). upload: PUT the file, or parts in order with "
+            "Content-Range: bytes first-last/total; it appears when the last byte arrives.",
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","required":["path","direction"],"additionalProperties":false,"properties":{
-        "path":{"type":"string","description":"The file, relative to the workspace."},
+        "path":{"type":"string","description":"Relative to the workspace root."},
         "direction":{"enum":["download","upload"]}}})")),
             tools::successOutput(
                     R"("url":{"type":"string"},"method":{"enum":["GET","PUT"]},"path":{"type":"string"},

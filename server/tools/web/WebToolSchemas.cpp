@@ -13,8 +13,8 @@ QJsonObject searchInput()
 {
     return tools::schema(
             R"({"type":"object","required":["query"],"additionalProperties":false,"properties":{
-        "query":{"type":"string","minLength":1,"maxLength":2000,"description":"What to search the web for."},
-        "max_results":{"type":"integer","minimum":1,"maximum":20,"default":10,"description":"Most results returned."}}})");
+        "query":{"type":"string","minLength":1,"maxLength":2000},
+        "max_results":{"type":"integer","minimum":1,"maximum":20,"default":10}}})");
 }
 
 QJsonObject searchOutput()
@@ -34,13 +34,12 @@ QJsonObject scrapeInput()
             R"({"type":"object","required":["url"],"additionalProperties":false,"properties":{
         "url":{"type":"string","minLength":1,"description":"http or https URL of the page."},
         "selector":{"type":"string","maxLength":4096},
-        "format":{"type":"string","enum":["text","markdown"],"default":"text","description":"text: readable plain text; markdown: headings, links (absolute), emphasis, lists, tables and code kept."}}})");
+        "format":{"type":"string","enum":["text","markdown"],"default":"text","description":"markdown keeps headings, links, lists, tables and code."}}})");
     QJsonObject properties = input.value(QLatin1String("properties")).toObject();
     QJsonObject selector = properties.value(QLatin1String("selector")).toObject();
     selector.insert(QLatin1String("description"),
-                    QStringLiteral("CSS selector: the text of every element it matches, separated "
-                                   "by blank lines. Supported: %1. Without it, the page's "
-                                   "readable text (main content, without navigation).")
+                    QStringLiteral("CSS selector; the text of each match is returned. Supported: "
+                                   "%1.")
                             .arg(QString::fromUtf8(css::supportedSyntax)));
     properties.insert(QLatin1String("selector"), selector);
     input.insert(QLatin1String("properties"), properties);
@@ -67,9 +66,9 @@ QJsonObject browseInput()
     return tools::schema(
             R"({"type":"object","required":["url"],"additionalProperties":false,"properties":{
         "url":{"type":"string","minLength":1,"description":"http or https URL of the page."},
-        "wait_for":{"type":"string","maxLength":4096,"description":"What to wait for before reading the page: load (the default: the load event), quiet (then no DOM change for 500 ms), or a CSS selector (until an element matches)."},
-        "text":{"type":"boolean","default":false,"description":"Return the rendered page's visible text instead of its HTML."},
-        "screenshot":{"type":"boolean","default":false,"description":"Add a PNG screenshot of the viewport (1280x800) as an image content item."}}})");
+        "wait_for":{"type":"string","maxLength":4096,"description":"load (default), quiet (no DOM change for 500 ms), or a CSS selector to wait for."},
+        "text":{"type":"boolean","default":false,"description":"Return visible text, not HTML."},
+        "screenshot":{"type":"boolean","default":false,"description":"Add a 1280x800 PNG."}}})");
 }
 
 QJsonObject browseOutput()

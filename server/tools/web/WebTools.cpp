@@ -249,27 +249,23 @@ bool registerWebTools(const ToolFamily &family, QString *error)
     ToolRegistry &registry = server.tools();
     registry.add(tools::makeTool(
             "web_search", "Search the web",
-            "Searches the web (a SearXNG instance or the Brave Search API, as configured) and "
-            "returns results with title, url and snippet.",
+            "Searches the web; returns results with title, url and snippet.",
             webschemas::searchInput(), webschemas::searchOutput(),
             {.readOnly = true, .destructive = false, .idempotent = false, .openWorld = true},
             [searcher](const std::shared_ptr<ToolCall> &call) { search(searcher, call); }));
     registry.add(tools::makeTool(
             "web_scrape", "Scrape a web page",
-            "Fetches a web page (no JavaScript) and returns its readable text, or the text of the "
-            "elements a CSS selector picks, as plain text or Markdown, with its title and final "
-            "URL. Every request, redirects included, passes the egress gate: WEB_ALLOWED_DOMAINS, "
-            "no private or loopback addresses unless WEB_ALLOW_PRIVATE, WEB_MAX_BYTES, "
-            "WEB_TIMEOUT_DEFAULT.",
+            "Fetches a web page without running JavaScript and returns its readable text, or "
+            "that of the elements a CSS selector picks, as text or Markdown, with its title. "
+            "Use web_browse for pages that need scripts.",
             webschemas::scrapeInput(), webschemas::scrapeOutput(),
             {.readOnly = true, .destructive = false, .idempotent = true, .openWorld = true},
             [scraper](const std::shared_ptr<ToolCall> &call) { scrape(scraper, call); }));
     registry.add(tools::makeTool(
             "web_browse", "Browse a web page",
-            "Loads a web page in a headless browser (QtWebEngine), runs its scripts, and returns "
-            "the rendered HTML (or its visible text with text: true), title and final URL; "
-            "wait_for waits for a CSS selector or a quiet DOM; screenshot: true adds a PNG. Every "
-            "request of the page passes the egress gate; refused ones are listed in blocked.",
+            "Loads a web page in a headless browser, runs its scripts, and returns the rendered "
+            "HTML (or visible text), title and final URL; blocked lists requests the egress "
+            "gate refused. Slower than web_scrape.",
             webschemas::browseInput(), webschemas::browseOutput(),
             {.readOnly = true, .destructive = false, .idempotent = false, .openWorld = true},
             [browsers](const std::shared_ptr<ToolCall> &call) { browse(browsers, call); }));

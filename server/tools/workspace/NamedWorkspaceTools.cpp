@@ -141,18 +141,16 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
         return [&workspaces, run](const std::shared_ptr<ToolCall> &call) { run(workspaces, call); };
     };
     const char *nameAndSize =
-            R"("name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Your name for it: 1 to 64 letters, digits, '.', '_' or '-'."},
-        "size_mb":{"type":"integer","minimum":1,"description":"Its quota in MB (at most SANDBOX_WORKSPACE_NAMED_MAX_MB); SANDBOX_WORKSPACE_QUOTA_MB when left out."})";
+            R"("name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Your name for it."},
+        "size_mb":{"type":"integer","minimum":1,"description":"Its quota in MB."})";
     const char *target =
             R"({"type":"object","required":["workspace"],"additionalProperties":false,"properties":{
         "workspace":{"type":"string","minLength":1,"description":"Its name or workspace_id."}}})";
     ToolRegistry &registry = server.tools();
     registry.add(tools::makeTool(
             "workspace_create", "Create a named workspace",
-            "Creates an empty workspace of yours by name, that outlives this session and a "
-            "restart of the server until workspace_delete. Work in it with any file or job "
-            "tool's `workspace` argument, or workspace_open. At most SANDBOX_WORKSPACE_NAMED_MAX "
-            "per principal; only you reach it.",
+            "Creates an empty workspace of yours that outlives sessions and restarts until "
+            "workspace_delete. Work in it with a tool's `workspace` argument or workspace_open.",
             tools::schema(
                     QByteArray(
                             R"({"type":"object","required":["name"],"additionalProperties":false,"properties":{)")
@@ -164,8 +162,7 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
             handler(create)));
     registry.add(tools::makeTool(
             "workspace_list", "List your named workspaces",
-            "Your named workspaces by name, and which one this session has open (null: its "
-            "own).",
+            "Your named workspaces, and which one this session has open (null: its own).",
             tools::schema(R"({"type":"object","additionalProperties":false,"properties":{}})"),
             tools::successOutput(
                     R"("workspaces":{"type":"array","items":{"type":"object"}},"open":{"type":["string","null"]})",
@@ -174,11 +171,10 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
             handler(list)));
     registry.add(tools::makeTool(
             "workspace_open", "Work in a named workspace",
-            "From now on this session's file and job tools work in the named workspace, unless "
-            "a call names another in its `workspace` argument; without `workspace`, back to the "
-            "session's own.",
+            "Makes the named workspace this session's default for file and job tools; without "
+            "`workspace`, back to the session's own.",
             tools::schema(R"({"type":"object","additionalProperties":false,"properties":{
-        "workspace":{"type":"string","description":"Its name or workspace_id; left out: the session's own."}}})"),
+        "workspace":{"type":"string","description":"Its name or workspace_id."}}})"),
             tools::successOutput(
                     R"("open":{"type":["string","null"]},"workspace":{"type":"object"})",
                     R"(["success","open"])"),
@@ -186,8 +182,7 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
             handler(open)));
     registry.add(tools::makeTool(
             "workspace_delete", "Delete a named workspace",
-            "Deletes a named workspace of yours with its files and checkpoints; every job "
-            "running in it is killed.",
+            "Deletes a named workspace with its files and checkpoints, killing its jobs.",
             tools::schema(target),
             tools::successOutput(R"("name":{"type":"string"},"jobs_killed":{"type":"integer"})",
                                  R"(["success","name"])"),
@@ -198,9 +193,8 @@ void registerNamedWorkspaceTools(McpServer &server, const Settings &settings, bo
     const int maxCount = int(settings.integer(u"SANDBOX_WORKSPACE_CHECKPOINTS_MAX"));
     registry.add(tools::makeTool(
             "workspace_fork", "Fork a workspace from a checkpoint",
-            "A new named workspace whose files are those of a checkpoint of the workspace this "
-            "call works in, in milliseconds whatever their size (copy on write: it takes no "
-            "space until either side changes). The two are independent from then on.",
+            "Creates a named workspace from a checkpoint of the workspace this call works in, "
+            "in milliseconds (copy on write); the two are independent from then on.",
             tools::withWorkspaceArgument(tools::schema(
                     QByteArray(
                             R"({"type":"object","required":["checkpoint_id","name"],"additionalProperties":false,"properties":{

@@ -190,13 +190,11 @@ bool registerWorkspaceTools(const ToolFamily &family, QString *)
     ToolRegistry &registry = server.tools();
     registry.add(tools::makeTool(
             "workspace_checkpoint", "Checkpoint the workspace",
-            "Keeps the workspace as it is now, read-only, in milliseconds whatever its size (a "
-            "copy-on-write snapshot: it takes no space until files change). Returns its "
-            "checkpoint_id, for workspace_restore and workspace_diff. At most "
-            "SANDBOX_WORKSPACE_CHECKPOINTS_MAX per workspace.",
+            "Snapshots the workspace in milliseconds (copy on write) and returns its "
+            "checkpoint_id, for workspace_restore, workspace_diff and workspace_fork.",
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","additionalProperties":false,"properties":{
-        "label":{"type":"string","maxLength":200,"description":"Words to recognise it by."}}})")),
+        "label":{"type":"string","maxLength":200}}})")),
             tools::successOutput(
                     (QByteArray(checkpointProperties) + R"(,"elapsed_ms":{"type":"number"})")
                             .constData(),
@@ -205,7 +203,7 @@ bool registerWorkspaceTools(const ToolFamily &family, QString *)
             handler(checkpoint)));
     registry.add(tools::makeTool(
             "workspace_checkpoints", "List the workspace's checkpoints",
-            "The checkpoints of this session's workspace, oldest first.",
+            "The workspace's checkpoints, oldest first.",
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","additionalProperties":false,"properties":{}})")),
             tools::successOutput(R"("checkpoints":{"type":"array","items":{"type":"object"}})",
@@ -214,8 +212,8 @@ bool registerWorkspaceTools(const ToolFamily &family, QString *)
             handler(listCheckpoints)));
     registry.add(tools::makeTool(
             "workspace_restore", "Restore the workspace to a checkpoint",
-            "Puts the workspace back as it was at the checkpoint, in milliseconds: every change "
-            "since is gone (the checkpoint stays). Refused while a job runs in the workspace.",
+            "Puts the workspace back as it was at the checkpoint, dropping every change since "
+            "(the checkpoint stays). Refused while a job runs in it.",
             tools::withWorkspaceArgument(tools::schema(idInput)),
             tools::successOutput(
                     R"("checkpoint_id":{"type":"string"},"elapsed_ms":{"type":"number"})",
@@ -224,14 +222,12 @@ bool registerWorkspaceTools(const ToolFamily &family, QString *)
             handler(restore)));
     registry.add(tools::makeTool(
             "workspace_diff", "What changed since a checkpoint",
-            "The paths added, removed and modified from the checkpoint to the workspace now (or "
-            "to the checkpoint `against`), with a unified diff for each modified text file up "
-            "to 256 KiB; at most 1000 changes (truncated and truncated_because say when some "
-            "were left out).",
+            "The paths added, removed and modified since the checkpoint (or up to the "
+            "checkpoint `against`), with a unified diff of each modified text file.",
             tools::withWorkspaceArgument(tools::schema(
                     R"({"type":"object","required":["checkpoint_id"],"additionalProperties":false,"properties":{
         "checkpoint_id":{"type":"string","pattern":"^cp_[0-9a-f]{32}$"},
-        "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint instead of the workspace now."}}})")),
+        "against":{"type":"string","pattern":"^cp_[0-9a-f]{32}$","description":"A later checkpoint, instead of now."}}})")),
             tools::successOutput(
                     R"("changes":{"type":"array","items":{"type":"object","required":["path","change"],"properties":{
                      "path":{"type":"string"},"change":{"enum":["added","removed","modified"]},"diff":{"type":"string"}}}},
@@ -244,8 +240,7 @@ bool registerWorkspaceTools(const ToolFamily &family, QString *)
             }));
     registry.add(tools::makeTool(
             "workspace_checkpoint_delete", "Delete a checkpoint",
-            "Deletes a checkpoint of this session's workspace; the space only it held is "
-            "given back.",
+            "Deletes a checkpoint, freeing the space only it held.",
             tools::withWorkspaceArgument(tools::schema(idInput)),
             tools::successOutput(R"("checkpoint_id":{"type":"string"})",
                                  R"(["success","checkpoint_id"])"),

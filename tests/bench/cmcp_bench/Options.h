@@ -1,4 +1,4 @@
-// cmcp-bench's command line (see --help and BENCHMARKS.md).
+// cmcp-bench's command line (see --help and docs/benchmarks.md).
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// cmcp-bench: latency, throughput and idle-memory benchmarks of cmcpd (see BENCHMARKS.md).
+// cmcp-bench: latency, throughput and idle-memory benchmarks of cmcpd (see docs/benchmarks.md).
 //
 //   core        tools/call of a trivial tool through McpServer in this process: parse →
 //               dispatch → serialize, no transport ("inside the server" time).
