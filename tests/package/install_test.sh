@@ -65,8 +65,9 @@ done
 for needed in libqt6widgets6 qt6-qpa-plugins; do
     grep -qw "$needed" <<<"$(depends "${debs[2]}")" || fail "container-mcp-console does not depend on $needed: $(depends "${debs[2]}")"
 done
-dpkg-deb -c "${debs[0]}" | grep -q ' ./usr/lib/systemd/system/cmcpd.service$' || fail "container-mcp has no systemd unit"
-dpkg-deb -c "${debs[0]}" | grep -q ' ./usr/libexec/container-mcp/libcmcp-zygote.so$' || fail "container-mcp has no zygote library"
+contents=$(dpkg-deb -c "${debs[0]}")
+grep -q ' ./usr/lib/systemd/system/cmcpd.service$' <<<"$contents" || fail "container-mcp has no systemd unit"
+grep -q ' ./usr/libexec/container-mcp/libcmcp-zygote.so$' <<<"$contents" || fail "container-mcp has no zygote library"
 # Stripped: no debug sections in what is shipped.
 mkdir "$work/daemon"
 dpkg-deb -x "${debs[0]}" "$work/daemon"
