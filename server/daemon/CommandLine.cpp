@@ -1,14 +1,12 @@
 #include "daemon/CommandLine.h"
 
 #include "audit/AuditVerifier.h"
+#include "base/InstallLayout.h"
 #include "common/SettingsTable.h"
 #include "daemon/StartupFailure.h"
 #include "tools/system/SystemTools.h"
 
 #include <QCommandLineParser>
-#include <QCoreApplication>
-#include <QDir>
-#include <QFileInfo>
 #include <QJsonDocument>
 #include <QProcessEnvironment>
 
@@ -25,11 +23,9 @@ void writeOut(const QString &text)
 
 QString defaultEnvFile()
 {
-    // Installed next to the binary, or read from the source tree the binary was built from.
-    const QString installed =
-            QDir::cleanPath(QCoreApplication::applicationDirPath()
-                            + QStringLiteral("/../share/container-mcp/default.env"));
-    if (QFileInfo::exists(installed))
+    // Installed with the binary, or read from the source tree the binary was built from.
+    const QString installed = installedDataFile(QStringLiteral("default.env"));
+    if (!installed.isEmpty())
         return installed;
     return QStringLiteral(CMCP_SOURCE_DIR "/config/default.env");
 }

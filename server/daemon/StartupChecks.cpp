@@ -32,7 +32,9 @@ void reportProgram(ServiceHealth &health, const QString &name, const QString &pa
 {
     if (const QString problem = programProblem(path); !problem.isEmpty())
         health.report({name + QLatin1Char(' ') + path, problem,
-                       QStringLiteral("build it (cmake --build build) or install it beside cmcpd"),
+                       QStringLiteral(
+                               "build it (cmake --build build) or install it (cmake --install puts "
+                               "it in <prefix>/libexec/container-mcp)"),
                        tools});
 }
 

@@ -1,6 +1,6 @@
 #include "sandbox/SandboxSupervisor.h"
 
-#include "base/HelperProgram.h"
+#include "base/InstallLayout.h"
 #include "common/SandboxIds.h"
 #include "common/Settings.h"
 

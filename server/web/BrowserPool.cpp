@@ -1,6 +1,6 @@
 #include "web/BrowserPool.h"
 
-#include "base/HelperProgram.h"
+#include "base/InstallLayout.h"
 #include "web/BrowserAccount.h"
 #include "egress/EgressGate.h"
 #include "egress/EgressPolicy.h"

@@ -1,6 +1,6 @@
 #include "web/HtmlWorkerPool.h"
 
-#include "base/HelperProgram.h"
+#include "base/InstallLayout.h"
 #include "web/WorkerQueue.h"
 
 #include <QJsonDocument>

@@ -68,7 +68,7 @@ leftovers=$(podman run --rm "${runtime[@]}" "${limits[@]}" --entrypoint /bin/sh 
      echo checked') || fail "could not run a shell in the image"
 [ "$leftovers" = checked ] || fail "the runtime image holds a compiler or a -dev package: $leftovers"
 # Without arguments cmcp-jail exits 90 with its usage.
-jail_usage=$(podman run --rm "${runtime[@]}" "${limits[@]}" --entrypoint /usr/local/bin/cmcp-jail "$IMAGE" 2>&1)
+jail_usage=$(podman run --rm "${runtime[@]}" "${limits[@]}" --entrypoint /usr/local/libexec/container-mcp/cmcp-jail "$IMAGE" 2>&1)
 grep -q 'usage: exactly one of --policy-fd' <<<"$jail_usage" || fail "cmcp-jail is not installed in the image: $jail_usage"
 phase "image checks"
 

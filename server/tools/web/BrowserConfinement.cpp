@@ -1,6 +1,6 @@
 #include "tools/web/BrowserConfinement.h"
 
-#include "base/HelperProgram.h"
+#include "base/InstallLayout.h"
 #include "common/Settings.h"
 #include "sandbox/ProgramFiles.h"
 #include "sandbox/SandboxProbe.h"

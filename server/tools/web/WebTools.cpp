@@ -4,7 +4,7 @@
 #include "tools/common/ToolBuilding.h"
 #include "tools/web/BrowserConfinement.h"
 
-#include "base/HelperProgram.h"
+#include "base/InstallLayout.h"
 #include "web/BrowserAccount.h"
 #include "web/BrowserPool.h"
 #include "egress/EgressGate.h"
