@@ -147,11 +147,12 @@ void PortForwarder::relayClient()
 bool PortForwarder::parseResponseHead()
 {
     const qsizetype end = m_responseHead.indexOf("\r\n\r\n");
+    // Over the bound whether or not its end has arrived in the same read.
+    if ((end < 0 ? m_responseHead.size() : end + 4) > kMaxResponseHeadBytes) {
+        fail(502, QStringLiteral("the job's server sent a response head over 64 KiB"));
+        return false;
+    }
     if (end < 0) {
-        if (m_responseHead.size() > kMaxResponseHeadBytes) {
-            fail(502, QStringLiteral("the job's server sent a response head over 64 KiB"));
-            return false;
-        }
         if (m_upstreamEnded) {
             fail(502, QStringLiteral("the job's server closed the connection mid-answer"));
             return false;
