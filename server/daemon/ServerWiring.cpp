@@ -300,6 +300,8 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     TransferTickets &transfers = *new TransferTickets(settings, &mcp);
     // The published ports, the same way: port_publish refuses on stdio, which has no door.
     PublishedPorts &ports = *new PublishedPorts(PortsLimits::fromSettings(settings), &mcp);
+    mcp.health().describeLive(QStringLiteral("published_ports"),
+                              [&ports] { return ports.summary(); });
     if (QString error;
         !registerToolFamilies(mcp, settings, sandbox, live, transfers, ports, &error))
         return startupFailure(1, error);

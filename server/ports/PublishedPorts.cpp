@@ -244,4 +244,29 @@ QJsonObject PublishedPorts::describe(const Port &port) const
             {QLatin1String("bytes_out"), double(port.bytesOut)}};
 }
 
+QJsonObject PublishedPorts::summary() const
+{
+    int live = 0;
+    int open = 0;
+    double connections = 0;
+    double bytesIn = 0;
+    double bytesOut = 0;
+    for (const std::shared_ptr<Port> &port : m_ports) {
+        if (!port->live())
+            continue;
+        ++live;
+        open += port->openConnections;
+        connections += double(port->connections);
+        bytesIn += double(port->bytesIn);
+        bytesOut += double(port->bytesOut);
+    }
+    return {{QLatin1String("enabled"), m_limits.enabled},
+            {QLatin1String("public_allowed"), m_limits.allowPublic},
+            {QLatin1String("ports"), live},
+            {QLatin1String("open_connections"), open},
+            {QLatin1String("connections"), connections},
+            {QLatin1String("bytes_in"), bytesIn},
+            {QLatin1String("bytes_out"), bytesOut}};
+}
+
 } // namespace cmcp

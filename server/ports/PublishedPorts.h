@@ -110,6 +110,10 @@ public:
     //  bytes_in, bytes_out}
     QJsonObject describe(const Port &port) const;
 
+    // For /health and the admin channel: {enabled, public_allowed, ports, open_connections,
+    // connections, bytes_in, bytes_out} over every live port, no principal or token named.
+    QJsonObject summary() const;
+
 Q_SIGNALS:
     // For the audit log: {event: "port_published"|"port_revoked", principal, token, job_id,
     // port, public, ...; the revocation also says why and the traffic}.

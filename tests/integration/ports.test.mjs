@@ -96,6 +96,11 @@ describe('published ports', needsRoot, () => {
         assert.ok(listed.bytes_in >= body.length, JSON.stringify(listed));
         assert.ok(listed.bytes_out > 0, JSON.stringify(listed));
 
+        // /health counts the ports and their traffic, naming none.
+        const health = await (await fetch(`${daemon.base}/health`)).json();
+        assert.ok(health.published_ports.ports >= 1 && health.published_ports.bytes_in >= body.length, JSON.stringify(health.published_ports));
+        assert.ok(!JSON.stringify(health).includes(published.token));
+
         await ok('port_revoke', { token: published.token });
         assert.equal((await fetch(`${published.url}hello.txt`, { headers: bearer })).status, 404);
         assert.equal((await ok('port_list', {})).ports.some(port => port.token === published.token), false);
