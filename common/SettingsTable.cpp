@@ -338,6 +338,34 @@ QList<SettingSpec> buildTable()
                     "How long the handle of a truncated tool output can be read with "
                     "output_read, in seconds; the output is deleted then.",
                     NoFlags),
+            boolean(jobs, "PORTS_ENABLED", "true",
+                    "Whether port_publish may make a background job's server reachable at "
+                    "/ports/<token>/ on the HTTP listener.",
+                    NoFlags),
+            integer(jobs, "PORTS_MAX_PER_PRINCIPAL", "8", 1, 1024,
+                    "Published ports one principal may have at once.", NoFlags),
+            integer(jobs, "PORTS_DEFAULT_SECONDS", "3600", 1, 604800,
+                    "How long a published port's URL works when port_publish names no "
+                    "expires_in_seconds.",
+                    NoFlags),
+            integer(jobs, "PORTS_MAX_SECONDS", "86400", 1, 604800,
+                    "The longest expires_in_seconds port_publish accepts.", NoFlags),
+            boolean(jobs, "PORTS_ALLOW_PUBLIC", "true",
+                    "Whether a port may be published public (its URL alone reaches it); false: "
+                    "every published port needs the publishing principal's bearer token.",
+                    NoFlags),
+            integer(jobs, "PORTS_MAX_CONNECTIONS", "32", 1, 4096,
+                    "Connections open at once through one published port; more are answered "
+                    "503.",
+                    NoFlags),
+            integer(jobs, "PORTS_MAX_MB", "256", 1, 65536,
+                    "Megabytes one connection through a published port may move, both ways "
+                    "together; then it is cut.",
+                    NoFlags),
+            integer(jobs, "PORTS_IDLE_SECONDS", "60", 1, 86400,
+                    "A connection through a published port on which no byte moved either way "
+                    "for this long is closed (a WebSocket or event stream included).",
+                    NoFlags),
 
             list(bash, "BASH_ALLOWED_COMMANDS", "ls,cat,grep,find,echo,pwd,mkdir,touch",
                  "Programs the bash tool may run, as command names found in /usr/bin or "

@@ -8,6 +8,9 @@
 #include "tools/file/FileTools.h"
 #include "tools/jobs/JobTools.h"
 #include "transport/HttpOptions.h"
+#include "ports/PortsEndpoint.h"
+#include "ports/PublishedPorts.h"
+#include "tools/ports/PortTools.h"
 #include "transfer/TransferEndpoint.h"
 #include "transfer/TransferTickets.h"
 #include "tools/transfer/TransferTools.h"
@@ -101,20 +104,33 @@ AuditLogStart startAuditLog(McpServer &mcp, const Settings &settings)
 }
 
 // Every tool family the daemon serves; each adds to `live` what the admin channel may change
-// while it runs. file_transfer issues its URLs from `transfers`. False with `error` when a
+// while it runs. file_transfer issues its URLs from `transfers`, port_publish from `ports`.
+// False with `error` when a
 // family's settings cannot be used.
 bool registerToolFamilies(McpServer &mcp, const Settings &settings,
                           const SandboxCapabilities &sandbox, LiveSettings &live,
-                          TransferTickets &transfers, QString *error)
+                          TransferTickets &transfers, PublishedPorts &ports, QString *error)
 {
-    const ToolFamily family{mcp, settings, sandbox, &live, &transfers};
+    const ToolFamily family{mcp, settings, sandbox, &live, &transfers, &ports};
     for (const RegisterToolFamily registerFamily :
          {registerFileTools, registerJobTools, registerWorkspaceTools, registerTransferTools,
-          registerSystemTools, registerWebTools}) {
+          registerPortTools, registerSystemTools, registerWebTools}) {
         if (!registerFamily(family, error))
             return false;
     }
     return true;
+}
+
+// Publications and revocations of ports are not tool calls when a port expires or its job ends:
+// the registry's own records go to the log, a revocation's with the port's traffic.
+void auditPublishedPorts(PublishedPorts &ports, AuditLog &log)
+{
+    const auto append = [audit = QPointer<AuditLog>(&log)](const QJsonObject &record) {
+        if (audit)
+            audit->append(record, false);
+    };
+    QObject::connect(&ports, &PublishedPorts::published, &log, append);
+    QObject::connect(&ports, &PublishedPorts::revoked, &log, append);
 }
 
 QString httpBase(const QString &host, quint16 port)
@@ -310,7 +326,12 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     // The transfer URLs' tickets: issued by file_transfer, served by the HTTP door (on stdio
     // there is none, and the tool says so). A child of the server, gone with it, after the door.
     TransferTickets &transfers = *new TransferTickets(settings, &mcp);
-    if (QString error; !registerToolFamilies(mcp, settings, sandbox, live, transfers, &error))
+    // The published ports, the same way: port_publish refuses on stdio, which has no door.
+    PublishedPorts &ports = *new PublishedPorts(PortsLimits::fromSettings(settings), &mcp);
+    mcp.health().describeLive(QStringLiteral("published_ports"),
+                              [&ports] { return ports.summary(); });
+    if (QString error;
+        !registerToolFamilies(mcp, settings, sandbox, live, transfers, ports, &error))
         return startupFailure(1, error);
     if (const QString refusal = jobLayoutRefusal(settings, sandbox); !refusal.isEmpty())
         return startupFailure(1, refusal);
@@ -321,6 +342,8 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     const AuditLogStart audit = startAuditLog(mcp, settings);
     if (const auto *refused = std::get_if<AuditLogRefused>(&audit))
         return startupFailure(1, refused->reason + QStringLiteral(" (AUDIT_REQUIRED=true)"));
+    if (const auto *log = std::get_if<std::unique_ptr<AuditLog>>(&audit))
+        auditPublishedPorts(ports, **log);
     if (addToServer)
         addToServer(mcp);
 
@@ -362,10 +385,12 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
                         .arg(settings.text(u"MCP_HOST")));
     HttpServer http(mcp, std::move(*httpOptions));
     addTransferEndpoint(http, transfers);
+    addPortsEndpoint(http, ports);
     const quint16 port = http.start(&error);
     if (port == 0)
         return startupFailure(1, error);
     transfers.setBase(httpBase(settings.text(u"MCP_HOST"), port));
+    ports.setBase(httpBase(settings.text(u"MCP_HOST"), port));
     GracefulDrain drain(
             mcp, drainMs, [&http] { return http.unsentBytes(); }, quit);
     setTerminationHandler([&drain](int signal) { drain.onSignal(signal); });

@@ -48,6 +48,9 @@ public:
     // The tool's own result for the finished job (as the call would have returned it).
     ToolResult toolResult() const;
     const JobOutputLog &output() const { return *m_log; }
+    // The host pid of the job's first process while it runs (its network namespace is the
+    // job's); 0 before it started and once it has ended.
+    qint64 jobPid() const { return isRunning() ? m_jailJob->jobPid() : 0; }
 
     // False with a reason when the job is not interactive or has ended.
     bool writeInput(const QByteArray &bytes, bool closeAfter, QString *error);

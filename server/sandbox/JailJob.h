@@ -80,6 +80,8 @@ public:
     void cancel() override;
     bool isRunning() const override { return m_running; }
     QString workspace() const override { return QString::fromStdString(m_spec.policy.workspace); }
+    // The host pid of the job's first process once the jail reported it started; 0 before.
+    qint64 jobPid() const { return m_report.started() ? m_report.started()->pid : 0; }
 
     // SIGTERM to SIGKILL.
     static constexpr int kKillGraceMs = 500;

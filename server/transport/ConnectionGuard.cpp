@@ -23,7 +23,7 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const HttpOptions &options,
                                  std::shared_ptr<const StreamedRequests> streamed)
     : QObject(socket),
       m_socket(socket),
-      m_framing(options.maxBodyBytes, streamed ? streamed->prefix : QByteArray()),
+      m_framing(options.maxBodyBytes, streamed ? streamed->allPrefixes() : QList<QByteArray>()),
       m_headerMs(options.headerTimeoutSeconds * 1000),
       m_bodyMs(options.bodyTimeoutSeconds * 1000),
       m_bodyMinBytesPerSecond(qMax<qint64>(1, options.bodyMinBytesPerSecond)),
@@ -48,6 +48,14 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const HttpOptions &options,
     });
     // A client that connects and sends nothing is as slow as one that trickles its headers.
     enter(Phase::Headers, m_headerMs);
+}
+
+QList<QByteArray> ConnectionGuard::StreamedRequests::allPrefixes() const
+{
+    QList<QByteArray> prefixes = takenPrefixes;
+    if (!prefix.isEmpty())
+        prefixes.append(prefix);
+    return prefixes;
 }
 
 ConnectionGuard::~ConnectionGuard()
@@ -89,8 +97,9 @@ void ConnectionGuard::onReadyRead()
     if (m_framing.streamedHeadComplete()) {
         if (!m_withholding || m_framing.requestsComplete() != m_withheldAfter)
             return refuse(400,
-                          "a PUT whose body is streamed cannot follow another request in the "
-                          "same write (pipelined): send it once the answer before has arrived");
+                          "a request whose body is streamed cannot follow another request in "
+                          "the same write (pipelined): send it once the answer before has "
+                          "arrived");
         return takeOver();
     }
     if (m_withholding
@@ -115,6 +124,14 @@ void ConnectionGuard::takeOver()
     m_withholding = false;
     m_socket->skip(block.size()); // the body's first bytes stay in the socket for the route
     QObject::disconnect(m_socket, &QTcpSocket::readyRead, m_streamed->parser, nullptr);
+    if (std::any_of(m_streamed->takenPrefixes.begin(), m_streamed->takenPrefixes.end(),
+                    [&block](const QByteArray &prefix) { return block.startsWith(prefix); })) {
+        std::optional<RequestHead> head = RequestHead::parse(block);
+        if (!head)
+            return refuse(400, "the request line is not METHOD /path HTTP/1.1");
+        head->peer = m_socket->peerAddress();
+        return handOver(*head);
+    }
     m_socket->setReadBufferSize(streamedReadBufferBytes);
     m_takenOver = true;
     m_framing.beginStreamedBody();
@@ -134,6 +151,20 @@ void ConnectionGuard::takeOver()
         m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
     new StreamedBody(this, m_socket, std::move(plan), m_framing.bodyLeft(),
                      m_streamed->writerThread, m_streamed->parser);
+}
+
+void ConnectionGuard::handOver(const RequestHead &head)
+{
+    m_takenOver = true;
+    m_closing = true; // nothing of this guard acts on the connection any more
+    m_deadline.stop();
+    m_stall.stop();
+    accountHeldBytes();
+    QObject::disconnect(m_socket, nullptr, this, nullptr);
+    QTcpSocket *socket = m_socket;
+    const std::shared_ptr<const StreamedRequests> streamed = m_streamed;
+    deleteLater();
+    streamed->take(head, socket);
 }
 
 QByteArray ConnectionGuard::readBody(qint64 most)

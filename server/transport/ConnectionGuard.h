@@ -38,6 +38,12 @@ namespace cmcp {
 // head (`plan`, before a byte of the body is read), and a StreamedBody moves the body to disk
 // under the same deadlines as any body. The connection closes after its answer. A request that
 // turns out to be another one is given back to the parser whole (the transaction rolled back).
+//
+// A request that begins with one of StreamedRequests::takenPrefixes ("GET /ports/") is withheld
+// the same way, and once its headers are complete the whole connection is handed to `take`: the
+// guard steps aside (its deadlines stop, it reads nothing more), and the bytes after the head (a
+// body, or a WebSocket's frames after an upgrade) stay in the socket for the route, which bounds
+// the connection itself.
 class ConnectionGuard : public QObject
 {
 public:
@@ -54,6 +60,11 @@ public:
         QObject *parser = nullptr; // the HTTP server, whose connection to readyRead is cut
         QThread *writerThread = nullptr;
         std::function<StreamedBodyPlan(const RequestHead &head)> plan;
+        // Request-line starts of the requests whose connection a route takes whole.
+        QList<QByteArray> takenPrefixes;
+        std::function<void(const RequestHead &head, QTcpSocket *socket)> take;
+
+        QList<QByteArray> allPrefixes() const;
     };
 
     ConnectionGuard(QTcpSocket *socket, const HttpOptions &options,
@@ -86,6 +97,8 @@ private:
     void timeOut(const char *what, int seconds, const char *setting);
     // The headers of a streamed request are complete: the connection is the route's now.
     void takeOver();
+    // The headers of a request whose connection a route takes whole are complete.
+    void handOver(const RequestHead &head);
     // Brings this connection's share of the incomplete requests' bytes up to date; false when
     // the total would exceed the limit.
     bool accountHeldBytes();

@@ -35,6 +35,10 @@ QString strictHost(QStringView authority)
     return match.hasMatch() ? match.captured(1).toLower() : QString();
 }
 
+// The methods whose requests a taken-connection route receives; any other reaches Qt's parser
+// and is answered 405 there.
+constexpr const char *takenMethods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"};
+
 } // namespace
 
 HttpServer::HttpServer(McpServer &mcp, HttpOptions options, QObject *parent)
@@ -69,6 +73,14 @@ quint16 HttpServer::start(QString *error)
         streamed->parser = this;
         streamed->writerThread = &m_bodyWriter;
         streamed->plan = [this](const RequestHead &head) { return planStreamed(head); };
+    }
+    if (m_takenRoute) {
+        streamed->parser = this;
+        for (const char *method : takenMethods)
+            streamed->takenPrefixes.append(QByteArray(method) + ' ' + m_takenPrefix.toLatin1());
+        streamed->take = [this](const RequestHead &head, QTcpSocket *socket) {
+            takeConnection(head, socket);
+        };
     }
     auto *tcp = new GuardedTcpServer(m_options, std::move(streamed), this);
     if (!tcp->listen(m_options.address, m_options.port)) {
@@ -174,6 +186,28 @@ StreamedBodyPlan HttpServer::planStreamed(const RequestHead &head) const
     return m_streamedRoute(head, *principal);
 }
 
+void HttpServer::setTakenConnectionRoute(const QString &prefix, TakenRoute route)
+{
+    m_takenPrefix = prefix;
+    m_takenRoute = std::move(route);
+}
+
+void HttpServer::takeConnection(const RequestHead &head, QTcpSocket *socket) const
+{
+    std::optional<http::Answer> refusal =
+            refusalAtDoor(head.path, head.value("host"), head.value("origin"), head.peer);
+    if (!refusal && m_mcp.isDraining()) {
+        http::Answer draining;
+        admit({}, &draining); // the draining refusal comes before any token is looked at
+        refusal = draining;
+    }
+    if (refusal) {
+        http::writeAnswer(socket, *refusal, true);
+        return;
+    }
+    m_takenRoute(head, socket, m_options.tokens.principalFor(head.value("authorization")));
+}
+
 void HttpServer::setStreamedPutRoute(const QString &prefix, StreamedRoute route)
 {
     m_streamedPrefix = prefix;
@@ -205,6 +239,12 @@ bool HttpServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *so
     if (path == QLatin1String("/sse") || path == QLatin1String("/messages")
         || path == QLatin1String("/messages/")) {
         m_legacySse->handle(request, socket, *principal);
+        return true;
+    }
+    if (m_takenRoute && path.startsWith(m_takenPrefix)) {
+        http::writeJsonRpcError(socket, 405, -32600,
+                                QStringLiteral("only GET, HEAD, POST, PUT, DELETE, PATCH and "
+                                               "OPTIONS are forwarded to a published port"));
         return true;
     }
     for (const auto &[prefix, route] : std::as_const(m_routes)) {

@@ -48,6 +48,16 @@ public:
     using StreamedRoute =
             std::function<StreamedBodyPlan(const RequestHead &head, const Principal &principal)>;
     void setStreamedPutRoute(const QString &prefix, StreamedRoute route);
+    // Requests whose path starts with `prefix` (by the common methods) take their whole
+    // connection out of Qt's parser once their head is read, past the Host and Origin checks:
+    // the route gets the head, the socket with the rest of the request still in it, and the
+    // principal of the bearer token when the request carries a valid one. It answers, relays or
+    // upgrades as it likes, and closes the connection when done. The route authenticates: the
+    // published ports' door lets a public port's URL in without a bearer token. Set before
+    // start().
+    using TakenRoute = std::function<void(const RequestHead &head, QTcpSocket *socket,
+                                          const std::optional<Principal> &principal)>;
+    void setTakenConnectionRoute(const QString &prefix, TakenRoute route);
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -64,6 +74,7 @@ private:
                                               const QHostAddress &peer) const;
     std::optional<Principal> admit(const QByteArray &authorization, http::Answer *refusal) const;
     StreamedBodyPlan planStreamed(const RequestHead &head) const;
+    void takeConnection(const RequestHead &head, QTcpSocket *socket) const;
     void writeHealth(QTcpSocket *socket);
 
     McpServer &m_mcp;
@@ -74,6 +85,8 @@ private:
     QList<std::pair<QString, Route>> m_routes;
     QString m_streamedPrefix;
     StreamedRoute m_streamedRoute;
+    QString m_takenPrefix;
+    TakenRoute m_takenRoute;
     QThread m_bodyWriter; // writes streamed bodies to disk
 };
 

@@ -2,6 +2,8 @@
 
 #include <QList>
 
+#include <algorithm>
+
 namespace cmcp {
 
 std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView fresh)
@@ -42,12 +44,21 @@ std::optional<RequestFraming::Refusal> RequestFraming::feed(QByteArrayView fresh
 
 bool RequestFraming::mayBeStreamed(QByteArrayView start) const
 {
-    if (m_streamedPrefix.isEmpty() || m_bodyLeft > 0)
+    if (m_streamedPrefixes.isEmpty() || m_bodyLeft > 0)
         return false;
     const QByteArrayView begun = m_header.isEmpty() ? start : QByteArrayView(m_header);
-    const qsizetype compared = qMin(begun.size(), m_streamedPrefix.size());
-    return compared > 0
-            && begun.first(compared) == QByteArrayView(m_streamedPrefix).first(compared);
+    for (const QByteArray &prefix : m_streamedPrefixes) {
+        const qsizetype compared = qMin(begun.size(), prefix.size());
+        if (compared > 0 && begun.first(compared) == QByteArrayView(prefix).first(compared))
+            return true;
+    }
+    return false;
+}
+
+bool RequestFraming::startsStreamed(QByteArrayView begun) const
+{
+    return std::any_of(m_streamedPrefixes.begin(), m_streamedPrefixes.end(),
+                       [begun](const QByteArray &prefix) { return begun.startsWith(prefix); });
 }
 
 void RequestFraming::beginStreamedBody()
@@ -74,6 +85,8 @@ qsizetype RequestFraming::findHeaderEnd(QByteArrayView fresh, qsizetype from) co
 std::optional<RequestFraming::Refusal> RequestFraming::inspectHeader()
 {
     qint64 length = 0;
+    bool lengthGiven = false;
+    bool encodingGiven = false;
     for (const QByteArray &line : m_header.split('\n')) {
         const qsizetype colon = line.indexOf(':');
         if (colon < 0)
@@ -85,11 +98,18 @@ std::optional<RequestFraming::Refusal> RequestFraming::inspectHeader()
             length = value.toLongLong(&ok);
             if (!ok || length < 0)
                 return refuse(400, "the Content-Length header is not a number");
-        } else if (name == "transfer-encoding" && value.toLower() != "identity") {
-            return refuse(411, "chunked request bodies are not accepted: send a Content-Length");
+            lengthGiven = true;
+        } else if (name == "transfer-encoding") {
+            encodingGiven = true;
         }
     }
-    m_streamed = !m_streamedPrefix.isEmpty() && m_header.startsWith(m_streamedPrefix);
+    if (lengthGiven && encodingGiven)
+        return refuse(400,
+                      "a request may not carry both Content-Length and Transfer-Encoding: they "
+                      "frame its body in two ways");
+    if (encodingGiven)
+        return refuse(411, "chunked request bodies are not accepted: send a Content-Length");
+    m_streamed = startsStreamed(m_header);
     if (length > m_maxBody && !m_streamed)
         return refuse(413,
                       QByteArray("the request body of ") + QByteArray::number(length)

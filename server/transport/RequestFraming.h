@@ -2,6 +2,7 @@
 
 #include <QByteArray>
 #include <QByteArrayView>
+#include <QList>
 
 #include <optional>
 
@@ -13,10 +14,15 @@ namespace cmcp {
 // Content-Length: 400, headers over 64 KiB: 431). No socket: GuardedTcpServer feeds it what it
 // peeks, and the fuzz target feeds it arbitrary bytes.
 //
-// A request whose first bytes are `streamedPrefix` ("PUT /transfer/") has a body the daemon
-// reads as a stream rather than through the HTTP parser: its length is the route's to judge, not
-// MCP_MAX_BODY_MB's, and none of it is held. Once its headers are complete, feed() takes no more
-// bytes until beginStreamedBody(); the body's bytes are then fed as they are read.
+// A request whose first bytes are one of `streamedPrefixes` ("PUT /transfer/", "GET /ports/")
+// has a body the daemon reads as a stream rather than through the HTTP parser: its length is the
+// route's to judge, not MCP_MAX_BODY_MB's, and none of it is held. Once its headers are complete,
+// feed() takes no more bytes until beginStreamedBody(); the body's bytes are then fed as they are
+// read.
+//
+// A request with both Content-Length and a Transfer-Encoding is refused (400) on every route: the
+// two framings disagree, and a server behind a proxy that reads the other one would see a second,
+// smuggled request in the body.
 class RequestFraming
 {
 public:
@@ -28,9 +34,9 @@ public:
         QByteArray reason;
     };
 
-    explicit RequestFraming(qint64 maxBodyBytes, QByteArray streamedPrefix = {})
+    explicit RequestFraming(qint64 maxBodyBytes, QList<QByteArray> streamedPrefixes = {})
         : m_maxBody(maxBodyBytes),
-          m_streamedPrefix(std::move(streamedPrefix))
+          m_streamedPrefixes(std::move(streamedPrefixes))
     {
     }
 
@@ -64,6 +70,7 @@ public:
 private:
     qsizetype findHeaderEnd(QByteArrayView fresh, qsizetype from) const;
     std::optional<Refusal> inspectHeader();
+    bool startsStreamed(QByteArrayView begun) const;
     std::optional<Refusal> refuse(int status, QByteArray reason);
 
     qint64 m_maxBody;
@@ -73,7 +80,7 @@ private:
     qint64 m_headerLength = 0; // of the request being read, once its header block is complete
     bool m_refused = false;
     quint64 m_requestsComplete = 0;
-    const QByteArray m_streamedPrefix;
+    const QList<QByteArray> m_streamedPrefixes;
     bool m_streamed = false; // the request being read is a streamed one
     bool m_streamedHeadComplete = false;
 };

@@ -21,6 +21,7 @@ std::optional<RequestHead> RequestHead::parse(const QByteArray &block)
     RequestHead head;
     head.method = request[0];
     head.path = QUrl::fromEncoded(request[1]).path();
+    head.target = request[1];
     for (qsizetype at = 1; at < lines.size(); ++at) {
         const qsizetype colon = lines[at].indexOf(':');
         if (colon > 0)

@@ -17,6 +17,7 @@ struct RequestHead
 {
     QByteArray method;
     QString path; // of the request target, percent-decoded as QUrl::path() gives it
+    QByteArray target; // the request target as the client wrote it (path and query)
     QList<QPair<QByteArray, QByteArray>> headers; // names in lower case, values trimmed
     QHostAddress peer;
 

@@ -6,6 +6,7 @@ namespace cmcp {
 
 class LiveSettings;
 class McpServer;
+class PublishedPorts;
 class Settings;
 class TransferTickets;
 struct SandboxCapabilities;
@@ -13,8 +14,8 @@ struct SandboxCapabilities;
 // What a family of tools is registered with, so that each family's register function takes this
 // one argument and a new family adds no parameter list: the server its tools go to, the settings
 // they read, what the sandbox can do on this kernel, the live settings the admin channel may
-// change (a family adds its own), and the store of file_transfer's tickets. All outlive the
-// server's calls.
+// change (a family adds its own), the store of file_transfer's tickets and the registry of
+// published ports. All outlive the server's calls.
 struct ToolFamily
 {
     McpServer &server;
@@ -22,6 +23,7 @@ struct ToolFamily
     const SandboxCapabilities &sandbox;
     LiveSettings *live = nullptr;
     TransferTickets *transfers = nullptr;
+    PublishedPorts *ports = nullptr;
 };
 
 // Registers one family's tools on family.server; false with `error` when its settings cannot be
