@@ -61,6 +61,9 @@ inline constexpr char methodSubscribeLog[] = "subscribeLog";
 inline constexpr char methodListWorkspaces[] = "listWorkspaces"; // {} → ListWorkspacesResult
 // DeleteWorkspaceParams → DeleteWorkspaceResult
 inline constexpr char methodDeleteWorkspace[] = "deleteWorkspace";
+// Reads MCP_POLICY_FILE again: {} → {profiles, principals}; a policy that fails validation is
+// refused (errorFailed, naming file, line and field) and the one in force stays.
+inline constexpr char methodReloadPolicy[] = "reloadPolicy";
 
 // Error codes.
 inline constexpr char errorMalformed[] = "malformed"; // not a JSON object, or fields missing

@@ -125,6 +125,11 @@ QList<SettingSpec> buildTable()
                  "File of further principals, one per line: a name and the SHA-256 (hex) of its "
                  "bearer token. Each principal reaches only its own sessions, jobs and workspaces.",
                  NoFlags),
+            text(http, "MCP_POLICY_FILE", "",
+                 "File of profiles and the principals that use them: which tools a principal is "
+                 "offered, its rate of calls, its job and named-workspace caps (docs/policy.md). "
+                 "Reloaded on SIGHUP; a file that fails validation keeps the policy in force.",
+                 NoFlags),
             text(http, "MCP_REQUEST_STATE_KEY_FILE", "",
                  "File whose bytes (32 or more) sign the requestState of input_required results; "
                  "replicas that share it accept each other's. Empty: a random key per process.",

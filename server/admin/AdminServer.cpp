@@ -315,6 +315,7 @@ const QHash<QString, AdminServer::RequestHandler> &AdminServer::requestHandlers(
             {QLatin1String(admin::SubscribeLogParams::method), &AdminServer::subscribeLog},
             {QLatin1String(admin::ListWorkspacesResult::method), &AdminServer::listWorkspaces},
             {QLatin1String(admin::DeleteWorkspaceParams::method), &AdminServer::deleteWorkspace},
+            {QLatin1String(admin::methodReloadPolicy), &AdminServer::reloadPolicy},
     };
     return handlers;
 }
@@ -365,6 +366,17 @@ AdminServer::Answer AdminServer::cancelCall(AdminPeer &peer, const QJsonObject &
                              QStringLiteral("no call %1 is running").arg(cancel->callId));
     spdlog::info("admin: call {} {}", cancel->callId, reason.toStdString());
     return Answer::reply({});
+}
+
+AdminServer::Answer AdminServer::reloadPolicy(AdminPeer &peer, const QJsonObject &)
+{
+    PrincipalProfiles &profiles = m_mcp.profiles();
+    spdlog::info("admin: policy reload asked by {}", peer.description().toStdString());
+    if (QString error; !profiles.reload(&error))
+        return Answer::error(admin::errorFailed, error);
+    const std::shared_ptr<const PrincipalPolicy> policy = profiles.policy();
+    return Answer::reply({{QLatin1String("profiles"), int(policy->profiles.size())},
+                          {QLatin1String("principals"), int(policy->principals.size())}});
 }
 
 AdminServer::Answer AdminServer::closeSession(AdminPeer &peer, const QJsonObject &params)

@@ -87,6 +87,7 @@ private:
     Answer subscribeLog(AdminPeer &peer, const QJsonObject &params);
     Answer listWorkspaces(AdminPeer &peer, const QJsonObject &params);
     Answer deleteWorkspace(AdminPeer &peer, const QJsonObject &params);
+    Answer reloadPolicy(AdminPeer &peer, const QJsonObject &params);
     admin::CountersRecord counters() const;
     QList<admin::SessionRecord> sessions() const;
     void onCallStarted(const ToolCallRecord &call);

@@ -30,6 +30,7 @@ void keepLargeBuffersOnHeap()
 
 namespace {
 std::function<void(int)> terminationHandler;
+std::function<void()> reloadHandler;
 } // namespace
 
 // The signals are blocked and read from a signalfd, so no code runs in signal context.
@@ -39,6 +40,7 @@ void watchTerminationSignals(QCoreApplication &app)
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     const int fd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
     if (fd < 0)
@@ -48,6 +50,13 @@ void watchTerminationSignals(QCoreApplication &app)
         signalfd_siginfo info;
         if (::read(fd, &info, sizeof info) != sizeof info)
             return;
+        if (info.ssi_signo == SIGHUP) {
+            if (reloadHandler)
+                reloadHandler();
+            else
+                spdlog::info("SIGHUP received: nothing to reload (no MCP_POLICY_FILE)");
+            return;
+        }
         if (terminationHandler) {
             terminationHandler(int(info.ssi_signo));
             return;
@@ -60,6 +69,11 @@ void watchTerminationSignals(QCoreApplication &app)
 void setTerminationHandler(std::function<void(int signal)> handler)
 {
     terminationHandler = std::move(handler);
+}
+
+void setReloadHandler(std::function<void()> handler)
+{
+    reloadHandler = std::move(handler);
 }
 
 // Every session holds a socket: take all the descriptors the hard limit allows (systemd and

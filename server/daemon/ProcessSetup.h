@@ -17,8 +17,11 @@ void keepLargeBuffersOnHeap();
 // SIGINT and SIGTERM quit `app`'s event loop, or, once a handler is set, call it (on the event
 // loop, never in signal context). Before any thread starts, so that every thread inherits the
 // blocked signals.
+// SIGHUP is read the same way and calls the reload handler (MCP_POLICY_FILE); without one it
+// is logged and ignored, never the end of the daemon.
 void watchTerminationSignals(QCoreApplication &app);
 void setTerminationHandler(std::function<void(int signal)> handler);
+void setReloadHandler(std::function<void()> handler);
 
 // Raises the soft limit on open descriptors to the hard limit.
 void raiseDescriptorLimit();

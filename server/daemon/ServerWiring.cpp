@@ -34,7 +34,9 @@
 #include "workspace/Workspace.h"
 #include "workspace/WorkspaceVolume.h"
 
+#include <QDateTime>
 #include <QFile>
+#include <QJsonObject>
 
 #include <QCoreApplication>
 #include <QPointer>
@@ -131,6 +133,52 @@ void auditPublishedPorts(PublishedPorts &ports, AuditLog &log)
     };
     QObject::connect(&ports, &PublishedPorts::published, &log, append);
     QObject::connect(&ports, &PublishedPorts::revoked, &log, append);
+}
+
+// MCP_POLICY_FILE: the profiles of the principals it names, whose tokens the HTTP door accepts
+// beside `tokens`' own. Read now, and again on SIGHUP or the console's reloadPolicy; each reload
+// is audited, and one that fails keeps the policy in force.
+bool startPrincipalPolicy(McpServer &mcp, BearerTokens &tokens, const QString &path,
+                          AuditLog *audit, QString *error)
+{
+    PrincipalProfiles &profiles = mcp.profiles();
+    QSet<QString> tools;
+    for (const ToolDefinition &tool : mcp.tools().tools())
+        tools.insert(tool.name);
+    profiles.setKnownTools(std::move(tools));
+    profiles.setNamesTaken(tokens.names());
+    if (!profiles.load(path, error))
+        return false;
+    tokens.usePolicy(&profiles);
+    const std::shared_ptr<const PrincipalPolicy> policy = profiles.policy();
+    spdlog::info("policy: {}: {} profiles, {} principals", path.toStdString(),
+                 policy->profiles.size(), policy->principals.size());
+    if (audit) {
+        const auto now = [] { return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs); };
+        QObject::connect(&profiles, &PrincipalProfiles::reloaded, audit,
+                         [audit, now](const QString &file, int profileCount, int principalCount) {
+                             audit->append(QJsonObject{
+                                     {QLatin1String("event"), QLatin1String("policy_reloaded")},
+                                     {QLatin1String("time"), now()},
+                                     {QLatin1String("file"), file},
+                                     {QLatin1String("profiles"), profileCount},
+                                     {QLatin1String("principals"), principalCount}});
+                         });
+        QObject::connect(&profiles, &PrincipalProfiles::reloadFailed, audit,
+                         [audit, now](const QString &file, const QString &why) {
+                             audit->append(QJsonObject{{QLatin1String("event"),
+                                                        QLatin1String("policy_reload_failed")},
+                                                       {QLatin1String("time"), now()},
+                                                       {QLatin1String("file"), file},
+                                                       {QLatin1String("error"), why}});
+                         });
+    }
+    setReloadHandler([&profiles] {
+        spdlog::info("SIGHUP received: reloading MCP_POLICY_FILE");
+        QString ignored;
+        profiles.reload(&ignored);
+    });
+    return true;
 }
 
 QString httpBase(const QString &host, quint16 port)
@@ -354,6 +402,9 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     const int drainMs = int(settings.integer(u"MCP_DRAIN_SECONDS") * 1000);
     const auto quit = [&app] { app.quit(); };
     if (commandLine.stdio) {
+        if (!settings.text(u"MCP_POLICY_FILE").isEmpty())
+            spdlog::warn("policy: MCP_POLICY_FILE applies to HTTP principals only: stdio's one "
+                         "client is 'local', with the global settings");
         StdioTransport stdio(mcp);
         QObject::connect(&stdio, &StdioTransport::finished, &app, &QCoreApplication::quit,
                          Qt::QueuedConnection);
@@ -370,6 +421,12 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
     std::optional<HttpOptions> httpOptions = HttpOptions::fromSettings(settings, &error);
     if (!httpOptions)
         return startupFailure(2, error);
+    if (const QString policyFile = settings.text(u"MCP_POLICY_FILE"); !policyFile.isEmpty()) {
+        const auto *log = std::get_if<std::unique_ptr<AuditLog>>(&audit);
+        if (!startPrincipalPolicy(mcp, httpOptions->tokens, policyFile, log ? log->get() : nullptr,
+                                  &error))
+            return startupFailure(2, error);
+    }
     // Anyone who reaches a port off loopback could run commands in the sandbox: without a token
     // that is the operator's explicit choice (a proxy in front that authenticates), never a
     // default.
@@ -379,9 +436,9 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
         return startupFailure(
                 2,
                 QStringLiteral("refusing to serve MCP_HOST=%1 (not a loopback address) without "
-                               "authentication: set MCP_AUTH_TOKEN or MCP_PRINCIPALS_FILE, or "
-                               "MCP_ALLOW_UNAUTHENTICATED_REMOTE=true if a proxy in front "
-                               "authenticates every client")
+                               "authentication: set MCP_AUTH_TOKEN, MCP_PRINCIPALS_FILE or "
+                               "MCP_POLICY_FILE, or MCP_ALLOW_UNAUTHENTICATED_REMOTE=true if a "
+                               "proxy in front authenticates every client")
                         .arg(settings.text(u"MCP_HOST")));
     HttpServer http(mcp, std::move(*httpOptions));
     addTransferEndpoint(http, transfers);
@@ -398,6 +455,7 @@ int runServer(QCoreApplication &app, const CommandLine &commandLine, const Setti
                  httpBase(settings.text(u"MCP_HOST"), port).toStdString());
     const int status = app.exec();
     setTerminationHandler({});
+    setReloadHandler({});
     return status;
 }
 

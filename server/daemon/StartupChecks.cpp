@@ -59,15 +59,17 @@ QString jobLayoutRefusal(const Settings &settings, const SandboxCapabilities &sa
 // its own share, UidPool::reserve, whatever the caps.)
 QString principalShareRefusal(const Settings &settings)
 {
-    if (settings.text(u"MCP_PRINCIPALS_FILE").isEmpty())
+    if (settings.text(u"MCP_PRINCIPALS_FILE").isEmpty()
+        && settings.text(u"MCP_POLICY_FILE").isEmpty())
         return {};
     const qint64 perPrincipal = settings.integer(u"JOB_MAX_PER_PRINCIPAL");
     const qint64 total = settings.integer(u"JOB_MAX_TOTAL");
     if (perPrincipal < total)
         return {};
     return QStringLiteral("JOB_MAX_PER_PRINCIPAL=%1 is not below JOB_MAX_TOTAL=%2: with "
-                          "MCP_PRINCIPALS_FILE naming several principals, one of them could run "
-                          "every one of the %2 background jobs and leave none to the others "
+                          "MCP_PRINCIPALS_FILE or MCP_POLICY_FILE naming several principals, "
+                          "one of them could run every one of the %2 background jobs and leave "
+                          "none to the others "
                           "(%1 >= %2); set JOB_MAX_PER_PRINCIPAL below JOB_MAX_TOTAL")
             .arg(perPrincipal)
             .arg(total);

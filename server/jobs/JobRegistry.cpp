@@ -1,6 +1,7 @@
 #include "jobs/JobRegistry.h"
 
 #include "jobs/BackgroundJob.h"
+#include "mcp/PrincipalProfiles.h"
 
 #include <QTimer>
 
@@ -24,17 +25,33 @@ QString JobRegistry::refusal(const QString &sessionId, const QString &principal)
     int ofPrincipal = 0;
     for (const BackgroundJob *job : m_jobs)
         ofPrincipal += job->isRunning() && job->description().principal == principal ? 1 : 0;
+    if (const std::shared_ptr<const Profile> profile =
+                m_profiles ? m_profiles->profileOf(principal) : nullptr;
+        profile && profile->maxBackgroundJobs) {
+        if (ofPrincipal < *profile->maxBackgroundJobs)
+            return running() >= m_limits.total ? totalRefusal() : QString();
+        return QStringLiteral("principal '%1' already runs %2 background jobs over all its "
+                              "sessions, the most its profile '%3' allows "
+                              "(max_background_jobs); wait for one to end or stop one with "
+                              "job_kill")
+                .arg(principal)
+                .arg(ofPrincipal)
+                .arg(profile->name);
+    }
     if (ofPrincipal >= m_limits.perPrincipal)
         return QStringLiteral("principal '%1' already runs %2 background jobs over all its "
                               "sessions, the most allowed (JOB_MAX_PER_PRINCIPAL); wait for one "
                               "to end or stop one with job_kill")
                 .arg(principal)
                 .arg(m_limits.perPrincipal);
-    if (running() >= m_limits.total)
-        return QStringLiteral("the server already runs %1 background jobs, the most allowed "
-                              "in total (JOB_MAX_TOTAL); try again when one has ended")
-                .arg(m_limits.total);
-    return {};
+    return running() >= m_limits.total ? totalRefusal() : QString();
+}
+
+QString JobRegistry::totalRefusal() const
+{
+    return QStringLiteral("the server already runs %1 background jobs, the most allowed "
+                          "in total (JOB_MAX_TOTAL); try again when one has ended")
+            .arg(m_limits.total);
 }
 
 void JobRegistry::add(BackgroundJob *job)

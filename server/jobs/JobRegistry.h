@@ -8,6 +8,7 @@
 namespace cmcp {
 
 class BackgroundJob;
+class PrincipalProfiles;
 
 // The background jobs of every session, each reachable only from the session that started it:
 // a lookup with another session's id finds nothing, exactly as for an id that never existed.
@@ -32,6 +33,10 @@ public:
 
     explicit JobRegistry(Limits limits, QObject *parent = nullptr);
     ~JobRegistry() override;
+
+    // A principal whose profile sets max_background_jobs has that cap instead of perPrincipal.
+    // `profiles` outlives the registry.
+    void useProfiles(const PrincipalProfiles *profiles) { m_profiles = profiles; }
 
     // Why `sessionId` of `principal` may not start another job now, naming the cap; empty when
     // it may.
@@ -63,8 +68,10 @@ public:
 private:
     void onFinished(const QString &id);
     void dispose(BackgroundJob *job);
+    QString totalRefusal() const;
 
     const Limits m_limits;
+    const PrincipalProfiles *m_profiles = nullptr;
     QHash<QString, BackgroundJob *> m_jobs; // by id
     QList<QString> m_order; // ids, oldest first
 };

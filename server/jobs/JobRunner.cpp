@@ -90,6 +90,7 @@ JobRunner::JobRunner(McpServer &server, const Settings &settings)
                           int(settings.integer(u"JOB_FOREGROUND_MAX_PER_PRINCIPAL"))};
     limits.keepDetachedSeconds = int(settings.integer(u"JOB_KEEP_SECONDS"));
     jobs.registry = new JobRegistry(limits, &server);
+    jobs.registry->useProfiles(&server.profiles());
     jobs.handles = new OutputHandleStore(int(settings.integer(u"OUTPUT_HANDLE_SECONDS")), &server);
     QObject::connect(&server, &McpServer::sessionClosed, jobs.registry,
                      [registry = jobs.registry, handles = jobs.handles](const QString &sessionId) {
@@ -214,6 +215,18 @@ QString JobRunner::foregroundRefusal(const ToolCall &call) const
                               "allowed (JOB_FOREGROUND_MAX_PER_SESSION); wait for one to finish")
                 .arg(ofSession);
     const int ofPrincipal = m_foregroundByPrincipal.value(call.principal().name());
+    if (const std::shared_ptr<const Profile> profile =
+                m_server.profiles().profileOf(call.principal().name());
+        profile && profile->maxForegroundJobs) {
+        if (ofPrincipal < *profile->maxForegroundJobs)
+            return {};
+        return QStringLiteral("principal '%1' already runs %2 calls' jobs at once over all its "
+                              "sessions, the most its profile '%3' allows "
+                              "(max_foreground_jobs); wait for one to finish")
+                .arg(call.principal().name())
+                .arg(ofPrincipal)
+                .arg(profile->name);
+    }
     if (ofPrincipal >= m_foregroundLimits.perPrincipal)
         return QStringLiteral("principal '%1' already runs %2 calls' jobs at once over all its "
                               "sessions, the most allowed (JOB_FOREGROUND_MAX_PER_PRINCIPAL); "

@@ -25,6 +25,9 @@ enum ErrorCode {
     HeaderMismatch = -32020,
     MissingRequiredClientCapability = -32021,
     UnsupportedProtocolVersion = -32022,
+    // A principal's profile allows fewer calls a second than it made; data.retryAfterMs says
+    // when the next one will be taken. HTTP answers it with 429 and Retry-After.
+    RateLimited = -32029,
 };
 
 enum class MessageKind { Request, Notification, Response, Invalid };

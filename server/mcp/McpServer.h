@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mcp/JsonRpc.h"
+#include "mcp/PrincipalProfiles.h"
 #include "mcp/PromptRegistry.h"
 #include "mcp/RequestMeta.h"
 #include "mcp/RequestState.h"
@@ -46,6 +47,10 @@ public:
     ToolRegistry &tools() { return m_tools; }
     ResourceRegistry &resources() { return m_resources; }
     PromptRegistry &prompts() { return m_prompts; }
+    // The profile of each principal (MCP_POLICY_FILE): the tools it is offered and its rate of
+    // calls are enforced here, the other rules by the layers that enforce their global settings.
+    PrincipalProfiles &profiles() { return m_profiles; }
+    const PrincipalProfiles &profiles() const { return m_profiles; }
     // What start-up found unusable; /health reports it.
     ServiceHealth &health() { return m_health; }
     const ServiceHealth &health() const { return m_health; }
@@ -194,6 +199,9 @@ private:
     // Tools (methods/ToolMethods.cpp).
     void listTools(const Request &request);
     void callTool(const Request &request);
+    // Refuses a tools/call over its principal's call_rate (-32029, with the wait in data).
+    void refuseOverRate(const Request &request, const QString &name, const QJsonObject &arguments,
+                        qint64 waitMs);
 
     // The record of every tools/call (methods/CallRecording.cpp), ended only through a
     // RecordedCall, which also holds the answer until the record is durable.
@@ -268,6 +276,7 @@ private:
     ToolRegistry m_tools;
     ResourceRegistry m_resources;
     PromptRegistry m_prompts;
+    PrincipalProfiles m_profiles;
     ServiceHealth m_health;
     QHash<QString, Method> m_methods;
     // The methods of the modern era: m_methods without the ones it removed, with discovery.

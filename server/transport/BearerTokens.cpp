@@ -73,9 +73,17 @@ bool BearerTokens::addFile(const QString &path, QString *error)
     return true;
 }
 
+QSet<QString> BearerTokens::names() const
+{
+    QSet<QString> names;
+    for (const Entry &entry : m_entries)
+        names.insert(entry.principal.name());
+    return names;
+}
+
 std::optional<Principal> BearerTokens::principalFor(const QByteArray &authorization) const
 {
-    if (m_entries.empty())
+    if (!required())
         return Principal::local();
     if (!authorization.startsWith("Bearer "))
         return std::nullopt;
@@ -84,6 +92,13 @@ std::optional<Principal> BearerTokens::principalFor(const QByteArray &authorizat
     for (const Entry &entry : m_entries) {
         if (sameDigest(presented, entry.digest) && !found)
             found = entry.principal;
+    }
+    if (const std::shared_ptr<const PrincipalPolicy> policy =
+                m_profiles ? m_profiles->policy() : nullptr) {
+        for (const PolicyPrincipal &entry : policy->principals) {
+            if (sameDigest(presented, entry.digest) && !found)
+                found = Principal(entry.name);
+        }
     }
     return found;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mcp/Principal.h"
+#include "mcp/PrincipalProfiles.h"
 
 #include <QByteArray>
 #include <QString>
@@ -22,7 +23,15 @@ public:
     // Reads MCP_PRINCIPALS_FILE's format; false with `error` naming the file, line and problem.
     bool addFile(const QString &path, QString *error);
 
-    bool required() const { return !m_entries.empty(); }
+    // The principals of MCP_POLICY_FILE too, as the policy in force names them (a reload adds
+    // and removes principals and changes tokens). `profiles` outlives this object.
+    void usePolicy(const PrincipalProfiles *profiles) { m_profiles = profiles; }
+    // The names MCP_AUTH_TOKEN and MCP_PRINCIPALS_FILE gave, which the policy may not reuse.
+    QSet<QString> names() const;
+
+    // Once a policy file is in use a token is always required, even if a reload leaves it
+    // naming no principal.
+    bool required() const { return !m_entries.empty() || (m_profiles && m_profiles->hasPolicy()); }
     // Null when a token is required and `authorization` carries none that is known. Every entry
     // is compared, digest to digest, so the time taken says nothing about a guess.
     std::optional<Principal> principalFor(const QByteArray &authorization) const;
@@ -34,6 +43,7 @@ private:
         QByteArray digest;
     };
     std::vector<Entry> m_entries;
+    const PrincipalProfiles *m_profiles = nullptr;
 };
 
 } // namespace cmcp

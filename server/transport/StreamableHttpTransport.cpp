@@ -80,12 +80,21 @@ public:
             finish(nullptr, 200);
             return;
         }
-        const QJsonValue code = responses.toObject()
-                                        .value(QLatin1String("error"))
-                                        .toObject()
-                                        .value(QLatin1String("code"));
+        const QJsonObject error = responses.toObject().value(QLatin1String("error")).toObject();
+        const int code = error.value(QLatin1String("code")).toInt();
         const QByteArray json = jsonrpc::serialize(responses);
-        finish(&json, httpStatus(code.toInt()));
+        // A call over its principal's rate: 429 with the wait, which HTTP clients and proxies
+        // understand without reading the body (whole seconds, rounded up).
+        if (code == jsonrpc::RateLimited) {
+            const qint64 waitMs = qint64(error.value(QLatin1String("data"))
+                                                 .toObject()
+                                                 .value(QLatin1String("retryAfterMs"))
+                                                 .toDouble());
+            finish(&json, 429,
+                   {{"Retry-After", QByteArray::number(qMax<qint64>(1, (waitMs + 999) / 1000))}});
+            return;
+        }
+        finish(&json, httpStatus(code));
     }
 
     // Serialized responses are results of tool calls, never an error.
@@ -121,7 +130,7 @@ private:
         return 200;
     }
 
-    void finish(const QByteArray *responses, int status)
+    void finish(const QByteArray *responses, int status, const http::Headers &extra = {})
     {
         if (m_resumable) {
             if (responses)
@@ -143,7 +152,7 @@ private:
             empty.end();
             return;
         }
-        http::writeJson(m_socket, status, *responses, headers(), m_delivery);
+        http::writeJson(m_socket, status, *responses, headers() + extra, m_delivery);
     }
 
     void ensureStream()

@@ -1,6 +1,7 @@
 #include "workspace/NamedWorkspaces.h"
 
 #include "common/Settings.h"
+#include "mcp/PrincipalProfiles.h"
 #include "base/UnguessableId.h"
 #include "posix/Btrfs.h"
 #include "posix/DirectorySync.h"
@@ -149,7 +150,19 @@ std::optional<qint64> NamedWorkspaces::admit(const Principal &owner, const QStri
         *error = QStringLiteral("you already have a workspace named '%1'").arg(name);
         return std::nullopt;
     }
-    if (own.size() >= m_limits.perPrincipal) {
+    const std::shared_ptr<const Profile> profile =
+            m_profiles ? m_profiles->profileOf(owner.name()) : nullptr;
+    if (profile && profile->namedWorkspaces) {
+        if (own.size() >= *profile->namedWorkspaces) {
+            *error = QStringLiteral("principal '%1' has %2 named workspaces, as many as its "
+                                    "profile '%3' allows (named_workspaces): delete one first "
+                                    "(workspace_delete)")
+                             .arg(owner.name())
+                             .arg(own.size())
+                             .arg(profile->name);
+            return std::nullopt;
+        }
+    } else if (own.size() >= m_limits.perPrincipal) {
         *error = QStringLiteral("principal '%1' has %2 named workspaces, as many as "
                                 "SANDBOX_WORKSPACE_NAMED_MAX allows: delete one first "
                                 "(workspace_delete)")
@@ -162,15 +175,23 @@ std::optional<qint64> NamedWorkspaces::admit(const Principal &owner, const QStri
         *error = QStringLiteral("size_mb %1 is less than 1").arg(*sizeMb);
         return std::nullopt;
     }
-    if (sizeMb && *sizeMb > m_limits.maxQuotaMb) {
-        *error = QStringLiteral("size_mb %1 is more than SANDBOX_WORKSPACE_NAMED_MAX_MB (%2)")
-                         .arg(*sizeMb)
-                         .arg(m_limits.maxQuotaMb);
+    const bool profileSize = profile && profile->namedWorkspaceMb;
+    const qint64 maxQuotaMb = profileSize ? *profile->namedWorkspaceMb : m_limits.maxQuotaMb;
+    if (sizeMb && *sizeMb > maxQuotaMb) {
+        *error = profileSize
+                ? QStringLiteral("size_mb %1 is more than profile '%2' allows "
+                                 "(named_workspace_mb %3)")
+                          .arg(*sizeMb)
+                          .arg(profile->name)
+                          .arg(maxQuotaMb)
+                : QStringLiteral("size_mb %1 is more than SANDBOX_WORKSPACE_NAMED_MAX_MB (%2)")
+                          .arg(*sizeMb)
+                          .arg(maxQuotaMb);
         return std::nullopt;
     }
     if (!quotaEnforced())
         return 0;
-    return std::min(sizeMb.value_or(m_defaultQuotaBytes >> 20), m_limits.maxQuotaMb) << 20;
+    return std::min(sizeMb.value_or(m_defaultQuotaBytes >> 20), maxQuotaMb) << 20;
 }
 
 bool NamedWorkspaces::ensureDirectory(QString *error) const

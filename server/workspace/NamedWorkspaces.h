@@ -12,6 +12,7 @@
 
 namespace cmcp {
 
+class PrincipalProfiles;
 class Settings;
 
 struct NamedWorkspace
@@ -50,6 +51,9 @@ public:
     // none is asked for).
     NamedWorkspaces(const Workspace &pattern, Limits limits);
     static Limits limitsFromSettings(const Settings &settings);
+    // A principal whose profile sets named_workspaces or named_workspace_mb has those limits
+    // instead of perPrincipal and maxQuotaMb. `profiles` outlives this object.
+    void useProfiles(const PrincipalProfiles *profiles) { m_profiles = profiles; }
 
     // <parent>/named
     const QString &directory() const { return m_directory; }
@@ -112,6 +116,7 @@ private:
     WorkspaceOwner m_owner;
     qint64 m_defaultQuotaBytes = 0;
     Limits m_limits;
+    const PrincipalProfiles *m_profiles = nullptr;
     QHash<QString, NamedWorkspace> m_byId;
     QHash<QString, QDateTime> m_lastUsedOnDisk; // id -> lastUsed as its description has it
 };

@@ -131,6 +131,7 @@ SessionWorkspaces &SessionWorkspaces::of(McpServer &server, const Settings &sett
     auto *workspaces =
             new SessionWorkspaces(Workspace::fromSettings(settings), mode, int(keepSeconds),
                                   NamedWorkspaces::limitsFromSettings(settings), &server);
+    workspaces->m_named.useProfiles(&server.profiles());
     connect(&server, &McpServer::sessionClosed, workspaces,
             [workspaces](const QString &sessionId) { workspaces->endSession(sessionId); });
     QString error;

@@ -57,8 +57,11 @@ void McpServer::addToolMethods()
 void McpServer::listTools(const Request &request)
 {
     QJsonArray items;
-    for (const ToolDefinition &tool : m_tools.tools())
-        items.append(describeTool(tool, request.session->protocolVersion()));
+    const QString &principal = request.session->principal().name();
+    for (const ToolDefinition &tool : m_tools.tools()) {
+        if (m_profiles.offersTool(principal, tool.name))
+            items.append(describeTool(tool, request.session->protocolVersion()));
+    }
     paginate(request, items, QStringLiteral("tools"));
 }
 
@@ -66,7 +69,17 @@ void McpServer::callTool(const Request &request)
 {
     const QString name = request.params.value(QLatin1String("name")).toString();
     const QJsonObject arguments = request.params.value(QLatin1String("arguments")).toObject();
-    const ToolDefinition *tool = m_tools.find(name);
+    const QString &principal = request.session->principal().name();
+    // A task's own call was counted and checked when the task was asked for.
+    const bool taskRun = !request.session->taskId().isEmpty();
+    if (!taskRun) {
+        if (const qint64 waitMs = m_profiles.takeCall(principal); waitMs > 0) {
+            refuseOverRate(request, name, arguments, waitMs);
+            return;
+        }
+    }
+    const bool offered = m_profiles.offersTool(principal, name);
+    const ToolDefinition *tool = offered ? m_tools.find(name) : nullptr;
     const QJsonObject binding = stateBinding(request, name, arguments);
     QJsonObject answers;
     if (request.session->isStateless()) {
@@ -84,10 +97,17 @@ void McpServer::callTool(const Request &request)
     }
     RecordedCall recorded(*this, startCallRecord(request, name, arguments));
     if (!tool) {
-        recorded.end(ToolCallOutcome::UnknownTool, {}, nullptr, [request, name] {
-            request.fail(jsonrpc::InvalidParams, QStringLiteral("unknown tool: %1").arg(name),
-                         QJsonObject{{QLatin1String("tool"), name}});
-        });
+        // A tool the profile does not offer is answered as one that does not exist, with the
+        // reason added for the operator reading the audit log and the client alike.
+        const QString message = offered
+                ? QStringLiteral("unknown tool: %1").arg(name)
+                : QStringLiteral("unknown tool: %1 (profile '%2' does not offer it: tools)")
+                          .arg(name, m_profiles.profileName(principal));
+        recorded.end(ToolCallOutcome::UnknownTool, offered ? QString() : message, nullptr,
+                     [request, name, message] {
+                         request.fail(jsonrpc::InvalidParams, message,
+                                      QJsonObject{{QLatin1String("tool"), name}});
+                     });
         return;
     }
     if (request.session->isStateless()) {
@@ -189,6 +209,24 @@ void McpServer::callTool(const Request &request)
     // A copy: a handler that changes the tool list would otherwise run from moved storage.
     const ToolHandler handler = tool->handler;
     handler(call);
+}
+
+void McpServer::refuseOverRate(const Request &request, const QString &name,
+                               const QJsonObject &arguments, qint64 waitMs)
+{
+    const QString profile = m_profiles.profileName(request.session->principal().name());
+    const QString message = QStringLiteral("too many calls: profile '%1' allows %2 calls a "
+                                           "second (call_rate); retry in %3 ms")
+                                    .arg(profile)
+                                    .arg(m_profiles.profileOf(request.session->principal().name())
+                                                 ->callRate->perSecond)
+                                    .arg(waitMs);
+    const QJsonObject data{{QLatin1String("retryAfterMs"), waitMs},
+                           {QLatin1String("profile"), profile},
+                           {QLatin1String("rule"), QLatin1String("call_rate")}};
+    RecordedCall recorded(*this, startCallRecord(request, name, arguments));
+    recorded.end(ToolCallOutcome::Failed, message, nullptr,
+                 [request, message, data] { request.fail(jsonrpc::RateLimited, message, data); });
 }
 
 } // namespace cmcp
