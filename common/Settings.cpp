@@ -271,16 +271,14 @@ QString Settings::crossSettingError() const
         return describe(spec(u"SANDBOX_GID"))
                 + QStringLiteral(": must be 0 (the same as SANDBOX_UID_BASE) or at least 1000");
     // The workspaces' owner on disk is no job's uid, nor a system account's.
+    // Nor the browser worker's, the first uid after the pool.
     const qint64 poolEnd = integer(u"SANDBOX_UID_BASE") + integer(u"SANDBOX_UID_COUNT");
-    if (const qint64 owner = integer(u"SANDBOX_WORKSPACE_UID"); owner == 0 && poolEnd > 4294967293)
+    if (const qint64 owner = integer(u"SANDBOX_WORKSPACE_UID");
+        owner != 0 && (owner < 1000 || (owner >= integer(u"SANDBOX_UID_BASE") && owner <= poolEnd)))
         return describe(spec(u"SANDBOX_WORKSPACE_UID"))
-                + QStringLiteral(": 0 stands for the first uid after the pool, which would be "
-                                 "above 4294967293; name a uid outside the pool");
-    else if (owner != 0
-             && (owner < 1000 || (owner >= integer(u"SANDBOX_UID_BASE") && owner < poolEnd)))
-        return describe(spec(u"SANDBOX_WORKSPACE_UID"))
-                + QStringLiteral(": must be 0, or at least 1000 and outside the pool "
-                                 "(SANDBOX_UID_BASE .. SANDBOX_UID_BASE + SANDBOX_UID_COUNT - 1)");
+                + QStringLiteral(": must be 0, or at least 1000 and neither in the pool nor the "
+                                 "browser worker's (SANDBOX_UID_BASE .. SANDBOX_UID_BASE + "
+                                 "SANDBOX_UID_COUNT)");
     // A file_write carrying a file of the largest allowed size must fit in a request.
     if (integer(u"MCP_MAX_BODY_MB") <= integer(u"FILE_MAX_SIZE_MB"))
         return describe(spec(u"MCP_MAX_BODY_MB")) + QStringLiteral(": must be greater than ")

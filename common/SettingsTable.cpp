@@ -228,8 +228,8 @@ QList<SettingSpec> buildTable()
                     NoFlags),
             integer(sandbox, "SANDBOX_WORKSPACE_UID", "0", 0, 4294967293,
                     "Host uid that owns every workspace's files on disk, never a job's; each job "
-                    "sees them as its own user's through an idmapped mount. 0 means the first uid "
-                    "after the pool (SANDBOX_UID_BASE + SANDBOX_UID_COUNT).",
+                    "sees them as its own user's through an idmapped mount. 0 means the uid after "
+                    "the browser worker's (SANDBOX_UID_BASE + SANDBOX_UID_COUNT + 1).",
                     NoFlags),
             integer(sandbox, "SANDBOX_OUTPUT_CAP_KB", "256", 1, 65536,
                     "Output of a job kept in its result, per stream, in kilobytes; beyond it the "

@@ -1,5 +1,6 @@
 #include "sandbox/WorkspaceIdmap.h"
 
+#include "common/SandboxIds.h"
 #include "posix/ErrnoText.h"
 #include "posix/IdmappedMount.h"
 
@@ -18,6 +19,9 @@ WorkspaceIdmap::WorkspaceIdmap(uid_t workspaceUid, gid_t gid)
 
 QString WorkspaceIdmap::unavailableReason(const QString &directory, uid_t workspaceUid, gid_t gid)
 {
+    if (workspaceUid == SandboxIds::kNoUid)
+        return QStringLiteral("no uid is left after the pool and the browser worker's for the "
+                              "workspaces' owner: set SANDBOX_WORKSPACE_UID");
     if (::geteuid() != 0)
         return QStringLiteral("needs a root daemon (jobs keep the daemon's uid, which owns the "
                               "workspace already)");

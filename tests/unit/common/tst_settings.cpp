@@ -1,4 +1,5 @@
 #include "common/EnvFile.h"
+#include "common/SandboxIds.h"
 #include "base/Logging.h"
 #include "common/Settings.h"
 #include "common/SettingsTable.h"
@@ -577,6 +578,34 @@ private Q_SLOTS:
                                     << "SANDBOX_GID=\"100\" (from environment): must be 0 (the "
                                        "same as SANDBOX_UID_BASE) or at least 1000";
         QTest::newRow("lowest gid") << Assignments{{"SANDBOX_GID", "1000"}} << QString();
+        QTest::newRow("workspace uid in the pool")
+                << Assignments{{"SANDBOX_WORKSPACE_UID", "100999"}}
+                << "SANDBOX_WORKSPACE_UID=\"100999\" (from environment): must be 0, or at least "
+                   "1000 and neither in the pool nor the browser worker's (SANDBOX_UID_BASE .. "
+                   "SANDBOX_UID_BASE + SANDBOX_UID_COUNT)";
+        QTest::newRow("workspace uid the browser's")
+                << Assignments{{"SANDBOX_WORKSPACE_UID", "101000"}}
+                << "SANDBOX_WORKSPACE_UID=\"101000\" (from environment): must be 0, or at least "
+                   "1000 and neither in the pool nor the browser worker's (SANDBOX_UID_BASE .. "
+                   "SANDBOX_UID_BASE + SANDBOX_UID_COUNT)";
+        QTest::newRow("workspace uid past the browser's")
+                << Assignments{{"SANDBOX_WORKSPACE_UID", "101001"}} << QString();
+    }
+
+    void workspaceOwnerIsNeitherAJobNorTheBrowser()
+    {
+        // The browser worker runs as the first uid after the pool (BrowserAccount): the owner of
+        // every workspace's files is the one after it by default.
+        QString error;
+        const auto settings = Settings::load(SettingsSources{}, &error);
+        QVERIFY2(settings, qPrintable(error));
+        const SandboxIds ids = SandboxIds::fromSettings(*settings);
+        QCOMPARE(ids.workspaceUid, ids.uidBase + ids.uidCount + 1);
+        SettingsSources atTheTop;
+        atTheTop.environment = environmentOf({{"SANDBOX_UID_BASE", "4294966294"}});
+        const auto highest = Settings::load(atTheTop, &error);
+        QVERIFY2(highest, qPrintable(error));
+        QCOMPARE(SandboxIds::fromSettings(*highest).workspaceUid, SandboxIds::kNoUid);
     }
 
     void crossSettingRules()
