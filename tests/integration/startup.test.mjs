@@ -38,7 +38,7 @@ test('an unknown layer name in SANDBOX_REQUIRE stops start-up, SANDBOX_INSECURE 
         const errors = result.stderr.split('\n').filter(line => line.startsWith('cmcpd:'));
         assert.deepEqual(errors, [
             'cmcpd: SANDBOX_REQUIRE="identity,seccom": unknown layer "seccom" (known: identity, rlimits, '
-            + 'cgroup, userns, namespaces, openat2, landlock, seccomp, apparmor, quota, templates)',
+            + 'cgroup, userns, namespaces, openat2, landlock, seccomp, apparmor, quota, templates, idmap)',
         ]);
     }
 });
