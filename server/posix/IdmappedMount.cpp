@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace cmcp {
 
@@ -31,11 +33,38 @@ bool writeFile(const std::string &path, const std::string &text, std::string &er
 
 } // namespace
 
+namespace {
+
+// The pipes the idmapping's process and the daemon share: it says "in the namespace" on one and
+// waits for the end of the other.
+struct IdmapPipes
+{
+    int unsharedWrite;
+    int doneRead;
+    int doneWrite;
+};
+
+// Runs in the idmapping's process, which shares the daemon's memory (CLONE_VM) but not its
+// descriptors: only plain system calls, on its own stack. Its copy of the write end would keep
+// its own read from ever seeing the end, so it goes first.
+int holdIdmapNamespace(void *argument)
+{
+    const IdmapPipes pipes = *static_cast<const IdmapPipes *>(argument);
+    ::close(pipes.doneWrite);
+    char byte = 'u';
+    (void)!::write(pipes.unsharedWrite, &byte, 1);
+    (void)!::read(pipes.doneRead, &byte, 1);
+    return 0;
+}
+
+} // namespace
+
 UniqueFd makeIdmapNamespace(uid_t diskUid, uid_t shownUid, gid_t diskGid, gid_t shownGid,
                             std::string &error)
 {
-    // The child only unshares and waits: async-signal-safe calls, as a child of a threaded
-    // daemon must. "Unshared" comes back on one pipe, "done" goes out on the other.
+    // A process made in a new user namespace, sharing the daemon's memory so that making it
+    // copies no page tables (a job's call pays for it: about 0.1 ms), lives until the
+    // namespace's maps are written and its descriptor is open.
     int unshared[2];
     int done[2];
     if (::pipe2(unshared, O_CLOEXEC) != 0) {
@@ -48,29 +77,24 @@ UniqueFd makeIdmapNamespace(uid_t diskUid, uid_t shownUid, gid_t diskGid, gid_t 
         ::close(unshared[1]);
         return {};
     }
-    const pid_t child = ::fork();
-    if (child == 0) {
-        // Its copy of the write end would keep its own read from ever seeing the end.
-        ::close(done[1]);
-        ::close(unshared[0]);
-        char byte = ::unshare(CLONE_NEWUSER) == 0 ? 'u' : 'e';
-        (void)!::write(unshared[1], &byte, 1);
-        (void)!::read(done[0], &byte, 1);
-        ::_exit(0);
-    }
-    const int forkError = errno;
-    ::close(unshared[1]);
-    ::close(done[0]);
     const UniqueFd unsharedRead(unshared[0]);
+    UniqueFd unsharedWrite(unshared[1]);
+    const UniqueFd doneRead(done[0]);
     UniqueFd doneWrite(done[1]);
+    constexpr std::size_t kStackBytes = 64 * 1024;
+    std::vector<char> stack(kStackBytes);
+    IdmapPipes pipes{unshared[1], done[0], done[1]};
+    const pid_t child = ::clone(holdIdmapNamespace, stack.data() + stack.size(),
+                                CLONE_NEWUSER | CLONE_VM | SIGCHLD, &pipes);
     if (child < 0) {
-        error = errnoWords("fork", forkError);
+        error = errnoWords("clone(CLONE_NEWUSER)", errno);
         return {};
     }
+    unsharedWrite.reset();
     UniqueFd result;
     char byte = 0;
     if (::read(unsharedRead.get(), &byte, 1) != 1 || byte != 'u') {
-        error = "unshare(CLONE_NEWUSER) failed in the idmapping's process";
+        error = "the idmapping's process did not start";
     } else {
         const std::string proc = "/proc/" + std::to_string(child);
         if (writeFile(proc + "/uid_map",

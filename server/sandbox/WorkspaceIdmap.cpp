@@ -39,29 +39,18 @@ QString WorkspaceIdmap::unavailableReason(const QString &directory, uid_t worksp
     return {};
 }
 
-int WorkspaceIdmap::idmapFor(uid_t jobUid, QString *error)
-{
-    const std::lock_guard lock(m_mutex);
-    auto found = m_idmaps.find(jobUid);
-    if (found == m_idmaps.end()) {
-        std::string why;
-        UniqueFd idmap = makeIdmapNamespace(m_workspaceUid, jobUid, m_gid, m_gid, why);
-        if (!idmap.isValid()) {
-            *error = QStringLiteral("the idmapping for uid %1: %2")
-                             .arg(jobUid)
-                             .arg(QString::fromStdString(why));
-            return -1;
-        }
-        found = m_idmaps.emplace(jobUid, std::move(idmap)).first;
-    }
-    return found->second.get();
-}
-
 UniqueFd WorkspaceIdmap::viewFor(const QString &workspacePath, uid_t jobUid, QString *error)
 {
-    const int idmap = idmapFor(jobUid, error);
-    if (idmap < 0)
+    // Made for this view and dropped with it (the mount keeps what it needs): nothing is held
+    // per pool uid between jobs.
+    std::string why;
+    const UniqueFd idmap = makeIdmapNamespace(m_workspaceUid, jobUid, m_gid, m_gid, why);
+    if (!idmap.isValid()) {
+        *error = QStringLiteral("the idmapping for uid %1: %2")
+                         .arg(jobUid)
+                         .arg(QString::fromStdString(why));
         return {};
+    }
     // By the daemon's path, as the jail's monitor opens the workspace: SANDBOX_ROOT and the
     // directories below it that hold workspaces are root's; the last component, the workspace
     // itself, is not followed should it be a link.
@@ -72,8 +61,7 @@ UniqueFd WorkspaceIdmap::viewFor(const QString &workspacePath, uid_t jobUid, QSt
                          .arg(workspacePath, errnoText(errno));
         return {};
     }
-    std::string why;
-    UniqueFd view = cloneIdmappedTree(workspace.get(), idmap, why);
+    UniqueFd view = cloneIdmappedTree(workspace.get(), idmap.get(), why);
     if (!view.isValid())
         *error = QStringLiteral("the workspace %1 as the job's own: %2")
                          .arg(workspacePath, QString::fromStdString(why));

@@ -6,9 +6,6 @@
 
 #include <sys/types.h>
 
-#include <map>
-#include <mutex>
-
 namespace cmcp {
 
 // A workspace as one user's home. Every workspace's files are owned on disk by one uid that no
@@ -41,14 +38,8 @@ public:
     uid_t workspaceUid() const { return m_workspaceUid; }
 
 private:
-    // The idmapping of `jobUid`, made on first use and kept: one short-lived process per pool
-    // uid in the daemon's life, not one per job.
-    int idmapFor(uid_t jobUid, QString *error);
-
     const uid_t m_workspaceUid;
     const gid_t m_gid;
-    std::mutex m_mutex;
-    std::map<uid_t, UniqueFd> m_idmaps;
 };
 
 } // namespace cmcp

@@ -61,8 +61,13 @@ describe('a daemon that is not root', { skip }, () => {
         mkdirSync(bin, { mode: 0o755 });
         const daemon = join(bin, 'cmcpd');
         copyFileSync(cmcpdPath(), daemon);
-        copyFileSync(join(dirname(cmcpdPath()), 'jail', 'cmcp-jail'), join(bin, 'cmcp-jail'));
-        for (const program of [daemon, join(bin, 'cmcp-jail')])
+        // Where an installed cmcpd looks for its helpers first (docs/install.md).
+        const helpers = join(dir, 'libexec', 'container-mcp');
+        mkdirSync(helpers, { recursive: true, mode: 0o755 });
+        chmodSync(join(dir, 'libexec'), 0o755);
+        const jail = join(helpers, 'cmcp-jail');
+        copyFileSync(join(dirname(cmcpdPath()), 'jail', 'cmcp-jail'), jail);
+        for (const program of [daemon, jail])
             chmodSync(program, 0o755);
         let port;
         ({ child, port } = await startAsNobody(daemon, { SANDBOX_ROOT: join(dir, 'sandbox'), SANDBOX_REQUIRE: 'identity,namespaces,seccomp', SANDBOX_WORKSPACE_QUOTA_MB: 64 },
