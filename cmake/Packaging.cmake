@@ -11,8 +11,10 @@
 
 install(FILES ${PROJECT_SOURCE_DIR}/config/default.env ${PROJECT_SOURCE_DIR}/config/custom.env.example
         DESTINATION ${CMCP_INSTALL_DATADIR} COMPONENT daemon)
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/HARDENING.md
-              ${PROJECT_SOURCE_DIR}/docs/install.md
+# The pages an operator of an installed daemon reads: what it is, its settings, its install and
+# its security model.
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/configuration.md
+              ${PROJECT_SOURCE_DIR}/docs/install.md ${PROJECT_SOURCE_DIR}/docs/security-model.md
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/container-mcp COMPONENT host)
 
 # The AppArmor profiles with the script that loads them, which the package's postinst runs

@@ -39,9 +39,10 @@ share/container-mcp/apparmor/install.sh
 share/container-mcp/apparmor/tunables/cmcp
 share/container-mcp/custom.env.example
 share/container-mcp/default.env
-share/doc/container-mcp/HARDENING.md
 share/doc/container-mcp/README.md
+share/doc/container-mcp/configuration.md
 share/doc/container-mcp/install.md
+share/doc/container-mcp/security-model.md
 EOF_LIST
 )
 [[ $actual == "$expected" ]] || fail "the installed tree differs from the layout (< installed, > expected):
