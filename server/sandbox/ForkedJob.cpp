@@ -18,7 +18,8 @@ namespace cmcp {
 ForkedJob::ForkedJob(JobSpec spec, TemplateCell *cell, QObject *parent)
     : Job(parent),
       m_spec(std::move(spec)),
-      m_cell(cell)
+      m_cell(cell),
+      m_workspaceIdmapped(cell->armedWithWorkspaceView())
 {
     m_timeoutTimer.setSingleShot(true);
     m_timeoutTimer.setTimerType(Qt::PreciseTimer);
@@ -270,6 +271,8 @@ JobResult ForkedJob::collectResult() const
     result.channel = m_channelBytes;
     result.channelOverflowed = m_channelOverflowed;
     result.layers = jailLayerNames(m_spec.policy);
+    if (m_workspaceIdmapped)
+        result.layers.append(QStringLiteral("idmap"));
     if (m_timedOut)
         result.sandboxRefusals.append(timeLimitRefusal(m_spec.timeoutMs));
     if (m_refusal) {

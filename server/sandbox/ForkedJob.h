@@ -71,6 +71,7 @@ private:
 
     const JobSpec m_spec;
     QPointer<TemplateCell> m_cell;
+    const bool m_workspaceIdmapped; // the call sees its workspace as its own user's
     UidLease m_lease;
     std::shared_ptr<const void> m_workspaceHold;
     std::unique_ptr<OutputCapture> m_stdout;

@@ -224,6 +224,7 @@ std::optional<JailJob::JailEnds> JailJob::openPipes(QString *error)
                 QString::fromStdString(policy.workspace), policy.uid, error);
         if (!ends.workspaceView.isValid())
             return std::nullopt;
+        m_workspaceIdmapped = true;
     }
 
     // The typed policy writes only keys the jail knows; should that ever break, the job fails
@@ -564,6 +565,8 @@ JobResult JailJob::collectResult(int exitCode, QProcess::ExitStatus status)
     result.channelOverflowed = m_channelOverflowed;
     if (const auto &started = m_report.started())
         result.layers = fromJailStrings(started->layers);
+    if (m_workspaceIdmapped)
+        result.layers.append(QStringLiteral("idmap"));
     result.sandboxRefusals = m_refusals;
     result.sandboxRefusalsLeftOut = m_refusalsLeftOut;
     // The timer's: a warm job's limit is given with its input, not in its spec.

@@ -141,6 +141,7 @@ private:
     QSocketNotifier *m_reportNotifier = nullptr;
     UniqueFd m_channelFd;
     QSocketNotifier *m_channelNotifier = nullptr;
+    bool m_workspaceIdmapped = false; // the job sees its workspace as its own user's
     UniqueFd m_egressFd; // the daemon's end of the egress channel, until the listener came
     QSocketNotifier *m_egressNotifier = nullptr;
     QObject *m_egressServer = nullptr; // serves the job's listener while the job runs

@@ -86,6 +86,7 @@ bool TemplateCell::arm(UidLease lease, UniqueFd workspaceView)
     if (!m_socket.isValid() || !sendWithFds(m_socket.get(), &request, sizeof request, fds))
         return false;
     m_lease = std::move(lease);
+    m_armedWithWorkspaceView = workspaceView.isValid();
     return true;
 }
 

@@ -33,6 +33,8 @@ public:
     // uid's own (SandboxSupervisor::workspaceView), which the call attaches; invalid: none.
     bool arm(UidLease lease, UniqueFd workspaceView);
     bool isArmed() const { return m_lease.isValid(); }
+    // Whether the call armed now sees its workspace as its own user's (WorkspaceIdmap).
+    bool armedWithWorkspaceView() const { return m_armedWithWorkspaceView; }
     // The armed uid's lease, for the call's job (which then gives it back when it ends).
     UidLease takeLease() { return std::move(m_lease); }
     // Hands the cell a call: its uid (the armed one), its payload, its descriptors (the call's
@@ -63,6 +65,7 @@ private:
     UniqueFd m_socket;
     QSocketNotifier *m_notifier = nullptr;
     UidLease m_lease; // of the uid the cell is armed with
+    bool m_armedWithWorkspaceView = false;
 };
 
 } // namespace cmcp

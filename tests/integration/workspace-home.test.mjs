@@ -98,8 +98,10 @@ describe('a workspace is one user\'s home', needsRoot, () => {
             return;
         const alice = await session('alice');
         aliceHome = (await alice.ok('workspace_create', { name: 'home' })).workspace_id;
-        const ids = await alice.sh('home', 'id -u; stat -c %u .');
-        assert.equal(ids, '1000\n1000\n');
+        const ids = await alice.ok('system_run_command', { workspace: 'home', command: 'id -u; stat -c %u .' });
+        assert.equal(ids.stdout, '1000\n1000\n');
+        // Each call's result says it saw its workspace as its own.
+        assert.ok(ids.layers.includes('idmap'), ids.layers.join());
         await alice.sh('home', 'git init -q && git config user.email a@example.org && git config user.name A '
                        + '&& echo one > a.txt && git add -A && git commit -qm one');
         const log = await alice.sh('home', 'echo two >> a.txt && git commit -qam two && git log --format=%s && stat -c %u a.txt .git/HEAD');
