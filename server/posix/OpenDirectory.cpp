@@ -5,6 +5,13 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_openat2
+#  define SYS_openat2 437 // glibc 2.36 has no wrapper
+#endif
 
 namespace cmcp {
 
@@ -31,6 +38,19 @@ UniqueFd openDirectoryBeneath(int directoryFd, const QString &relative)
                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     }
     return current;
+}
+
+int openDirectoryAt(int dirFd, const QByteArray &name)
+{
+    open_how how{};
+    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+    how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    if (name != "..")
+        how.resolve |= RESOLVE_BENEATH;
+    const long fd = ::syscall(SYS_openat2, dirFd, name.constData(), &how, sizeof how);
+    if (fd >= 0 || errno != ENOSYS)
+        return int(fd);
+    return ::openat(dirFd, name.constData(), int(how.flags));
 }
 
 } // namespace cmcp

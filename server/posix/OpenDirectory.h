@@ -2,6 +2,7 @@
 
 #include "posix/UniqueFd.h"
 
+#include <QByteArray>
 #include <QString>
 
 namespace cmcp {
@@ -16,5 +17,12 @@ UniqueFd openDirectory(const QString &path);
 // read back from a file someone else could have written. Invalid, with errno saying why
 // (ENOTDIR for a link or a file, EINVAL for a path of another form), otherwise.
 UniqueFd openDirectoryBeneath(int directoryFd, const QString &relative);
+
+// The directory `name` of `dirFd` (one name: a subdirectory, or "..") for a walk through a
+// tree untrusted users can write: never through a link, never into another mount (a bind mount
+// of the same file system included), a subdirectory only beneath `dirFd`; ".." is the one way
+// up, which the caller checks. Kernels before openat2 (5.6) get O_NOFOLLOW and the device check
+// the caller makes. -1 with errno on failure.
+int openDirectoryAt(int dirFd, const QByteArray &name);
 
 } // namespace cmcp

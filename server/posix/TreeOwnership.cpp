@@ -2,19 +2,14 @@
 
 #include "posix/DirectoryNames.h"
 #include "posix/ErrnoText.h"
+#include "posix/OpenDirectory.h"
 #include "posix/UniqueFd.h"
 
 #include <QFile>
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-#ifndef SYS_openat2
-#  define SYS_openat2 437 // glibc 2.36 has no wrapper
-#endif
 
 namespace cmcp {
 
@@ -52,7 +47,7 @@ public:
             if (S_ISDIR(status.st_mode)) {
                 if (status.st_dev != m_device || depth >= kMaxDepth)
                     continue;
-                const UniqueFd child(openBeneath(fd, name));
+                const UniqueFd child(openDirectoryAt(fd, name));
                 if (!child.isValid()) {
                     if (errno != ENOENT)
                         fail(entryPath, errno);
@@ -81,18 +76,6 @@ public:
     const QString &firstError() const { return m_firstError; }
 
 private:
-    static int openBeneath(int dirFd, const QByteArray &name)
-    {
-        open_how how{};
-        how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
-        how.resolve =
-                RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-        const long fd = ::syscall(SYS_openat2, dirFd, name.constData(), &how, sizeof how);
-        if (fd >= 0 || errno != ENOSYS)
-            return int(fd);
-        return ::openat(dirFd, name.constData(), int(how.flags));
-    }
-
     // `name` empty: `dirFd` itself.
     void change(int dirFd, const QByteArray &name, const struct stat &status,
                 const QByteArray &path)

@@ -2,6 +2,7 @@
 
 #include "posix/DirectoryNames.h"
 #include "posix/ErrnoText.h"
+#include "posix/OpenDirectory.h"
 #include "posix/UniqueFd.h"
 
 #include <QFile>
@@ -11,15 +12,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
-
-#ifndef SYS_openat2
-#  define SYS_openat2 437 // glibc 2.36 has no wrapper
-#endif
 
 namespace cmcp {
 
@@ -36,23 +31,6 @@ QString failure(const char *what, const QByteArray &name, int error)
 {
     return QStringLiteral("%1 %2: %3")
             .arg(QLatin1String(what), QFile::decodeName(name), errnoText(error));
-}
-
-// Opens the directory `name` of `dirFd` (a subdirectory, or "..") without following a link
-// and without crossing into another mount (a bind mount of the same file system included).
-// Kernels before openat2 (5.6) get O_NOFOLLOW and the device check the caller makes.
-int openDirectoryAt(int dirFd, const QByteArray &name)
-{
-    open_how how{};
-    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
-    how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    // A subdirectory must lie beneath; ".." is the one way up, checked by the caller.
-    if (name != "..")
-        how.resolve |= RESOLVE_BENEATH;
-    const long fd = ::syscall(SYS_openat2, dirFd, name.constData(), &how, sizeof how);
-    if (fd >= 0 || errno != ENOSYS)
-        return int(fd);
-    return ::openat(dirFd, name.constData(), int(how.flags));
 }
 
 // One directory on the way down: its descriptor (closed while it lies deeper than

@@ -164,9 +164,7 @@ bool Workspace::takeOwnership(QString *error) const
         *error = QStringLiteral("cannot open the workspace %1: %2").arg(m_path, errnoText(errno));
         return false;
     }
-    if (!takeOwnership(top.get(), error))
-        return false;
-    return ::fchown(top.get(), m_owner.uid, gid_t(-1)) == 0;
+    return takeOwnership(top.get(), error);
 }
 
 bool Workspace::takeOwnership(int topFd, QString *error) const
@@ -176,13 +174,25 @@ bool Workspace::takeOwnership(int topFd, QString *error) const
         || top.st_uid == m_owner.uid)
         return true;
     const WorkspaceOwner owner = m_owner;
-    return giveTreeTo(
-            topFd, owner.uid,
-            [owner](uid_t uid) {
-                return uid == 0
-                        || (uid >= owner.jobUidBase && uid - owner.jobUidBase < owner.jobUidCount);
-            },
-            error);
+    if (!giveTreeTo(
+                topFd, owner.uid,
+                [owner](uid_t uid) {
+                    return uid == 0
+                            || (uid >= owner.jobUidBase
+                                && uid - owner.jobUidBase < owner.jobUidCount);
+                },
+                error))
+        return false;
+    // A top of another owner than root or the pool is the owner's too, or every use would walk
+    // the tree again.
+    if (::fchown(topFd, owner.uid, gid_t(-1)) != 0) {
+        *error = QStringLiteral("cannot give the workspace %1 to uid %2: %3")
+                         .arg(m_path)
+                         .arg(owner.uid)
+                         .arg(errnoText(errno));
+        return false;
+    }
+    return true;
 }
 
 bool Workspace::adoptCreated(int fd, bool isDirectory) const
