@@ -188,13 +188,16 @@ void PublishedPorts::end(const std::shared_ptr<Port> &port, const QString &why)
     if (port->revoked)
         return;
     port->revoked = true;
+    // A port past its time that the sweep has not reached yet ended by expiring, whatever
+    // noticed it first (its job's exit, say): the audit log says so.
+    const QString reason = port->expires.hasExpired() ? QStringLiteral("expired") : why;
     if (port->exitWatch) {
         port->exitWatch->setEnabled(false);
         port->exitWatch->deleteLater();
         port->exitWatch = nullptr;
     }
     QJsonObject ending = record(*port, "port_revoked");
-    ending.insert(QLatin1String("reason"), why);
+    ending.insert(QLatin1String("reason"), reason);
     ending.insert(QLatin1String("connections"), double(port->connections));
     ending.insert(QLatin1String("refused_connections"), double(port->refusedConnections));
     ending.insert(QLatin1String("bytes_in"), double(port->bytesIn));
