@@ -1,6 +1,8 @@
 #include "egress/EgressProxy.h"
 
+#include "egress/GateAuthority.h"
 #include "egress/LoopbackPeer.h"
+#include "egress/SecretTunnel.h"
 #include "egress/tls/TlsClientHello.h"
 
 #include <QPointer>
@@ -19,7 +21,9 @@ constexpr qsizetype maxHeadBytes = 64 * 1024;
 // Bytes waiting to be written to one side before the other side is no longer read.
 constexpr qint64 maxPendingBytes = 1024 * 1024;
 
-QByteArray statusResponse(int status, const QByteArray &reason, const QString &body)
+} // namespace
+
+QByteArray EgressProxy::statusResponse(int status, const QByteArray &reason, const QString &body)
 {
     const QByteArray html = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>"
             + QByteArray(EgressProxy::pageTitle) + "</title></head><body><pre>"
@@ -28,6 +32,8 @@ QByteArray statusResponse(int status, const QByteArray &reason, const QString &b
             + "\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: "
             + QByteArray::number(html.size()) + "\r\nConnection: close\r\n\r\n" + html;
 }
+
+namespace {
 
 // Headers that belong to the hop between client and proxy, not to the server.
 bool isHopHeader(const QByteArray &name)
@@ -79,10 +85,23 @@ public:
 private:
     // Inspecting: a tunnel is open, and the client's first bytes are held until they show
     // whether they are a ClientHello and which name it carries; the server's bytes flow.
-    enum class State { ReadingHead, Deciding, Connecting, Inspecting, Relaying, Closing };
+    // Intercepting: a tunnel opened by a SecretTunnel, every byte both ways going through it.
+    enum class State {
+        ReadingHead,
+        Deciding,
+        Connecting,
+        Inspecting,
+        Relaying,
+        Intercepting,
+        Closing
+    };
 
     void onClientData()
     {
+        if (m_state == State::Intercepting) {
+            interceptFromClient();
+            return;
+        }
         if (m_state == State::Relaying) {
             pump(m_client, m_upstream);
             return;
@@ -255,9 +274,86 @@ private:
             break;
         }
         m_timer.stop();
+        if (scan.verdict == tls::HelloScan::Verdict::Hello && startIntercepting())
+            return;
         m_state = State::Relaying;
         m_upstream->write(std::exchange(m_hello, {}));
         pump(m_client, m_upstream);
+    }
+
+    // A tunnel to a host with a secret bound goes through a SecretTunnel from its hello on.
+    bool startIntercepting()
+    {
+        const EgressProxy::Options &options = m_proxy->m_options;
+        const GateSecret *secret = options.secrets && options.authority
+                ? options.secrets->forTarget(m_decision.target.host, m_decision.target.port)
+                : nullptr;
+        if (!secret)
+            return false;
+        QString error;
+        SSL_CTX *server = options.authority->serverContextFor(m_decision.target.host, &error);
+        if (!server) {
+            refuseTunnel("secret_tls", error);
+            return true;
+        }
+        m_secretTunnel = std::make_unique<SecretTunnel>(
+                *secret, server, options.authority->upstreamContext(), m_decision.target.host,
+                m_decision.target.port);
+        m_secretName = secret->name;
+        m_state = State::Intercepting;
+        m_secretTunnel->fromClient(std::exchange(m_hello, {}));
+        flushIntercepted();
+        return true;
+    }
+
+    void interceptFromClient()
+    {
+        while (m_client->bytesAvailable() > 0 && m_upstream->bytesToWrite() < maxPendingBytes) {
+            m_secretTunnel->fromClient(m_client->read(64 * 1024));
+            touch();
+        }
+        flushIntercepted();
+    }
+
+    void interceptFromUpstream()
+    {
+        while (m_upstream->bytesAvailable() > 0 && m_client->bytesToWrite() < maxPendingBytes) {
+            const QByteArray chunk = m_upstream->read(64 * 1024);
+            m_relayed += chunk.size();
+            m_secretTunnel->fromUpstream(chunk);
+            touch();
+        }
+        flushIntercepted();
+    }
+
+    // Writes what the tunnel has for each side; reports the secret's presentation once and the
+    // tunnel's problem; closes both sides when it is done.
+    void flushIntercepted()
+    {
+        if (const QByteArray out = m_secretTunnel->takeForUpstream(); !out.isEmpty())
+            m_upstream->write(out);
+        if (const QByteArray out = m_secretTunnel->takeForClient(); !out.isEmpty())
+            m_client->write(out);
+        if (!m_presentedReported && m_secretTunnel->presented()) {
+            m_presentedReported = true;
+            Q_EMIT m_proxy->presented(m_secretName, m_decision.target.authority());
+        }
+        if (!m_secretTunnel->isDone())
+            return;
+        if (!m_secretTunnel->problem().isEmpty()) {
+            spdlog::debug("egress proxy: {}: {}", m_targetText.toStdString(),
+                          m_secretTunnel->problem().toStdString());
+            Q_EMIT m_proxy->refused(m_targetText, m_secretTunnel->problem());
+        }
+        // The server's side is finished with: none of its raw bytes may reach the job now.
+        m_state = State::Closing;
+        m_upstream->disconnect(this);
+        m_upstream->disconnectFromHost();
+        m_upstream->deleteLater();
+        m_upstream = nullptr;
+        m_client->disconnectFromHost();
+        if (m_client->state() == QAbstractSocket::UnconnectedState)
+            deleteLater();
     }
 
     void refuseTunnel(const char *rule, const QString &problem)
@@ -292,6 +388,10 @@ private:
 
     void onUpstreamData()
     {
+        if (m_state == State::Intercepting) {
+            interceptFromUpstream();
+            return;
+        }
         if (m_state != State::Relaying && m_state != State::Inspecting && m_state != State::Closing)
             return;
         if (!m_upstream)
@@ -339,6 +439,14 @@ private:
 
     void onUpstreamGone()
     {
+        if (m_state == State::Intercepting) {
+            interceptFromUpstream();
+            if (m_state == State::Intercepting) {
+                m_secretTunnel->upstreamEnded();
+                flushIntercepted();
+            }
+            return;
+        }
         // Deliver what is left, then close the client.
         m_state = State::Closing;
         onUpstreamData();
@@ -357,7 +465,7 @@ private:
     void answerAndClose(int status, const QByteArray &reason, const QString &body)
     {
         m_state = State::Closing;
-        m_client->write(statusResponse(status, reason, body));
+        m_client->write(EgressProxy::statusResponse(status, reason, body));
         m_client->disconnectFromHost();
         if (m_client->state() == QAbstractSocket::UnconnectedState)
             deleteLater();
@@ -394,6 +502,9 @@ private:
     EgressDecision m_decision;
     int m_addressIndex = -1;
     qint64 m_relayed = 0;
+    std::unique_ptr<SecretTunnel> m_secretTunnel;
+    QString m_secretName;
+    bool m_presentedReported = false;
 };
 
 EgressProxy::EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent)

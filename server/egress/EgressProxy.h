@@ -1,6 +1,7 @@
 #pragma once
 
 #include "egress/EgressGate.h"
+#include "egress/GateSecrets.h"
 
 #include <QHostAddress>
 #include <QObject>
@@ -13,6 +14,8 @@
 #include <optional>
 
 namespace cmcp {
+
+class GateAuthority;
 
 // An HTTP forward proxy on loopback that lets a connection through only to an address the egress
 // gate checked: cmcp-browser hands it to Chromium (--proxy-server), so that every connection of
@@ -28,6 +31,10 @@ namespace cmcp {
 // tunnel before any of it is forwarded, and is reported like any refusal (rule
 // tls_server_name or tls_client_hello). Bytes that do not begin a TLS record (a plain protocol)
 // go through unchecked. Only that first hello is copied; then bytes flow as before.
+//
+// A tunnel to a host one of `secrets` is bound to, whose hello passed, is not relayed but opened
+// (SecretTunnel): the job's TLS ends at the proxy, answered by the authority's certificate for
+// that host, and the secret goes into the request on the proxy's own verified connection.
 class EgressProxy : public QObject
 {
     Q_OBJECT
@@ -53,7 +60,14 @@ public:
         // For a proxy listening on the host's loopback, which every local user can reach: the
         // one uid whose connections it serves (loopbackPeerUid); others are closed unanswered.
         std::optional<uid_t> onlyPeerUid = std::nullopt;
+        // The secrets this client's requests may be given, and the authority that lets the
+        // proxy open their tunnels; without both, every tunnel is relayed as it is.
+        std::shared_ptr<const SecretBindings> secrets = nullptr;
+        std::shared_ptr<GateAuthority> authority = nullptr;
     };
+
+    // The proxy's own answer: a small page titled pageTitle, then the connection closes.
+    static QByteArray statusResponse(int status, const QByteArray &reason, const QString &body);
 
     EgressProxy(std::shared_ptr<const EgressGate> gate, Options options, QObject *parent = nullptr);
     ~EgressProxy() override;
@@ -70,6 +84,8 @@ Q_SIGNALS:
     // A connection the gate refused: the target as the client asked for it (a URL, or
     // host:port for CONNECT) and the gate's reason.
     void refused(const QString &target, const QString &reason);
+    // The secret named `secret` went to `target` (host:port) in a request.
+    void presented(const QString &secret, const QString &target);
 
 private:
     friend class ProxyConnection;
